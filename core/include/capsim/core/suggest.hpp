@@ -1,0 +1,20 @@
+// "Did you mean ...?" for misspelled keys, ids and units.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace capsim {
+
+// Levenshtein distance (insert, delete, substitute each cost 1), case-sensitive.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, if it is close enough to be a plausible typo:
+// distance <= max(1, len/3), compared case-insensitively. Empty string when none is.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// "did you mean 'x'?" or "" when closest_match finds nothing.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace capsim

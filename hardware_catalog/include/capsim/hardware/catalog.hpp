@@ -1,0 +1,133 @@
+// The hardware catalog: GPUs, CPUs, interconnects, networks, servers, cloud instances and
+// facilities, each value with the source and date it came from.
+//
+// A Catalog is built by the loader (YAML) or the store (SQLite) and is immutable after
+// that: share it as `std::shared_ptr<const Catalog>` between threads without locks.
+// Lookups follow one naming rule: `find_*` returns a pointer or nullptr, `gpu(id)` etc.
+// return a Result whose error says "did you mean".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/core/units.hpp"
+#include "capsim/hardware/schema.hpp"
+
+namespace capsim::hardware {
+
+struct Provenance {
+  std::string source;
+  std::string as_of;  // YYYY-MM or YYYY-MM-DD
+  friend bool operator==(const Provenance&, const Provenance&) = default;
+};
+
+// One field's value as read from the catalog.
+struct FieldValue {
+  FieldType type = FieldType::text;
+  std::string text;                 // text, choice, reference; raw text of a quantity
+  double number = 0.0;              // quantity (SI), integer, boolean (0/1)
+  Dim dim{};                        // quantity
+  Currency currency = Currency::none;
+  std::vector<std::string> items;   // text_list, ref_list ("8 x ib-ndr-400")
+  std::optional<Provenance> provenance;  // numbers only
+  SourceLocation where;
+
+  friend bool operator==(const FieldValue& a, const FieldValue& b) {
+    return a.type == b.type && a.text == b.text && a.number == b.number && a.dim == b.dim &&
+           a.currency == b.currency && a.items == b.items && a.provenance == b.provenance;
+  }
+};
+
+// "8 x ib-ndr-400" -> {8, "ib-ndr-400"}.
+struct CountedRef {
+  int count = 0;
+  std::string id;
+};
+std::optional<CountedRef> parse_counted_ref(std::string_view text);
+
+// "1g.10gb x7" -> a MIG profile: 1 compute slice of 7, 10 GB, at most 7 instances.
+struct MigProfile {
+  std::string name;      // "1g.10gb"
+  int compute_slices = 0;
+  double memory_gb = 0;  // as named by NVIDIA (decimal GB)
+  int max_instances = 0;
+};
+std::optional<MigProfile> parse_mig_profile(std::string_view text);
+
+class Entity {
+ public:
+  EntityKind kind = EntityKind::gpu;
+  std::string id;
+  SourceLocation where;
+  std::map<std::string, FieldValue, std::less<>> fields;
+
+  const FieldValue* find(std::string_view name) const;
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+  // Text of a text/choice/reference field, or "" when absent.
+  std::string text(std::string_view name) const;
+  // Integer field, or nullopt when absent.
+  std::optional<long long> integer(std::string_view name) const;
+
+  template <class Q>
+  std::optional<Q> quantity(std::string_view name) const {
+    const FieldValue* v = find(name);
+    if (v == nullptr || v->type != FieldType::quantity || !(v->dim == Q::dim)) return std::nullopt;
+    return Q(v->number, v->currency);
+  }
+
+  friend bool operator==(const Entity& a, const Entity& b) {
+    return a.kind == b.kind && a.id == b.id && a.fields == b.fields;
+  }
+};
+
+// Typed view of a GPU for the models (values only; the Entity keeps provenance).
+struct GpuSpec {
+  std::string id;
+  std::string name;
+  std::string vendor;
+  Bytes memory;
+  BytesPerSecond memory_bandwidth;
+  std::map<std::string, FlopsPerSecond, std::less<>> peak_dense;  // by precision
+  Watts tdp;
+  std::optional<int> pcie_generation;
+  std::optional<BytesPerSecond> nvlink_bandwidth;  // total, both directions
+  std::vector<MigProfile> mig_profiles;
+  std::optional<Money> list_price;
+
+  // Dense peak for a precision, falling back as hardware does: bf16 -> fp16 and
+  // tf32 -> fp32 when the chip has no separate figure. nullopt when unsupported.
+  std::optional<FlopsPerSecond> peak(std::string_view precision) const;
+};
+
+class Catalog {
+ public:
+  // Adds an entity; the caller (loader) has checked ids are unique.
+  void add(Entity e);
+
+  const std::vector<Entity>& all(EntityKind k) const;
+  std::size_t size() const;
+  const Entity* find(std::string_view id) const;  // any kind
+  const Entity* find(EntityKind k, std::string_view id) const;
+  // Like find, but the error names the kind and suggests the closest id.
+  Result<const Entity*> get(EntityKind k, std::string_view id) const;
+  std::vector<std::string> ids(EntityKind k) const;
+
+  Result<GpuSpec> gpu(std::string_view id) const;
+  const Entity* find_gpu(std::string_view id) const { return find(EntityKind::gpu, id); }
+
+  // A content hash of the YAML the catalog came from (set by the loader and the store).
+  std::string content_hash;
+
+  friend bool operator==(const Catalog& a, const Catalog& b) { return a.entities_ == b.entities_; }
+
+ private:
+  std::map<EntityKind, std::vector<Entity>> entities_;
+  std::map<std::string, std::pair<EntityKind, std::size_t>, std::less<>> index_;
+};
+
+GpuSpec to_gpu_spec(const Entity& gpu);
+
+}  // namespace capsim::hardware

@@ -1,0 +1,57 @@
+// The SQLite database: the catalog as loaded from YAML (rebuilt when the YAML changes),
+// and the tables that calibration measurements and run history fill.
+//
+// A Store owns one connection; it is movable, not copyable, and not thread-safe (open one
+// per thread). Several processes may use the same file: the database runs in WAL mode,
+// every write is one transaction, and a writer waits up to 10 s for another's lock.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/hardware/loader.hpp"
+
+struct sqlite3;
+
+namespace capsim::hardware {
+
+// $CAPSIM_DB if set, else $XDG_DATA_HOME/capsim/capsim.db, else ~/.local/share/capsim/capsim.db.
+std::filesystem::path default_db_path();
+
+class Store {
+ public:
+  // Opens (creating if needed, with parent directories) and migrates the schema.
+  static Result<Store> open(const std::filesystem::path& path);
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store();
+
+  // Returns the catalog for `sources`: read from the database when it was stored from the
+  // same content, otherwise validated from the YAML and stored (rebuilt) first.
+  // `rebuilt` (optional) tells which happened. YAML errors come back as diagnostics.
+  Result<Catalog> sync_catalog(const std::vector<CatalogSource>& sources, bool* rebuilt = nullptr);
+
+  // Replaces the stored catalog in one transaction.
+  Status save_catalog(const Catalog& catalog);
+  // Reads the stored catalog back; an error if none was stored.
+  Result<Catalog> load_catalog() const;
+  // The content hash of the stored catalog, "" if none.
+  std::string stored_catalog_hash() const;
+
+  const std::filesystem::path& path() const { return path_; }
+  sqlite3* handle() const { return db_; }  // for the other tables' owners (history, calibration)
+
+ private:
+  Store(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_ = nullptr;
+  std::filesystem::path path_;
+};
+
+}  // namespace capsim::hardware

@@ -1,0 +1,261 @@
+#include "capsim/hardware/store.hpp"
+
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace capsim::hardware {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entities(
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, ord INTEGER NOT NULL,
+  file TEXT, line INTEGER, col INTEGER);
+CREATE TABLE IF NOT EXISTS field_values(
+  entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+  field TEXT NOT NULL, type INTEGER NOT NULL, text TEXT, number REAL,
+  dim TEXT, currency INTEGER, items TEXT, source TEXT, as_of TEXT, line INTEGER, col INTEGER,
+  PRIMARY KEY(entity_id, field));
+CREATE TABLE IF NOT EXISTS calibration_profiles(
+  id INTEGER PRIMARY KEY, gpu_id TEXT NOT NULL, device_name TEXT NOT NULL,
+  measured_at TEXT NOT NULL, imported_at TEXT NOT NULL, profile_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calibration_measurements(
+  profile_id INTEGER NOT NULL REFERENCES calibration_profiles(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL, parameters TEXT NOT NULL, median REAL NOT NULL, spread REAL, unit TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, scenario TEXT NOT NULL,
+  scenario_resolved TEXT NOT NULL, catalog_hash TEXT NOT NULL, capsim_version TEXT NOT NULL,
+  status TEXT NOT NULL, results_json TEXT NOT NULL);
+)sql";
+
+Diagnostic db_error(sqlite3* db, const std::filesystem::path& path, const std::string& what) {
+  return Diagnostic{{path.string()}, "", what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), ""};
+}
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return stmt_ != nullptr; }
+  sqlite3_stmt* get() const { return stmt_; }
+  void bind(int i, const std::string& s) { sqlite3_bind_text(stmt_, i, s.c_str(), -1, SQLITE_TRANSIENT); }
+  void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void bind(int i, int v) { sqlite3_bind_int(stmt_, i, v); }
+  void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
+  int step() { return sqlite3_step(stmt_); }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string text(int col) const {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  double number(int col) const { return sqlite3_column_double(stmt_, col); }
+  int integer(int col) const { return sqlite3_column_int(stmt_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::string dim_text(Dim d) {
+  std::ostringstream out;
+  out << d.bytes << ',' << d.seconds << ',' << d.ops << ',' << d.watts << ',' << d.money;
+  return out.str();
+}
+
+Dim dim_from_text(const std::string& s) {
+  Dim d;
+  char comma;
+  std::istringstream in(s);
+  in >> d.bytes >> comma >> d.seconds >> comma >> d.ops >> comma >> d.watts >> comma >> d.money;
+  return d;
+}
+
+std::string join_lines(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += i + '\n';
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
+
+}  // namespace
+
+std::filesystem::path default_db_path() {
+  if (const char* db = std::getenv("CAPSIM_DB"); db && *db) return db;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "capsim" / "capsim.db";
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : ".") / ".local" / "share" / "capsim" / "capsim.db";
+}
+
+Result<Store> Store::open(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return Diagnostic{{path.string()}, "", "cannot create the database directory: " + ec.message(), ""};
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.string().c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    auto d = db_error(db, path, "cannot open the database");
+    sqlite3_close(db);
+    return d;
+  }
+  Store store(db, path);
+  sqlite3_busy_timeout(db, 10000);
+  if (!exec(db, "PRAGMA journal_mode=WAL;") || !exec(db, "PRAGMA foreign_keys=ON;") ||
+      !exec(db, "PRAGMA synchronous=NORMAL;"))
+    return db_error(db, path, "cannot configure the database");
+  if (!exec(db, "BEGIN IMMEDIATE;") || !exec(db, kSchema)) {
+    exec(db, "ROLLBACK;");
+    return db_error(db, path, "cannot create the tables (is this a capsim database?)");
+  }
+  Statement version(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?1);");
+  version.bind(1, std::to_string(kSchemaVersion));
+  if (!version.ok() || version.step() != SQLITE_DONE || !exec(db, "COMMIT;")) {
+    exec(db, "ROLLBACK;");
+    return db_error(db, path, "cannot write the schema version");
+  }
+  return store;
+}
+
+Store::Store(Store&& other) noexcept : db_(other.db_), path_(std::move(other.path_)) { other.db_ = nullptr; }
+
+Store& Store::operator=(Store&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close(db_);
+    db_ = other.db_;
+    path_ = std::move(other.path_);
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+std::string Store::stored_catalog_hash() const {
+  Statement q(db_, "SELECT value FROM meta WHERE key = 'catalog_hash';");
+  if (q.ok() && q.step() == SQLITE_ROW) return q.text(0);
+  return "";
+}
+
+Status Store::save_catalog(const Catalog& catalog) {
+  if (!exec(db_, "BEGIN IMMEDIATE;")) return {db_error(db_, path_, "cannot start a transaction")};
+  auto fail = [&](const std::string& what) {
+    Status s{db_error(db_, path_, what)};
+    exec(db_, "ROLLBACK;");
+    return s;
+  };
+  if (!exec(db_, "DELETE FROM field_values; DELETE FROM entities;")) return fail("cannot clear the catalog");
+  Statement entity(db_, "INSERT INTO entities(id, kind, ord, file, line, col) VALUES(?1, ?2, ?3, ?4, ?5, ?6);");
+  Statement field(db_,
+                  "INSERT INTO field_values(entity_id, field, type, text, number, dim, currency, items, "
+                  "source, as_of, line, col) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);");
+  if (!entity.ok() || !field.ok()) return fail("cannot prepare the catalog insert");
+  for (auto kind : kAllKinds) {
+    int ord = 0;
+    for (const auto& e : catalog.all(kind)) {
+      entity.reset();
+      entity.bind(1, e.id);
+      entity.bind(2, std::string(kind_name(kind)));
+      entity.bind(3, ord++);
+      entity.bind(4, e.where.file);
+      entity.bind(5, e.where.line);
+      entity.bind(6, e.where.column);
+      if (entity.step() != SQLITE_DONE) return fail("cannot store entity '" + e.id + "'");
+      for (const auto& [name, v] : e.fields) {
+        field.reset();
+        field.bind(1, e.id);
+        field.bind(2, name);
+        field.bind(3, static_cast<int>(v.type));
+        field.bind(4, v.text);
+        field.bind(5, v.number);
+        field.bind(6, dim_text(v.dim));
+        field.bind(7, static_cast<int>(v.currency));
+        field.bind(8, join_lines(v.items));
+        if (v.provenance) {
+          field.bind(9, v.provenance->source);
+          field.bind(10, v.provenance->as_of);
+        } else {
+          field.bind_null(9);
+          field.bind_null(10);
+        }
+        field.bind(11, v.where.line);
+        field.bind(12, v.where.column);
+        if (field.step() != SQLITE_DONE) return fail("cannot store " + e.id + "." + name);
+      }
+    }
+  }
+  Statement hash(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('catalog_hash', ?1);");
+  hash.bind(1, catalog.content_hash);
+  if (!hash.ok() || hash.step() != SQLITE_DONE) return fail("cannot store the catalog hash");
+  if (!exec(db_, "COMMIT;")) return fail("cannot commit the catalog");
+  return {};
+}
+
+Result<Catalog> Store::load_catalog() const {
+  const std::string hash = stored_catalog_hash();
+  if (hash.empty()) return Diagnostic{{path_.string()}, "", "the database holds no catalog yet", ""};
+  Statement entities(db_, "SELECT id, kind, file, line, col FROM entities ORDER BY kind, ord;");
+  Statement fields(db_,
+                   "SELECT field, type, text, number, dim, currency, items, source, as_of, line, col "
+                   "FROM field_values WHERE entity_id = ?1;");
+  if (!entities.ok() || !fields.ok()) return db_error(db_, path_, "cannot read the catalog");
+  std::map<EntityKind, std::vector<Entity>> by_kind;
+  while (entities.step() == SQLITE_ROW) {
+    Entity e;
+    e.id = entities.text(0);
+    const std::string kind = entities.text(1);
+    for (auto k : kAllKinds)
+      if (kind_name(k) == kind) e.kind = k;
+    e.where = {entities.text(2), entities.integer(3), entities.integer(4)};
+    fields.reset();
+    fields.bind(1, e.id);
+    while (fields.step() == SQLITE_ROW) {
+      FieldValue v;
+      v.type = static_cast<FieldType>(fields.integer(1));
+      v.text = fields.text(2);
+      v.number = fields.number(3);
+      v.dim = dim_from_text(fields.text(4));
+      v.currency = static_cast<Currency>(fields.integer(5));
+      v.items = split_lines(fields.text(6));
+      if (!fields.is_null(7)) v.provenance = Provenance{fields.text(7), fields.text(8)};
+      v.where = {e.where.file, fields.integer(9), fields.integer(10)};
+      e.fields.emplace(fields.text(0), std::move(v));
+    }
+    by_kind[e.kind].push_back(std::move(e));
+  }
+  Catalog catalog;
+  for (auto k : kAllKinds)
+    for (auto& e : by_kind[k]) catalog.add(std::move(e));
+  catalog.content_hash = hash;
+  return catalog;
+}
+
+Result<Catalog> Store::sync_catalog(const std::vector<CatalogSource>& sources, bool* rebuilt) {
+  const std::string wanted = catalog_hash(sources);
+  if (rebuilt) *rebuilt = false;
+  if (stored_catalog_hash() == wanted) return load_catalog();
+  auto catalog = hardware::load_catalog(sources);
+  if (!catalog) return catalog.errors();
+  if (auto status = save_catalog(*catalog); !status.empty()) return status;
+  if (rebuilt) *rebuilt = true;
+  return catalog;
+}
+
+}  // namespace capsim::hardware

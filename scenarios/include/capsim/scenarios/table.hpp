@@ -1,0 +1,20 @@
+// A table of results and its renderings: aligned text for people, CSV and Markdown for
+// files. Every tabular output of capsim goes through here so the formats stay alike.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace capsim::scenarios {
+
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;  // each row has columns.size() cells
+  std::vector<bool> right_align;              // per column; numbers read better right-aligned
+};
+
+std::string render_text(const Table& t);      // aligned columns, header underlined
+std::string render_csv(const Table& t);       // RFC 4180 quoting
+std::string render_markdown(const Table& t);  // GitHub pipe table
+
+}  // namespace capsim::scenarios
