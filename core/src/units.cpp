@@ -135,16 +135,17 @@ std::string lower(std::string_view s) {
 }
 
 std::string unknown_unit_hint(std::string_view word) {
+  if (word.ends_with("FLOPs")) return "write FLOPS or FLOP/s for a rate, FLOP for a count";
   std::vector<std::string> same_letters;
   for (const auto& w : all_unit_words())
     if (lower(w) == lower(word)) same_letters.push_back(w);
   if (!same_letters.empty()) {
-    std::string hint = "units are case-sensitive (B is bytes, b is bits); did you mean ";
+    std::string hint = same_letters.size() > 1 ? "units are case-sensitive (B is bytes, b is bits); did you mean "
+                                               : "units are case-sensitive; did you mean ";
     for (std::size_t i = 0; i < same_letters.size(); ++i)
       hint += (i ? " or '" : "'") + same_letters[i] + "'";
     return hint + "?";
   }
-  if (word == "FLOPs" || word.ends_with("FLOPs")) return "write FLOPS or FLOP/s for a rate, FLOP for a count";
   return did_you_mean(word, all_unit_words());
 }
 
@@ -343,7 +344,8 @@ std::string to_string(const ParsedQuantity& q) {
   if (d == kRate) return with_prefix(q.si_value, "FLOPS");
   if (d == dims::ops) return with_prefix(q.si_value, "FLOP");
   if (d == dims::seconds) return duration_text(q.si_value);
-  if (d == dims::watts) return with_prefix(q.si_value, "W", false);
+  if (d == dims::watts)  // "700 W", "1000 W", "10.2 kW": kW only where W would be long
+    return std::fabs(q.si_value) < 1e4 ? number_text(q.si_value) + " W" : with_prefix(q.si_value, "W", false);
   if (d == Dim{.seconds = -1}) return with_prefix(q.si_value, "Hz", false);
   if (d == kEnergy) return number_text(q.si_value / (1e3 * units::hour)) + " kWh";
   if (d == dims::money) return number_text(q.si_value) + " " + cur;

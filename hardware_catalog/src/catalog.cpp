@@ -1,7 +1,6 @@
 #include "capsim/hardware/catalog.hpp"
 
 #include <charconv>
-#include <regex>
 
 #include "capsim/core/suggest.hpp"
 
@@ -14,30 +13,61 @@ bool parse_int(std::string_view s, int& out) {
   return ec == std::errc{} && end == s.data() + s.size();
 }
 
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// Splits "LEFT x RIGHT" at the last " x" / "x" separator; false when there is none.
+bool split_times(std::string_view text, std::string_view& left, std::string_view& right) {
+  const std::size_t at = text.rfind('x');
+  if (at == std::string_view::npos || at == 0) return false;
+  left = trim(text.substr(0, at));
+  right = trim(text.substr(at + 1));
+  return !left.empty() && !right.empty();
+}
+
 }  // namespace
 
+bool is_valid_id(std::string_view id) {
+  if (id.empty() || id.front() == '-' || id.back() == '-') return false;
+  char previous = 0;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    if (!ok || (c == '-' && previous == '-')) return false;
+    previous = c;
+  }
+  return true;
+}
+
 std::optional<CountedRef> parse_counted_ref(std::string_view text) {
-  static const std::regex pattern(R"(^\s*([0-9]+)\s*x\s*([a-z0-9]+(?:-[a-z0-9]+)*)\s*$)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_match(text.begin(), text.end(), m, pattern)) return std::nullopt;
+  // "COUNT x ID": the count comes first, so split at the first 'x'.
+  const std::size_t at = text.find('x');
+  if (at == std::string_view::npos) return std::nullopt;
   CountedRef ref;
-  if (!parse_int(std::string_view(&*m[1].first, static_cast<std::size_t>(m[1].length())), ref.count) ||
-      ref.count <= 0)
-    return std::nullopt;
-  ref.id = m[2].str();
+  const std::string_view id = trim(text.substr(at + 1));
+  if (!parse_int(trim(text.substr(0, at)), ref.count) || ref.count <= 0 || !is_valid_id(id)) return std::nullopt;
+  ref.id = std::string(id);
   return ref;
 }
 
 std::optional<MigProfile> parse_mig_profile(std::string_view text) {
-  // NVIDIA names: "<slices>g.<memory>gb", optionally with a "+me" media-extension suffix.
-  static const std::regex pattern(R"(^\s*(([1-8])g\.([0-9]+)gb(?:\+me)?)\s*x\s*([1-8])\s*$)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_match(text.begin(), text.end(), m, pattern)) return std::nullopt;
+  // NVIDIA names: "<slices>g.<memory>gb", optionally with a "+me" media-extension suffix,
+  // then "x<max instances>".
+  std::string_view name, count;
+  if (!split_times(trim(text), name, count)) return std::nullopt;
   MigProfile p;
-  p.name = m[1].str();
+  p.name = std::string(name);
+  std::string_view body = name;
+  if (body.ends_with("+me")) body.remove_suffix(3);
+  const std::size_t g = body.find("g.");
+  if (g == std::string_view::npos || !body.ends_with("gb")) return std::nullopt;
   int memory = 0;
-  if (!parse_int(m[2].str(), p.compute_slices) || !parse_int(m[3].str(), memory) ||
-      !parse_int(m[4].str(), p.max_instances) || memory <= 0)
+  if (!parse_int(body.substr(0, g), p.compute_slices) ||
+      !parse_int(body.substr(g + 2, body.size() - g - 4), memory) || !parse_int(count, p.max_instances))
+    return std::nullopt;
+  if (p.compute_slices < 1 || p.compute_slices > 8 || memory <= 0 || p.max_instances < 1 || p.max_instances > 8)
     return std::nullopt;
   p.memory_gb = memory;
   return p;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -14,14 +13,26 @@
 namespace capsim::hardware {
 namespace {
 
-bool valid_id(const std::string& id) {
-  static const std::regex pattern("^[a-z0-9]+(-[a-z0-9]+)*$");
-  return std::regex_match(id, pattern);
+// Where an id was first declared, even if its entry turned out invalid.
+struct Declared {
+  SourceLocation where;
+  EntityKind kind;
+};
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// YYYY-MM or YYYY-MM-DD, year 1900-2099.
 bool valid_date(const std::string& date) {
-  static const std::regex pattern(R"(^(19|20)[0-9]{2}-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?$)");
-  return std::regex_match(date, pattern);
+  if (date.size() != 7 && date.size() != 10) return false;
+  if (date[4] != '-' || !all_digits(date.substr(0, 4)) || !all_digits(date.substr(5, 2))) return false;
+  const int year = std::stoi(date.substr(0, 4)), month = std::stoi(date.substr(5, 2));
+  if (year < 1900 || year > 2099 || month < 1 || month > 12) return false;
+  if (date.size() == 7) return true;
+  if (date[7] != '-' || !all_digits(date.substr(8, 2))) return false;
+  const int day = std::stoi(date.substr(8, 2));
+  return day >= 1 && day <= 31;
 }
 
 std::string node_kind(const YAML::Node& n) {
@@ -40,7 +51,7 @@ std::string node_kind(const YAML::Node& n) {
 class FileLoader {
  public:
   FileLoader(std::string file, std::vector<Diagnostic>& errors, Catalog& catalog,
-             std::map<std::string, SourceLocation>& first_seen)
+             std::map<std::string, Declared>& first_seen)
       : file_(std::move(file)), errors_(errors), catalog_(catalog), first_seen_(first_seen) {}
 
   void load(const YAML::Node& root) {
@@ -132,7 +143,7 @@ class FileLoader {
 
     if (const YAML::Node id = node["id"]; !id) {
       error(node, path, "missing required field 'id'");
-    } else if (!id.IsScalar() || !valid_id(id.Scalar())) {
+    } else if (!id.IsScalar() || !is_valid_id(id.Scalar())) {
       error(id, path + ".id", "invalid id " + node_kind(id),
             "ids are lowercase letters, digits and single hyphens, e.g. 'h100-sxm-80gb'");
     } else {
@@ -142,14 +153,16 @@ class FileLoader {
       if (f.required && !present_.contains(std::string(f.name)))
         error(node, path, "missing required field '" + std::string(f.name) + "'");
 
-    if (entity.id.empty() || errors_.size() != errors_before) return;
-    if (auto [it, inserted] = first_seen_.emplace(entity.id, entity.where); !inserted) {
+    if (entity.id.empty()) return;
+    // An id counts as taken even when its entry has errors, so a later duplicate is still found.
+    if (auto [it, inserted] = first_seen_.emplace(entity.id, Declared{entity.where, kind}); !inserted) {
+      const SourceLocation& first = it->second.where;
       error(node["id"], path + ".id", "duplicate id '" + entity.id + "'",
-            "first defined at " + it->second.file + ":" + std::to_string(it->second.line) + ":" +
-                std::to_string(it->second.column));
+            "first defined at " + first.file + ":" + std::to_string(first.line) + ":" +
+                std::to_string(first.column));
       return;
     }
-    catalog_.add(std::move(entity));
+    if (errors_.size() == errors_before) catalog_.add(std::move(entity));
   }
 
   std::optional<Provenance> read_provenance(const YAML::Node& map, const std::string& path) {
@@ -302,8 +315,7 @@ class FileLoader {
   bool parse_integer(const std::string& key_path, const YAML::Node& value, FieldValue& out) {
     if (!scalar(value, key_path, "a whole number")) return false;
     const std::string& s = value.Scalar();
-    static const std::regex digits("^[0-9]{1,9}$");
-    if (!std::regex_match(s, digits) || std::stoll(s) <= 0) {
+    if (s.size() > 9 || !all_digits(s) || std::stoll(s) <= 0) {
       error(value, key_path, "expected a whole number greater than zero, got '" + s + "'");
       return false;
     }
@@ -367,17 +379,23 @@ class FileLoader {
   std::string file_;
   std::vector<Diagnostic>& errors_;
   Catalog& catalog_;
-  std::map<std::string, SourceLocation>& first_seen_;
+  std::map<std::string, Declared>& first_seen_;
   std::set<std::string> present_;  // field names written in the current entry
 };
 
-void check_references(const Catalog& catalog, std::vector<Diagnostic>& errors) {
+// References to ids that do not exist. An id whose own entry was invalid has been reported
+// already and is not reported again at every place that names it.
+void check_references(const Catalog& catalog, const std::map<std::string, Declared>& declared,
+                      std::vector<Diagnostic>& errors) {
   for (auto kind : kAllKinds) {
     for (const auto& entity : catalog.all(kind)) {
       for (const auto& def : fields_of(kind)) {
         const FieldValue* v = entity.find(def.name);
         if (v == nullptr) continue;
         auto check = [&](const std::string& id, const std::string& key_path) {
+          if (auto d = declared.find(id); d != declared.end() && d->second.kind == def.ref_kind &&
+                                          catalog.find(id) == nullptr)
+            return;
           auto found = catalog.get(def.ref_kind, id);
           if (!found)
             errors.push_back({v->where, key_path, found.errors().front().message, found.errors().front().hint});
@@ -397,7 +415,7 @@ void check_references(const Catalog& catalog, std::vector<Diagnostic>& errors) {
 Result<Catalog> load_catalog(const std::vector<CatalogSource>& sources) {
   Catalog catalog;
   std::vector<Diagnostic> errors;
-  std::map<std::string, SourceLocation> first_seen;
+  std::map<std::string, Declared> first_seen;
   for (const auto& source : sources) {
     YAML::Node root;
     try {
@@ -408,7 +426,7 @@ Result<Catalog> load_catalog(const std::vector<CatalogSource>& sources) {
     }
     FileLoader(source.name, errors, catalog, first_seen).load(root);
   }
-  check_references(catalog, errors);
+  check_references(catalog, first_seen, errors);
   if (!errors.empty()) return errors;
   catalog.content_hash = catalog_hash(sources);
   return catalog;

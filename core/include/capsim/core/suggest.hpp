@@ -7,7 +7,8 @@
 
 namespace capsim {
 
-// Levenshtein distance (insert, delete, substitute each cost 1), case-sensitive.
+// Edit distance with transpositions (optimal string alignment), case-sensitive:
+// "tpd" is one edit from "tdp".
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, if it is close enough to be a plausible typo:

@@ -61,8 +61,8 @@ class Quantity {
   constexpr double value() const { return value_; }
   constexpr Currency currency() const { return currency_; }
 
-  constexpr Quantity operator+(Quantity o) const { return {value_ + o.value_, same(o)}; }
-  constexpr Quantity operator-(Quantity o) const { return {value_ - o.value_, same(o)}; }
+  constexpr Quantity operator+(Quantity o) const { return Quantity(value_ + o.value_, same(o)); }
+  constexpr Quantity operator-(Quantity o) const { return Quantity(value_ - o.value_, same(o)); }
   constexpr Quantity operator-() const { return Quantity(-value_, currency_); }
   constexpr Quantity& operator+=(Quantity o) { return *this = *this + o; }
   constexpr Quantity& operator-=(Quantity o) { return *this = *this - o; }

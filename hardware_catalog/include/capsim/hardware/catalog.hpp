@@ -41,6 +41,9 @@ struct FieldValue {
   }
 };
 
+// Lowercase letters, digits and single inner hyphens: "h100-sxm-80gb".
+bool is_valid_id(std::string_view id);
+
 // "8 x ib-ndr-400" -> {8, "ib-ndr-400"}.
 struct CountedRef {
   int count = 0;

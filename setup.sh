@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# capsim set-up: installs what is missing (Debian bookworm packages), builds, and then
+#   ./setup.sh run    runs the main job on a shipped example
+#   ./setup.sh test   runs the whole test suite (warnings are errors in this build)
+# Options: --sanitize (AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/).
+# Idempotent: packages already installed are not touched; the build is incremental.
+set -euo pipefail
+
+cd "$(dirname "$0")"
+mode="${1:-run}"
+shift || true
+sanitize=OFF
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=ON ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --sanitize)" >&2; exit 2 ;;
+  esac
+done
+case "$mode" in
+  run|test|build|deps) ;;
+  *) echo "usage: ./setup.sh run|test|build|deps [--sanitize]" >&2; exit 2 ;;
+esac
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev libsqlite3-dev sqlite3
+  doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libbenchmark-dev
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev
+)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup.sh: installing ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup.sh: run as root to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+install_missing
+[ "$mode" = deps ] && exit 0
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ "$sanitize" = ON ]; then build=build-asan; else build=build; fi
+werror=OFF
+[ "$mode" = test ] && werror=ON
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" >/dev/null
+cmake --build "$build" -j "$jobs"
+
+case "$mode" in
+  run)
+    # The main job on a shipped example: the hardware catalog as a planner sees it.
+    "./$build/cli/capsim" catalog validate
+    "./$build/cli/capsim" catalog list gpus --where 'memory>=40 GB' --sort memory_bandwidth --desc
+    ;;
+  test)
+    export QT_QPA_PLATFORM=offscreen
+    ctest --test-dir "$build" --output-on-failure -j "$jobs"
+    ;;
+esac

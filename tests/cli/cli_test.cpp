@@ -1,0 +1,198 @@
+// Runs the capsim binary as a user would and checks output, errors and exit codes.
+// Golden files live in tests/cli/golden; CAPSIM_UPDATE_GOLDEN=1 rewrites them.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+fs::path scratch() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("capsim-cli-test-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `capsim ARGS` with its own database; `args` is shell text.
+Run capsim(const std::string& args, const std::string& db = "cli.db") {
+  const auto out = scratch() / "stdout";
+  const auto err = scratch() / "stderr";
+  const std::string cmd = "CAPSIM_DB='" + (scratch() / db).string() + "' '" CAPSIM_BINARY "' " + args + " > '" +
+                          out.string() + "' 2> '" + err.string() + "' < /dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
+}
+
+const std::string kFixture = "--catalog '" CAPSIM_TEST_SOURCE_DIR "/cli/fixtures/catalog'";
+
+void check_golden(const std::string& name, const std::string& actual) {
+  const fs::path path = fs::path(CAPSIM_TEST_SOURCE_DIR) / "cli" / "golden" / name;
+  if (std::getenv("CAPSIM_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  REQUIRE_MESSAGE(fs::exists(path), "missing golden file " << path);
+  CHECK(read(path) == actual);
+}
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("--version and --help work everywhere and exit 0") {
+  auto v = capsim("--version");
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.starts_with("capsim "));
+  for (const char* cmd : {"--help", "catalog --help", "catalog list --help", "catalog show --help",
+                          "catalog validate --help"}) {
+    CAPTURE(cmd);
+    auto r = capsim(cmd);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Usage:") != std::string::npos);
+  }
+}
+
+TEST_CASE("golden outputs of catalog list and show on a fixed catalog") {
+  const struct {
+    const char* args;
+    const char* golden;
+  } cases[] = {
+      {"catalog list gpus", "list-gpus.txt"},
+      {"catalog list gpus --format csv", "list-gpus.csv"},
+      {"catalog list gpus --format json", "list-gpus.json"},
+      {"catalog list gpus --format md --sort memory --desc", "list-gpus-sorted.md"},
+      {"catalog list facilities", "list-facilities.txt"},
+      {"catalog list", "list-summary.txt"},
+      {"catalog show test-gpu-80gb", "show-test-gpu.txt"},
+      {"catalog show test-gpu-80gb --format json", "show-test-gpu.json"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    auto r = capsim(kFixture + " " + c.args, "golden.db");
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    // Paths differ between checkouts; the golden files hold them relative.
+    std::string out = r.out;
+    const std::string prefix = CAPSIM_TEST_SOURCE_DIR "/";
+    for (auto at = out.find(prefix); at != std::string::npos; at = out.find(prefix)) out.erase(at, prefix.size());
+    check_golden(c.golden, out);
+  }
+}
+
+TEST_CASE("filters take units and bad filters or ids exit 2 with a suggestion") {
+  auto big = capsim(kFixture + " catalog list gpus --where 'memory>=40 GB' --format csv");
+  CHECK(big.exit_code == 0);
+  CHECK(count_lines(big.out) == 2);  // header + one GPU
+  auto typo = capsim(kFixture + " catalog list gpus --where 'memroy>=40 GB'");
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err == "error: --where: unknown gpu field 'memroy' (did you mean 'memory'?)\n");
+  auto id = capsim(kFixture + " catalog show test-gpu-80");
+  CHECK(id.exit_code == 2);
+  CHECK(id.err == "error: no catalog entry with id 'test-gpu-80' (did you mean 'test-gpu-80gb'?)\n");
+  auto section = capsim(kFixture + " catalog list gpu");
+  CHECK(section.exit_code == 0);  // singular is accepted
+  auto bad_section = capsim(kFixture + " catalog list gpsu");
+  CHECK(bad_section.exit_code == 2);
+  CHECK(bad_section.err == "error: unknown catalog section 'gpsu' (did you mean 'gpus'?)\n");
+  auto format = capsim(kFixture + " catalog list gpus --format yaml");
+  CHECK(format.exit_code == 2);
+  auto unknown_flag = capsim("catalog list --bogus");
+  CHECK(unknown_flag.exit_code == 2);
+}
+
+TEST_CASE("the shipped catalog lists at least 25 GPUs and the H100 SXM figures with sources") {
+  auto list = capsim("catalog list gpus --format json", "shipped.db");
+  REQUIRE(list.exit_code == 0);
+  auto gpus = nlohmann::json::parse(list.out);
+  CHECK(gpus.size() >= 25);
+  auto show = capsim("catalog show h100-sxm-80gb --format json", "shipped.db");
+  REQUIRE(show.exit_code == 0);
+  auto h100 = nlohmann::json::parse(show.out)["fields"];
+  CHECK(h100["memory"]["display"] == "80 GB");
+  CHECK(h100["memory_bandwidth"]["display"] == "3.35 TB/s");
+  CHECK(h100["peak_dense.bf16"]["display"] == "989 TFLOPS");
+  for (const char* f : {"memory", "memory_bandwidth", "peak_dense.bf16"}) {
+    CAPTURE(f);
+    CHECK(h100[f]["source"].get<std::string>().find("NVIDIA") != std::string::npos);
+    CHECK(h100[f]["as_of"].get<std::string>().size() >= 7);
+  }
+}
+
+TEST_CASE("validate on a copy with a misspelled key and a wrong unit and a duplicate id gives three errors and exit 2") {
+  const fs::path copy = scratch() / "catalog-copy";
+  fs::remove_all(copy);
+  fs::copy(CAPSIM_TEST_DATA_DIR "/catalog", copy);
+  std::string gpus = read(copy / "gpus.yaml");
+  auto replace_first = [&](const std::string& from, const std::string& to) {
+    const auto at = gpus.find(from);
+    REQUIRE(at != std::string::npos);
+    gpus.replace(at, from.size(), to);
+  };
+  replace_first("    memory_type:", "    memroy_type:");             // misspelled key
+  replace_first("memory_bandwidth: 480 GB/s", "memory_bandwidth: 480 GB");  // K80: wrong unit
+  replace_first("id: p4\n", "id: k80\n");                           // duplicate id
+  std::ofstream(copy / "gpus.yaml", std::ios::binary) << gpus;
+
+  auto r = capsim("catalog validate '" + copy.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  // "<dir>/gpus.yaml:LINE:COLUMN: error: ..."
+  auto located = [](const std::string& l) {
+    const auto at = l.find("/gpus.yaml:");
+    if (at == std::string::npos) return false;
+    std::istringstream rest(l.substr(at + 11));
+    int line = 0, column = 0;
+    char colon1 = 0, colon2 = 0;
+    rest >> line >> colon1 >> column >> colon2;
+    return line > 0 && column > 0 && colon1 == ':' && colon2 == ':' && l.find(": error: ") != std::string::npos;
+  };
+  std::istringstream in(r.err);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 4);  // three errors and the count
+  for (int i = 0; i < 3; ++i) CHECK(located(lines[i]));
+  CHECK(lines[0].find("unknown key 'memroy_type' in gpu entry (did you mean 'memory_type'?)") != std::string::npos);
+  CHECK(lines[1].find("memory_bandwidth: expected a bandwidth") != std::string::npos);
+  CHECK(lines[2].find("duplicate id 'k80' (first defined at") != std::string::npos);
+  CHECK(lines[3] == "3 errors");
+}
+
+TEST_CASE("the database follows the YAML: an edit shows up on the next run") {
+  const fs::path copy = scratch() / "catalog-edit";
+  fs::remove_all(copy);
+  fs::copy(CAPSIM_TEST_SOURCE_DIR "/cli/fixtures/catalog", copy);
+  const std::string catalog = "--catalog '" + copy.string() + "' ";
+  auto before = capsim(catalog + "catalog show small-gpu --format json", "edit.db");
+  REQUIRE(before.exit_code == 0);
+  CHECK(nlohmann::json::parse(before.out)["fields"]["memory"]["value"] == 16e9);
+  std::string text = read(copy / "gpus.yaml");
+  text.replace(text.find("memory: 16 GB"), 13, "memory: 32 GB");
+  std::ofstream(copy / "gpus.yaml", std::ios::binary) << text;
+  auto after = capsim(catalog + "catalog show small-gpu --format json", "edit.db");
+  REQUIRE(after.exit_code == 0);
+  CHECK(nlohmann::json::parse(after.out)["fields"]["memory"]["value"] == 32e9);
+}
