@@ -39,6 +39,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
       best = candidate;
     }
   }
+  if (!best.empty() || needle.size() < 3) return best;
+  // No close spelling: a candidate the word begins ("h100-sxm" -> "h100-sxm-80gb"), the shortest.
+  for (const auto& candidate : candidates)
+    if (lowercase(candidate).starts_with(needle) && (best.empty() || candidate.size() < best.size())) best = candidate;
   return best;
 }
 

@@ -49,8 +49,11 @@ class Result {
   const T* operator->() const { return &value(); }
   const T& operator*() const& { return value(); }
 
-  // Precondition: !ok().
-  const std::vector<Diagnostic>& errors() const { return std::get<1>(state_); }
+  // The diagnostics; empty when ok().
+  const std::vector<Diagnostic>& errors() const {
+    static const std::vector<Diagnostic> none;
+    return ok() ? none : std::get<1>(state_);
+  }
 
  private:
   std::variant<T, std::vector<Diagnostic>> state_;

@@ -12,7 +12,8 @@ namespace capsim {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, if it is close enough to be a plausible typo:
-// distance <= max(1, len/3), compared case-insensitively. Empty string when none is.
+// distance <= max(1, len/3), compared case-insensitively; failing that, the shortest candidate
+// that starts with `word` (3 letters or more). Empty string when none is.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 // "did you mean 'x'?" or "" when closest_match finds nothing.

@@ -1,0 +1,60 @@
+// A homogeneous GPU cluster as the analytic performance model sees it: one GPU type,
+// identical nodes, one intra-node fabric and one inter-node network, each reduced to
+// per-GPU, per-direction line rates and a per-message latency.
+//
+// Plain value; build it with cluster_from_catalog or by hand (tests, what-if studies).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "capsim/core/result.hpp"
+#include "capsim/core/units.hpp"
+#include "capsim/hardware/catalog.hpp"
+
+namespace capsim::models {
+
+struct ClusterSpec {
+  hardware::GpuSpec gpu;
+  int gpus_per_node = 1;                // >= 1
+  BytesPerSecond intra_node_bandwidth;  // per GPU per direction (NVLink/NVSwitch/PCIe line rate)
+  Seconds intra_node_latency;           // per message
+  BytesPerSecond inter_node_bandwidth;  // per GPU per direction = nics * port / gpus_per_node;
+                                        // zero: a single node, no network
+  Seconds inter_node_latency;           // per message
+  BytesPerSecond pcie_bandwidth;        // host <-> GPU per direction; zero when unknown
+  std::string description;              // "8 x a100-sxm-80gb per node, nvswitch-a100, 8 x ib-hdr-200"
+};
+
+// Latencies used when the catalog entry has none (the catalog leaves them out when no
+// source was found). Per message, as seen by NCCL, not the bare wire:
+// - NVLink / NVSwitch: ~2 us. Li et al., "Evaluating Modern GPU Interconnect: PCIe,
+//   NVLink, NV-SLI, NVSwitch and GPUDirect", IEEE TPDS 2020, measure GPU-to-GPU latencies
+//   of a few microseconds through NVSwitch on DGX-2.
+inline constexpr double kDefaultIntraNodeLatencySeconds = 2e-6;
+// - InfiniBand / RoCE: ~5 us. The HDR switch (~130 ns) and ConnectX-6 adapter (~0.6 us)
+//   add under 1 us on the wire (NVIDIA QM8700 / ConnectX-6 product briefs); NCCL's proxy
+//   thread and GPUDirect RDMA handshakes bring one network step to several microseconds
+//   (NCCL small-message all-reduce latency over IB, nccl-tests).
+inline constexpr double kDefaultInterNodeLatencySeconds = 5e-6;
+// - PCIe host link, used when the intra-node fabric itself is PCIe: ~1 us round trip of a
+//   DMA descriptor (Neugebauer et al., "Understanding PCIe performance for end host
+//   networking", SIGCOMM 2018: ~0.5-1 us).
+inline constexpr double kDefaultPcieLatencySeconds = 1e-6;
+
+// Builds a ClusterSpec from catalog ids.
+//   gpu_id:        a GPU entity ("a100-sxm-80gb").
+//   gpus_per_node: >= 1.
+//   intra_node_id: an interconnect entity ("nvswitch-a100"); may be empty only when
+//                  gpus_per_node == 1.
+//   network_id:    a network entity ("ib-hdr-200"); empty for a single node (then
+//                  nics_per_node must be 0 and inter_node_bandwidth is zero).
+//   nics_per_node: >= 1 when network_id is given.
+// Errors: unknown ids (with the catalog's "did you mean"), non-positive counts, an
+// entity without the bandwidth field. PCIe bandwidth comes from the catalog entry
+// "pcie-gen<N>-x16" for the GPU's PCIe generation, zero when either is unknown.
+Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::string_view gpu_id,
+                                         int gpus_per_node, std::string_view intra_node_id,
+                                         std::string_view network_id, int nics_per_node);
+
+}  // namespace capsim::models

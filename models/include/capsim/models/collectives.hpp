@@ -1,0 +1,55 @@
+// Analytic times of collective operations in the alpha-beta (latency-bandwidth) model:
+// a message of S bytes over a link costs alpha + S / beta. Formulas follow Thakur,
+// Rabenseifner & Gropp, "Optimization of Collective Communication Operations in MPICH",
+// IJHPCA 2005, and for trees Sanders, Speck & Traeff, "Two-tree algorithms for full
+// bandwidth broadcast, reduction and scan", Parallel Computing 2009 (NCCL's double
+// binary tree).
+//
+// Sizes are the full buffer as the caller sees it: for all-reduce the buffer every rank
+// holds, for all-gather the gathered output, for reduce-scatter the input, for all-to-all
+// what one rank sends in total. Every function is pure, thread-safe, allocation-free and
+// returns zero time for n <= 1 (nothing to communicate). Precondition: n >= 1, size >= 0,
+// bandwidth > 0 when n > 1.
+#pragma once
+
+#include "capsim/core/units.hpp"
+
+namespace capsim::models {
+
+// One rank's view of the fabric it uses for a collective: achievable bandwidth per
+// direction and the per-message latency alpha.
+struct LinkModel {
+  BytesPerSecond bandwidth;
+  Seconds latency;
+};
+
+// Fraction of a link's line rate that NCCL collectives reach as "bus bandwidth" for large
+// messages. nccl-tests on DGX A100 report ~230-240 GB/s all-reduce bus bandwidth on
+// 300 GB/s NVSwitch ports (NVIDIA, "nccl-tests PERFORMANCE.md" and DGX A100 user guide
+// figures), and ~20-23 GB/s over 25 GB/s HDR ports: about 0.8 in both cases.
+inline constexpr double kCollectiveBandwidthFraction = 0.8;
+
+// Ring all-reduce: reduce-scatter then all-gather, each n-1 steps of S/n bytes:
+//   2 (n-1)/n * S / B + 2 (n-1) alpha.
+Seconds ring_all_reduce(Bytes size, int n, LinkModel link);
+// Double binary tree all-reduce (reduce up, broadcast down, pipelined; two trees each
+// carry half the data so every rank sends and receives about S per phase):
+//   2 S / B + 2 ceil(log2 n) alpha.
+Seconds tree_all_reduce(Bytes size, int n, LinkModel link);
+// Ring all-gather of an S-byte result (each rank contributes S/n): (n-1)/n S/B + (n-1) alpha.
+Seconds all_gather(Bytes size, int n, LinkModel link);
+// Ring reduce-scatter of an S-byte input (each rank keeps S/n): same cost as all_gather.
+Seconds reduce_scatter(Bytes size, int n, LinkModel link);
+// Pairwise all-to-all, a rank sending S in total (S/n to each peer, its own share stays):
+//   (n-1)/n S/B + (n-1) alpha.
+Seconds all_to_all(Bytes size, int n, LinkModel link);
+// One message between two ranks: alpha + S/B.
+Seconds point_to_point(Bytes size, LinkModel link);
+// Hierarchical all-reduce over nodes x gpus_per_node ranks (NCCL-style for data
+// parallelism): reduce-scatter inside each node, ring all-reduce of the S/g shard across
+// nodes (each GPU on its own NIC share), all-gather inside the node:
+//   2 RS_intra(S, g) + AR_inter(S/g, nodes)   (RS and AG cost the same).
+Seconds hierarchical_all_reduce(Bytes size, int gpus_per_node, int nodes, LinkModel intra,
+                                LinkModel inter);
+
+}  // namespace capsim::models

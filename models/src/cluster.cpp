@@ -1,0 +1,111 @@
+#include "capsim/models/cluster.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace capsim::models {
+namespace {
+
+using hardware::EntityKind;
+
+Diagnostic error(std::string key, std::string message, std::string hint = {}) {
+  return Diagnostic{{}, std::move(key), std::move(message), std::move(hint)};
+}
+
+struct Link {
+  BytesPerSecond bandwidth;
+  Seconds latency;
+};
+
+// Looks up `id` of kind `kind` and reads its bandwidth field and optional latency.
+Result<Link> read_link(const hardware::Catalog& catalog, EntityKind kind, std::string_view id,
+                       std::string_view bandwidth_field, double default_latency,
+                       const std::string& key) {
+  auto entity = catalog.get(kind, id);
+  if (!entity) {
+    std::vector<Diagnostic> errors = entity.errors();
+    for (auto& e : errors)
+      if (e.key_path.empty()) e.key_path = key;
+    return errors;
+  }
+  const auto bandwidth = (*entity)->quantity<BytesPerSecond>(bandwidth_field);
+  if (!bandwidth || bandwidth->value() <= 0)
+    return error(key, "'" + std::string(id) + "' has no positive " + std::string(bandwidth_field));
+  const auto latency = (*entity)->quantity<Seconds>("latency");
+  return Link{*bandwidth, latency ? *latency : Seconds(default_latency)};
+}
+
+BytesPerSecond pcie_bandwidth_of(const hardware::Catalog& catalog, const hardware::GpuSpec& gpu) {
+  if (!gpu.pcie_generation) return BytesPerSecond{};
+  const std::string id = "pcie-gen" + std::to_string(*gpu.pcie_generation) + "-x16";
+  const hardware::Entity* e = catalog.find(EntityKind::interconnect, id);
+  if (e == nullptr) return BytesPerSecond{};
+  return e->quantity<BytesPerSecond>("bandwidth_per_direction").value_or(BytesPerSecond{});
+}
+
+}  // namespace
+
+Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::string_view gpu_id,
+                                         int gpus_per_node, std::string_view intra_node_id,
+                                         std::string_view network_id, int nics_per_node) {
+  std::vector<Diagnostic> errors;
+  ClusterSpec c;
+  c.gpus_per_node = gpus_per_node;
+
+  auto gpu = catalog.gpu(gpu_id);
+  if (!gpu) {
+    for (auto e : gpu.errors()) {
+      if (e.key_path.empty()) e.key_path = "gpu";
+      errors.push_back(std::move(e));
+    }
+  } else {
+    c.gpu = *gpu;
+    c.pcie_bandwidth = pcie_bandwidth_of(catalog, c.gpu);
+  }
+
+  if (gpus_per_node < 1)
+    errors.push_back(error("gpus_per_node", "must be at least 1, got " + std::to_string(gpus_per_node)));
+
+  if (intra_node_id.empty()) {
+    if (gpus_per_node > 1)
+      errors.push_back(error("intra_node", "a node with " + std::to_string(gpus_per_node) +
+                                               " GPUs needs an intra-node interconnect id",
+                             "e.g. 'nvswitch-a100' or 'pcie-gen4-x16'"));
+  } else {
+    const bool is_pcie = intra_node_id.starts_with("pcie");
+    auto link = read_link(catalog, EntityKind::interconnect, intra_node_id, "bandwidth_per_direction",
+                          is_pcie ? kDefaultPcieLatencySeconds : kDefaultIntraNodeLatencySeconds,
+                          "intra_node");
+    if (!link) errors.insert(errors.end(), link.errors().begin(), link.errors().end());
+    else {
+      c.intra_node_bandwidth = link->bandwidth;
+      c.intra_node_latency = link->latency;
+    }
+  }
+
+  if (network_id.empty()) {
+    if (nics_per_node != 0)
+      errors.push_back(error("network", std::to_string(nics_per_node) + " NICs per node given without a network id"));
+  } else if (nics_per_node < 1) {
+    errors.push_back(error("nics_per_node", "must be at least 1 with network '" + std::string(network_id) +
+                                                "', got " + std::to_string(nics_per_node)));
+  } else {
+    auto link = read_link(catalog, EntityKind::network, network_id, "port_bandwidth",
+                          kDefaultInterNodeLatencySeconds, "network");
+    if (!link) errors.insert(errors.end(), link.errors().begin(), link.errors().end());
+    else if (gpus_per_node >= 1) {
+      // Each GPU gets an equal share of the node's NICs (rail-optimized DGX layout).
+      c.inter_node_bandwidth = link->bandwidth * (static_cast<double>(nics_per_node) / gpus_per_node);
+      c.inter_node_latency = link->latency;
+    }
+  }
+
+  if (!errors.empty()) return errors;
+  c.description = std::to_string(gpus_per_node) + " x " + std::string(gpu_id) + " per node";
+  if (!intra_node_id.empty()) c.description += ", " + std::string(intra_node_id);
+  if (!network_id.empty())
+    c.description += ", " + std::to_string(nics_per_node) + " x " + std::string(network_id);
+  return c;
+}
+
+}  // namespace capsim::models

@@ -1,0 +1,432 @@
+#include "capsim/models/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "capsim/models/memory.hpp"
+#include "capsim/models/performance.hpp"
+
+namespace capsim::models {
+namespace {
+
+using hardware::Entity;
+using hardware::EntityKind;
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// Per-GPU per-direction bandwidth of a GPU's own PCIe link, from the catalog's
+// "pcie-gen<N>-x16" entry; zero when either is unknown.
+BytesPerSecond pcie_of(const hardware::Catalog& catalog, const hardware::GpuSpec& gpu) {
+  if (!gpu.pcie_generation) return BytesPerSecond{};
+  const Entity* link = catalog.find(EntityKind::interconnect, "pcie-gen" + std::to_string(*gpu.pcie_generation) + "-x16");
+  if (link == nullptr) return BytesPerSecond{};
+  return link->quantity<BytesPerSecond>("bandwidth_per_direction").value_or(BytesPerSecond{});
+}
+
+// A cloud instance: GPUs talk over NVLink when the GPU has it (SXM boards: every GPU
+// reaches every other through NVSwitch at its full NVLink rate), otherwise over PCIe;
+// the instance's network bandwidth is shared by its GPUs.
+ClusterSpec instance_cluster(const hardware::Catalog& catalog, const Entity& instance, const hardware::GpuSpec& gpu) {
+  ClusterSpec c;
+  c.gpu = gpu;
+  c.gpus_per_node = static_cast<int>(instance.integer("gpu_count").value_or(1));
+  c.pcie_bandwidth = pcie_of(catalog, gpu);
+  if (gpu.nvlink_bandwidth && c.gpus_per_node > 1) {
+    c.intra_node_bandwidth = *gpu.nvlink_bandwidth / 2.0;  // datasheets state both directions
+    c.intra_node_latency = Seconds(kDefaultIntraNodeLatencySeconds);
+  } else {
+    c.intra_node_bandwidth = c.pcie_bandwidth;
+    c.intra_node_latency = Seconds(kDefaultPcieLatencySeconds);
+  }
+  if (auto net = instance.quantity<BytesPerSecond>("network_bandwidth")) {
+    c.inter_node_bandwidth = *net / static_cast<double>(c.gpus_per_node);
+    c.inter_node_latency = Seconds(kDefaultInterNodeLatencySeconds);
+  }
+  c.description = std::to_string(c.gpus_per_node) + " x " + gpu.id + " per node" +
+                  (gpu.nvlink_bandwidth && c.gpus_per_node > 1 ? ", NVLink" : ", PCIe") +
+                  (c.inter_node_bandwidth.value() > 0 ? ", " + to_string(c.inter_node_bandwidth) + " network per GPU"
+                                                      : ", no network (single node)");
+  return c;
+}
+
+// An owned server: the catalog names its intra-node fabric and NICs; the NIC group with
+// the most bandwidth carries the collective traffic.
+Result<ClusterSpec> server_cluster(const hardware::Catalog& catalog, const Entity& server) {
+  const int gpus = static_cast<int>(server.integer("gpu_count").value_or(1));
+  std::string network;
+  int nics = 0;
+  double best = 0;
+  if (const auto* list = server.find("nics"))
+    for (const auto& item : list->items)
+      if (auto ref = hardware::parse_counted_ref(item))
+        if (const Entity* n = catalog.find(EntityKind::network, ref->id)) {
+          const double bw = ref->count * n->quantity<BytesPerSecond>("port_bandwidth").value_or(BytesPerSecond{}).value();
+          if (bw > best) {
+            best = bw;
+            network = ref->id;
+            nics = ref->count;
+          }
+        }
+  std::string intra = server.text("intra_node");
+  if (intra.empty() && gpus > 1) {
+    // No named fabric: the GPUs share PCIe.
+    auto gpu = catalog.gpu(server.text("gpu"));
+    if (!gpu) return gpu.errors();
+    if (gpu->pcie_generation) intra = "pcie-gen" + std::to_string(*gpu->pcie_generation) + "-x16";
+  }
+  return cluster_from_catalog(catalog, server.text("gpu"), gpus, intra, network, nics);
+}
+
+}  // namespace
+
+Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& catalog, const NodeTypeQuery& q) {
+  std::vector<NodeType> out;
+  std::vector<Diagnostic> errors;
+  std::set<std::string> covered;
+  for (const auto& instance : catalog.all(EntityKind::instance)) {
+    const std::string gpu_id = instance.text("gpu");
+    if (!q.instances.empty() ? !contains(q.instances, instance.id) : !contains(q.gpus, gpu_id)) continue;
+    if (!q.providers.empty() && !contains(q.providers, instance.text("provider"))) continue;
+    auto gpu = catalog.gpu(gpu_id);
+    if (!gpu) return gpu.errors();
+    NodeType t{instance.id, "instance", instance.text("provider"), instance.text("name"),
+               instance_cluster(catalog, instance, *gpu), instance.quantity<MoneyPerSecond>(q.price_field)};
+    covered.insert(gpu_id);
+    out.push_back(std::move(t));
+  }
+  for (const auto& server : catalog.all(EntityKind::server)) {
+    // Owned servers with a candidate GPU always compete (ranked by time until they have a
+    // price); an explicit instance list narrows the choice to what it names.
+    const bool named = contains(q.servers, server.id);
+    if (!named && !(q.instances.empty() && contains(q.gpus, server.text("gpu")))) continue;
+    auto cluster = server_cluster(catalog, server);
+    if (!cluster) {
+      for (auto d : cluster.errors()) errors.push_back({{}, "hardware.servers", server.id + ": " + d.message, d.hint});
+      continue;
+    }
+    out.push_back({server.id, "server", "owned", server.text("name"), *cluster, std::nullopt});
+    covered.insert(server.text("gpu"));
+  }
+  for (const auto& gpu : q.gpus)
+    if (!covered.contains(gpu) && q.instances.empty())
+      errors.push_back({{},
+                        "hardware.gpus",
+                        "no instance or server in the catalog carries gpu '" + gpu + "'" +
+                            (q.providers.empty() ? "" : " from the chosen providers"),
+                        "add an instance or server with this GPU to the catalog, or remove it from the scenario"});
+  if (!errors.empty()) return errors;
+  if (out.empty()) return Diagnostic{{}, "hardware", "no node types match the scenario's hardware", ""};
+  return out;
+}
+
+std::vector<int> node_count_grid(int min_nodes, int max_nodes) {
+  std::vector<int> out;
+  for (long long p = 1; p <= max_nodes; p *= 2) {
+    if (p >= min_nodes) out.push_back(static_cast<int>(p));
+    const long long half_step = p * 3 / 2;
+    if (p >= 2 && half_step <= max_nodes && half_step >= min_nodes) out.push_back(static_cast<int>(half_step));
+  }
+  if (min_nodes > 1 && (out.empty() || out.front() != min_nodes)) out.push_back(min_nodes);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+std::vector<int> powers_of_two_upto(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+class Search {
+ public:
+  Search(const SearchRequest& r, ProgressObserver* progress) : r_(r), progress_(progress) {}
+
+  Result<SearchResult> run() {
+    result_.node_types = r_.node_types;
+    const std::size_t n = r_.node_types.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (progress_) {
+        if (progress_->cancelled()) {
+          result_.cancelled = true;
+          break;
+        }
+        progress_->progress(static_cast<double>(i) / static_cast<double>(n), "search");
+      }
+      if (const auto* shape = std::get_if<TransformerShape>(&r_.model))
+        search_transformer(static_cast<int>(i), *shape);
+      else
+        search_sample_model(static_cast<int>(i), std::get<SampleModel>(r_.model));
+    }
+    if (progress_) progress_->progress(1.0, "search");
+    if (fits_.empty()) return no_fit_error();
+    finish();
+    return std::move(result_);
+  }
+
+ private:
+  void search_transformer(int type_index, const TransformerShape& shape) {
+    const NodeType& type = r_.node_types[type_index];
+    const ClusterSpec& c = type.cluster;
+    const int gpn = c.gpus_per_node;
+    const bool has_network = c.inter_node_bandwidth.value() > 0;
+    const int max_nodes = has_network ? std::max(1, r_.grid.max_gpus / gpn) : 1;
+    const int min_nodes = std::max(1, (r_.grid.min_gpus + gpn - 1) / gpn);
+    if (min_nodes > max_nodes) return note_unreachable(type_index, has_network, gpn);
+    std::vector<int> tensors = r_.grid.tensor_parallel.empty() ? powers_of_two_upto(gpn) : r_.grid.tensor_parallel;
+    std::vector<int> pipes = r_.grid.pipeline_parallel;
+    if (pipes.empty())
+      for (int p : powers_of_two_upto(std::min(128, shape.layers)))
+        if (shape.layers % p == 0) pipes.push_back(p);
+    const double available = c.gpu.memory.value();
+    for (int nodes : node_count_grid(min_nodes, max_nodes)) {
+      const int gpus = nodes * gpn;
+      for (int t : tensors) {
+        if (t > gpn || gpn % t != 0 || shape.heads % t != 0 || shape.kv_heads % t != 0) continue;
+        for (int p : pipes) {
+          if (gpus % (t * p) != 0 || shape.layers % p != 0) continue;
+          const int d = gpus / (t * p);
+          for (int b : r_.grid.micro_batch) {
+            if (r_.global_batch % (b * d) != 0) continue;
+            for (int z : r_.grid.zero_stage) {
+              if (z > 0 && d == 1) continue;  // ZeRO shards over data-parallel replicas
+              for (Recompute rc : r_.grid.recompute) {
+                Parallelism par;
+                par.tensor = t;
+                par.pipeline = p;
+                par.data = d;
+                par.sequence_parallel = t > 1;
+                par.micro_batch = b;
+                par.global_batch = r_.global_batch;
+                par.zero_stage = z;
+                par.recompute = rc;
+                evaluate_transformer(type_index, nodes, par, shape, available);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  void evaluate_transformer(int type_index, int nodes, const Parallelism& par, const TransformerShape& shape,
+                            double available) {
+    ++result_.evaluated;
+    const Bytes memory = training_memory_total_per_gpu(shape, par, r_.options);
+    Candidate cand;
+    cand.node_type = type_index;
+    cand.nodes = nodes;
+    cand.par = par;
+    cand.memory_per_gpu = memory;
+    if (memory.value() > available) {
+      note_miss(cand, memory, Bytes(available));
+      return;
+    }
+    const ClusterSpec& c = r_.node_types[type_index].cluster;
+    auto est = estimate_training_step(shape, par, c, r_.options);
+    if (!est) return note_error(type_index, est.errors());
+    const double tokens_per_step = static_cast<double>(par.global_batch) * shape.seq_len;
+    fill(cand, *est, r_.tokens / tokens_per_step);
+  }
+
+  void search_sample_model(int type_index, const SampleModel& model) {
+    const NodeType& type = r_.node_types[type_index];
+    const int gpn = type.cluster.gpus_per_node;
+    const bool has_network = type.cluster.inter_node_bandwidth.value() > 0;
+    const int max_nodes = has_network ? std::max(1, r_.grid.max_gpus / gpn) : 1;
+    const int min_nodes = std::max(1, (r_.grid.min_gpus + gpn - 1) / gpn);
+    if (min_nodes > max_nodes) return note_unreachable(type_index, has_network, gpn);
+    const double available = type.cluster.gpu.memory.value();
+    for (int nodes : node_count_grid(min_nodes, max_nodes)) {
+      // A node type with several GPUs may also run on fewer of them (one process per GPU).
+      std::vector<int> gpu_counts{nodes * gpn};
+      if (nodes == 1)
+        for (int g : powers_of_two_upto(gpn - 1)) gpu_counts.push_back(g);
+      for (int gpus : gpu_counts) {
+        if (gpus < r_.grid.min_gpus || gpus > r_.grid.max_gpus) continue;
+        for (int b : r_.grid.batch_per_gpu) {
+          ++result_.evaluated;
+          Candidate cand;
+          cand.node_type = type_index;
+          cand.nodes = nodes;
+          cand.par.data = gpus;
+          cand.par.global_batch = b * gpus;
+          cand.batch_per_gpu = b;
+          cand.memory_per_gpu = sample_model_training_memory(model, b, r_.options).total();
+          if (cand.memory_per_gpu.value() > available) {
+            note_miss(cand, cand.memory_per_gpu, Bytes(available));
+            continue;
+          }
+          auto est = estimate_sample_model_step(model, b, gpus, type.cluster, r_.options);
+          if (!est) {
+            note_error(type_index, est.errors());
+            continue;
+          }
+          fill(cand, *est, r_.samples / (static_cast<double>(b) * gpus));
+        }
+      }
+    }
+  }
+
+  void fill(Candidate& cand, const TrainingEstimate& est, double steps) {
+    const NodeType& type = r_.node_types[cand.node_type];
+    const int gpus = cand.par.data * cand.par.tensor * cand.par.pipeline;
+    cand.step_time = est.step_time;
+    cand.throughput = est.tokens_per_second;
+    cand.achieved_flops_per_gpu = est.achieved_flops_per_gpu;
+    cand.mfu = est.mfu;
+    cand.bottleneck = static_cast<int>(est.bottleneck);
+    cand.total_time = est.step_time * steps;
+    cand.gpu_hours = cand.total_time.value() / units::hour * gpus;
+    if (type.price) {
+      // Whole nodes are rented even when fewer of their GPUs are used.
+      cand.cost = Money(type.price->value() * cand.nodes * cand.total_time.value(), type.price->currency());
+    }
+    ++result_.fitting;
+    fits_.push_back(cand);
+  }
+
+  void note_unreachable(int type_index, bool has_network, int gpus_per_node) {
+    const std::string why = has_network ? "its node count cannot reach between min_gpus " +
+                                              std::to_string(r_.grid.min_gpus) + " and max_gpus " +
+                                              std::to_string(r_.grid.max_gpus)
+                                        : "one node only (no network bandwidth in the catalog), " +
+                                              std::to_string(gpus_per_node) + " GPUs, below min_gpus " +
+                                              std::to_string(r_.grid.min_gpus);
+    note_error(type_index, {Diagnostic{{}, "", why, ""}});
+  }
+
+  // The first model error of each node type, reported if the type ends with no candidate.
+  void note_error(int type_index, const std::vector<Diagnostic>& errors) {
+    if (first_error_.size() < r_.node_types.size()) first_error_.resize(r_.node_types.size());
+    if (first_error_[type_index].empty() && !errors.empty()) first_error_[type_index] = errors.front().message;
+  }
+
+  void note_miss(const Candidate& cand, Bytes needed, Bytes available) {
+    constexpr std::size_t kKeep = 5;
+    auto ratio = [](const MemoryMiss& m) { return m.needed.value() / m.available.value(); };
+    MemoryMiss miss{cand, needed, available};
+    auto& misses = result_.closest_misses;
+    if (misses.size() == kKeep && ratio(miss) >= ratio(misses.back())) return;
+    auto at = std::lower_bound(misses.begin(), misses.end(), miss,
+                               [&](const MemoryMiss& a, const MemoryMiss& b) { return ratio(a) < ratio(b); });
+    misses.insert(at, miss);
+    if (misses.size() > kKeep) misses.pop_back();
+  }
+
+  static double cost_of(const Candidate& c) { return c.cost ? c.cost->value() : HUGE_VAL; }
+
+  bool meets_constraints(const Candidate& c) const {
+    if (r_.deadline && c.total_time > *r_.deadline) return false;
+    if (r_.budget && c.cost && c.cost->value() > r_.budget->value()) return false;
+    return true;
+  }
+
+  void finish() {
+    // Pareto frontier in (time, cost): sort by time, keep each strictly cheaper one.
+    std::vector<Candidate> by_time = fits_;
+    std::sort(by_time.begin(), by_time.end(), [](const Candidate& a, const Candidate& b) {
+      return a.total_time.value() != b.total_time.value() ? a.total_time < b.total_time : cost_of(a) < cost_of(b);
+    });
+    double best_cost = HUGE_VAL;
+    for (const auto& c : by_time)
+      if (c.cost && c.cost->value() < best_cost) {
+        best_cost = c.cost->value();
+        result_.frontier.push_back(c);
+      }
+    // The fastest fitting configuration of each node type.
+    std::vector<bool> seen(r_.node_types.size());
+    for (const auto& c : by_time)
+      if (!seen[c.node_type]) {
+        seen[c.node_type] = true;
+        result_.fastest.push_back(c);
+      }
+    first_error_.resize(r_.node_types.size());
+    for (std::size_t i = 0; i < seen.size(); ++i)
+      if (!seen[i])
+        result_.skipped.emplace_back(r_.node_types[i].id, first_error_[i].empty()
+                                                              ? "no configuration of the grid fits in its memory"
+                                                              : first_error_[i]);
+    recommend(by_time);
+  }
+
+  // Costs within this fraction of the cheapest count as equal: then fewer GPUs (easier to
+  // obtain, less exposed to failures) and then the shorter run win.
+  static constexpr double kCostTie = 0.01;
+
+  void recommend(const std::vector<Candidate>& by_time) {
+    const Candidate* fastest_ok = nullptr;
+    double min_cost = HUGE_VAL;
+    for (const auto& c : by_time) {
+      if (!meets_constraints(c)) continue;
+      if (fastest_ok == nullptr) fastest_ok = &c;
+      if (c.cost) min_cost = std::min(min_cost, c.cost->value());
+    }
+    const Candidate* cheapest_ok = nullptr;
+    for (const auto& c : by_time) {  // by_time: the first of equal GPU count is the faster
+      if (!meets_constraints(c) || !c.cost || c.cost->value() > min_cost * (1 + kCostTie)) continue;
+      if (cheapest_ok == nullptr || c.gpus(r_.node_types) < cheapest_ok->gpus(r_.node_types)) cheapest_ok = &c;
+    }
+    std::string limits;
+    if (r_.deadline) limits += "the " + to_string(*r_.deadline) + " deadline";
+    if (r_.budget) limits += (limits.empty() ? "the " : " and the ") + to_string(*r_.budget) + " budget";
+    if (cheapest_ok) {
+      result_.recommended = *cheapest_ok;
+      result_.recommendation = "the cheapest configuration" + (limits.empty() ? "" : " that meets " + limits) +
+                               ", fewest GPUs among those within 1 % of its cost";
+    } else if (fastest_ok) {
+      result_.recommended = *fastest_ok;
+      result_.recommendation = "the fastest configuration" + (limits.empty() ? "" : " that meets " + limits) +
+                               "; no node type that does has a catalog price";
+    } else {
+      result_.recommended = by_time.front();
+      result_.recommendation = "no configuration meets " + limits + "; this is the fastest";
+    }
+  }
+
+  Result<SearchResult> no_fit_error() const {
+    const std::string model = std::holds_alternative<TransformerShape>(r_.model)
+                                  ? std::get<TransformerShape>(r_.model).name
+                                  : std::get<SampleModel>(r_.model).name;
+    if (result_.closest_misses.empty())
+      return Diagnostic{{}, "hardware", "no configuration of the search grid applies to '" + model + "'",
+                        "check min_gpus/max_gpus and the search lists"};
+    const MemoryMiss& m = result_.closest_misses.front();
+    const NodeType& t = r_.node_types[m.candidate.node_type];
+    const Parallelism& p = m.candidate.par;
+    return Diagnostic{{},
+                      "workload.model",
+                      "'" + model + "' does not fit in memory on any candidate: the closest, " +
+                          std::to_string(m.candidate.nodes) + " x " + t.id + " (t=" + std::to_string(p.tensor) +
+                          " p=" + std::to_string(p.pipeline) + " d=" + std::to_string(p.data) +
+                          " zero=" + std::to_string(p.zero_stage) + " recompute=" +
+                          std::string(recompute_name(p.recompute)) + "), needs " + to_string(m.needed) +
+                          " per GPU of " + to_string(m.available),
+                      "allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA"};
+  }
+
+  const SearchRequest& r_;
+  ProgressObserver* progress_;
+  SearchResult result_;
+  std::vector<Candidate> fits_;
+  std::vector<std::string> first_error_;
+};
+
+}  // namespace
+
+Result<SearchResult> run_search(const SearchRequest& request, ProgressObserver* progress) {
+  if (request.node_types.empty()) return Diagnostic{{}, "hardware", "no node types to search", ""};
+  const bool transformer = std::holds_alternative<TransformerShape>(request.model);
+  if (transformer && !(request.tokens > 0))
+    return Diagnostic{{}, "workload.tokens", "the number of training tokens must be greater than zero", ""};
+  if (!transformer && !(request.samples > 0))
+    return Diagnostic{{}, "workload.samples", "the number of training samples must be greater than zero", ""};
+  return Search(request, progress).run();
+}
+
+}  // namespace capsim::models

@@ -1,0 +1,298 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "capsim/hardware/loader.hpp"
+#include "capsim/models/cluster.hpp"
+#include "capsim/models/collectives.hpp"
+#include "capsim/models/performance.hpp"
+
+using namespace capsim;
+using namespace capsim::models;
+
+namespace {
+
+// A hand-built A100-like node: 312 TFLOP/s bf16, 2 TB/s HBM, 300 GB/s NVSwitch,
+// 4 x 25 GB/s NICs shared by 8 GPUs.
+ClusterSpec test_cluster() {
+  ClusterSpec c;
+  c.gpu.id = "test-gpu";
+  c.gpu.memory = gigabytes(80);
+  c.gpu.memory_bandwidth = gigabytes_per_second(2000);
+  c.gpu.peak_dense.emplace("bf16", teraflops(312));
+  c.gpu.peak_dense.emplace("fp16", teraflops(312));
+  c.gpus_per_node = 8;
+  c.intra_node_bandwidth = gigabytes_per_second(300);
+  c.intra_node_latency = seconds(2e-6);
+  c.inter_node_bandwidth = gigabytes_per_second(12.5);
+  c.inter_node_latency = seconds(5e-6);
+  c.pcie_bandwidth = gigabytes_per_second(31.5);
+  return c;
+}
+
+// Same GPU, fabric so fast that communication vanishes: isolates compute and bubbles.
+ClusterSpec ideal_fabric_cluster() {
+  ClusterSpec c = test_cluster();
+  c.intra_node_bandwidth = BytesPerSecond(1e30);
+  c.inter_node_bandwidth = BytesPerSecond(1e30);
+  c.intra_node_latency = seconds(0);
+  c.inter_node_latency = seconds(0);
+  return c;
+}
+
+TransformerShape gpt_1_3b() {
+  TransformerShape s;
+  s.name = "gpt-1.3b";
+  s.layers = 24;
+  s.hidden = 2048;
+  s.heads = 16;
+  s.kv_heads = 16;
+  s.ffn_hidden = 8192;
+  s.vocab = 50304;
+  s.seq_len = 2048;
+  return s;
+}
+
+double comm_free_parts(const StepBreakdown& b) {
+  return (b.compute + b.recompute + b.tensor_parallel_comm).value();
+}
+
+}  // namespace
+
+TEST_CASE("collective: ring all-reduce is 2(n-1)/n S/B + 2(n-1) alpha") {
+  const LinkModel link{gigabytes_per_second(100), seconds(5e-6)};
+  // 2 * 7/8 * 1e9 B / 1e11 B/s + 2 * 7 * 5e-6 s = 0.0175 + 0.00007 = 0.01757 s
+  CHECK(ring_all_reduce(gigabytes(1), 8, link).value() == doctest::Approx(0.01757));
+  CHECK(ring_all_reduce(gigabytes(1), 1, link).value() == 0.0);
+}
+
+TEST_CASE("collective: all-gather, reduce-scatter, all-to-all, tree, point-to-point") {
+  const LinkModel link{gigabytes_per_second(100), seconds(5e-6)};
+  // 3/4 * 1e9 / 1e11 + 3 * 5e-6 = 0.0075 + 0.000015
+  CHECK(all_gather(gigabytes(1), 4, link).value() == doctest::Approx(0.007515));
+  CHECK(reduce_scatter(gigabytes(1), 4, link).value() == doctest::Approx(0.007515));
+  CHECK(all_to_all(gigabytes(1), 4, link).value() == doctest::Approx(0.007515));
+  // 2 * 1e9 / 1e11 + 2 * ceil(log2 8) * 5e-6 = 0.02 + 0.00003
+  CHECK(tree_all_reduce(gigabytes(1), 8, link).value() == doctest::Approx(0.02003));
+  // 5e-6 + 1e6 / 1e11 = 1.5e-5
+  CHECK(point_to_point(Bytes(1e6), link).value() == doctest::Approx(1.5e-5));
+}
+
+TEST_CASE("collective: hierarchical all-reduce = 2 intra reduce-scatters + inter ring of S/g") {
+  const LinkModel intra{gigabytes_per_second(200), seconds(0)};
+  const LinkModel inter{gigabytes_per_second(20), seconds(0)};
+  // intra: 2 * 7/8 * 8e9 / 2e11 = 0.07; inter on 1e9 B over 4 nodes: 2 * 3/4 * 1e9 / 2e10 = 0.075
+  CHECK(hierarchical_all_reduce(gigabytes(8), 8, 4, intra, inter).value() == doctest::Approx(0.145));
+}
+
+TEST_CASE("perf: a single-GPU step without communication is compute plus the optimizer") {
+  Parallelism par;
+  par.micro_batch = 4;
+  par.global_batch = 16;
+  auto est = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  REQUIRE(est.ok());
+  const auto& b = est->breakdown;
+  CHECK(b.tensor_parallel_comm.value() == 0.0);
+  CHECK(b.pipeline_bubble.value() == 0.0);
+  CHECK(b.data_parallel_comm_exposed.value() == 0.0);
+  CHECK(b.zero_comm.value() == 0.0);
+  CHECK(b.recompute.value() == 0.0);
+  CHECK(est->step_time.value() == doctest::Approx((b.compute + b.optimizer).value()));
+  CHECK(est->bottleneck == Bottleneck::compute);
+  CHECK(bottleneck_name(est->bottleneck) == "compute");
+  // The GEMM efficiency caps MFU below kGemmMaxEfficiency.
+  CHECK(est->mfu > 0.3);
+  CHECK(est->mfu < kGemmMaxEfficiency);
+  CHECK(est->tokens_per_second == doctest::Approx(16.0 * 2048 / est->step_time.value()));
+}
+
+TEST_CASE("perf: pipeline bubble is (p-1)/m of the busy time, (p-1)/(m v) interleaved") {
+  Parallelism par;
+  par.pipeline = 4;
+  par.micro_batch = 1;
+  par.global_batch = 16;  // m = 16
+  auto plain = estimate_training_step(gpt_1_3b(), par, ideal_fabric_cluster(), TrainingOptions{});
+  REQUIRE(plain.ok());
+  // bubble / busy = 3 / 16
+  CHECK(plain->breakdown.pipeline_bubble.value() / comm_free_parts(plain->breakdown) ==
+        doctest::Approx(3.0 / 16.0));
+
+  par.interleave = 2;
+  auto interleaved = estimate_training_step(gpt_1_3b(), par, ideal_fabric_cluster(), TrainingOptions{});
+  REQUIRE(interleaved.ok());
+  // 3 / (16 * 2)
+  CHECK(interleaved->breakdown.pipeline_bubble.value() / comm_free_parts(interleaved->breakdown) ==
+        doctest::Approx(3.0 / 32.0));
+}
+
+TEST_CASE("perf: doubling data parallelism for a fixed global batch halves the step, within comm") {
+  Parallelism par;
+  par.micro_batch = 2;
+  par.global_batch = 256;
+  par.data = 8;
+  auto d8 = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  par.data = 16;
+  auto d16 = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  REQUIRE(d8.ok());
+  REQUIRE(d16.ok());
+  CHECK(d16->breakdown.compute.value() == doctest::Approx(d8->breakdown.compute.value() / 2));
+  const double ratio = d16->step_time.value() / d8->step_time.value();
+  CHECK(ratio > 0.5);   // communication and the optimizer do not shrink
+  CHECK(ratio < 0.53);
+}
+
+TEST_CASE("perf: tensor parallelism adds 4 ring all-reduces of b*s*h per layer and micro-batch") {
+  Parallelism par;
+  par.tensor = 8;
+  par.micro_batch = 1;
+  par.global_batch = 2;
+  const ClusterSpec c = test_cluster();
+  auto est = estimate_training_step(gpt_1_3b(), par, c, TrainingOptions{});
+  REQUIRE(est.ok());
+  // 2 micro-batches * 24 layers * 4 * ring(2048 * 2048 * 2 B over 8 at 0.8 * 300 GB/s)
+  const LinkModel link{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
+  const double one = ring_all_reduce(Bytes(2048.0 * 2048 * 2), 8, link).value();
+  CHECK(est->breakdown.tensor_parallel_comm.value() == doctest::Approx(2 * 24 * 4 * one));
+}
+
+TEST_CASE("perf: full recompute costs one more forward, selective only the attention core") {
+  Parallelism par;
+  par.global_batch = 4;
+  auto none = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  par.recompute = Recompute::selective;
+  auto selective = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  par.recompute = Recompute::full;
+  auto full = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  REQUIRE(none.ok());
+  REQUIRE(selective.ok());
+  REQUIRE(full.ok());
+  CHECK(selective->breakdown.recompute.value() > 0);
+  CHECK(selective->breakdown.recompute < full->breakdown.recompute);
+  // A forward pass is about a third of forward + backward.
+  const double share = full->breakdown.recompute.value() / full->breakdown.compute.value();
+  CHECK(share > 0.28);
+  CHECK(share < 0.36);
+  CHECK(full->mfu < none->mfu);
+}
+
+TEST_CASE("perf: ZeRO-3 adds parameter all-gathers only when they outrun compute") {
+  Parallelism par;
+  par.data = 64;
+  par.micro_batch = 1;
+  par.global_batch = 64;
+  par.zero_stage = 3;
+  ClusterSpec slow = test_cluster();
+  slow.inter_node_bandwidth = gigabytes_per_second(0.5);
+  auto est = estimate_training_step(gpt_1_3b(), par, slow, TrainingOptions{});
+  REQUIRE(est.ok());
+  CHECK(est->breakdown.zero_comm.value() > 0);
+  auto fast = estimate_training_step(gpt_1_3b(), par, ideal_fabric_cluster(), TrainingOptions{});
+  REQUIRE(fast.ok());
+  CHECK(fast->breakdown.zero_comm.value() == 0.0);
+}
+
+TEST_CASE("perf: invalid layouts are errors that name the value") {
+  Parallelism par;
+  par.pipeline = 5;  // 24 layers
+  par.global_batch = 10;
+  auto est = estimate_training_step(gpt_1_3b(), par, test_cluster(), TrainingOptions{});
+  REQUIRE_FALSE(est.ok());
+  CHECK(est.errors()[0].message == "layers 24 are not divisible by pipeline 5 x interleave 1");
+
+  Parallelism multi;
+  multi.data = 16;
+  multi.global_batch = 16;
+  ClusterSpec one_node = test_cluster();
+  one_node.inter_node_bandwidth = BytesPerSecond(0);
+  auto no_net = estimate_training_step(gpt_1_3b(), multi, one_node, TrainingOptions{});
+  REQUIRE_FALSE(no_net.ok());
+  CHECK(no_net.errors()[0].message == "16 GPUs span several nodes of 8 but the cluster has no network");
+
+  TrainingOptions fp8;
+  fp8.compute = Precision::fp8;
+  auto no_peak = estimate_training_step(gpt_1_3b(), Parallelism{}, test_cluster(), fp8);
+  REQUIRE_FALSE(no_peak.ok());
+  CHECK(no_peak.errors()[0].message == "GPU 'test-gpu' has no dense fp8 peak in the catalog");
+}
+
+TEST_CASE("perf: a training run multiplies steps, time and GPU-hours") {
+  Parallelism par;
+  par.data = 8;
+  par.global_batch = 64;
+  auto run = estimate_training_run(gpt_1_3b(), par, test_cluster(), TrainingOptions{}, 64.0 * 2048 * 1000);
+  REQUIRE(run.ok());
+  CHECK(run->steps == doctest::Approx(1000));
+  CHECK(run->total_time.value() == doctest::Approx(1000 * run->step.step_time.value()));
+  CHECK(run->gpu_hours == doctest::Approx(run->total_time.value() / 3600 * 8));
+  CHECK_FALSE(estimate_training_run(gpt_1_3b(), par, test_cluster(), TrainingOptions{}, 0).ok());
+}
+
+TEST_CASE("perf: a sample model step is GEMM time at the large-GEMM efficiency plus activation traffic") {
+  SampleModel resnet;
+  resnet.name = "resnet-50";
+  resnet.params = 25.6e6;
+  resnet.forward_flops_per_sample = 8.2e9;  // 4.1 GMACs
+  resnet.activation_bytes_per_sample = 0.1e9;
+  resnet.input_bytes_per_sample = 3 * 224 * 224 * 4;
+  auto est = estimate_sample_model_step(resnet, 256, 1, test_cluster(), TrainingOptions{});
+  REQUIRE(est.ok());
+  // 3 * 8.2e9 * 256 / (0.72 * 312e12) + 3 * 0.1e9 * 256 / (0.8 * 2e12) = 0.02803 + 0.048 s
+  CHECK(est->breakdown.compute.value() ==
+        doctest::Approx(3 * 8.2e9 * 256 / (kGemmMaxEfficiency * 312e12) +
+                        3 * 0.1e9 * 256 / (kMemoryBandwidthEfficiency * 2e12)));
+  CHECK(est->breakdown.data_parallel_comm_exposed.value() == 0.0);
+  CHECK(est->tokens_per_second == doctest::Approx(256 / est->step_time.value()));
+  auto eight = estimate_sample_model_step(resnet, 256, 8, test_cluster(), TrainingOptions{});
+  REQUIRE(eight.ok());
+  CHECK(eight->tokens_per_second > 7.5 * est->tokens_per_second);
+}
+
+TEST_CASE("perf: cluster_from_catalog reads the DGX A100 layout and names unknown ids") {
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  auto c = cluster_from_catalog(*catalog, "a100-sxm-80gb", 8, "nvswitch-a100", "ib-hdr-200", 8);
+  REQUIRE_MESSAGE(c.ok(), format_diagnostics(c.errors()));
+  CHECK(c->intra_node_bandwidth.value() == doctest::Approx(300e9));
+  CHECK(c->inter_node_bandwidth.value() == doctest::Approx(25e9));  // 8 NICs x 25 GB/s / 8 GPUs
+  CHECK(c->inter_node_latency.value() == doctest::Approx(kDefaultInterNodeLatencySeconds));
+  CHECK(c->gpu.peak("bf16")->value() == doctest::Approx(312e12));
+  CHECK(c->description == "8 x a100-sxm-80gb per node, nvswitch-a100, 8 x ib-hdr-200");
+
+  auto bad = cluster_from_catalog(*catalog, "a100-sxm-80gbb", 8, "nvswitch-a100", "ib-hdr-200", 8);
+  REQUIRE_FALSE(bad.ok());
+  const std::string all = format_diagnostics(bad.errors());
+  CHECK(all.find("a100-sxm-80gbb") != std::string::npos);
+  CHECK(all.find("a100-sxm-80gb'") != std::string::npos);  // the did-you-mean
+
+  auto bad_net = cluster_from_catalog(*catalog, "a100-sxm-80gb", 8, "nvswitch-a100", "ib-hdr-2000", 8);
+  REQUIRE_FALSE(bad_net.ok());
+  CHECK(format_diagnostics(bad_net.errors()).find("ib-hdr-2000") != std::string::npos);
+
+  auto no_intra = cluster_from_catalog(*catalog, "a100-sxm-80gb", 8, "", "", 0);
+  REQUIRE_FALSE(no_intra.ok());
+  CHECK(no_intra.errors()[0].message == "a node with 8 GPUs needs an intra-node interconnect id");
+}
+
+TEST_CASE("perf: estimate_training_step sustains a sizing search (timing printed, not asserted)") {
+  Parallelism par;
+  par.tensor = 8;
+  par.pipeline = 4;
+  par.data = 16;
+  par.global_batch = 1024;
+  par.recompute = Recompute::selective;
+  const ClusterSpec c = test_cluster();
+  const TransformerShape shape = gpt_1_3b();
+  const int n = 200000;
+  double sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    par.micro_batch = 1 + (i & 1);
+    auto est = estimate_training_step(shape, par, c, TrainingOptions{});
+    sink += est->step_time.value();
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE("estimate_training_step: " << n / elapsed / 1e6 << " M evaluations/s (sink " << sink << ")");
+  CHECK(sink > 0);
+}
