@@ -102,7 +102,11 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
     return report_errors({{{}, "", "no catalog entry with id '" + o.id + "'", did_you_mean(o.id, ids)}});
   }
   if (o.format == Format::json) std::cout << scenarios::entity_json(*e);
-  else print_table(scenarios::entity_table(*e), o.format);
+  else {
+    print_table(scenarios::entity_table(*e), o.format);
+    if (const auto notes = e->text("notes"); !notes.empty() && o.format == Format::table)
+      std::cout << "\nnotes: " << notes << "\n";
+  }
   return kExitOk;
 }
 

@@ -3,6 +3,8 @@
 
 #include "catalog_command.hpp"
 #include "output.hpp"
+#include "plan_commands.hpp"
+#include "scenario_commands.hpp"
 #include "version.hpp"
 
 int main(int argc, char** argv) {
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
 
   int exit_code = kExitOk;
   add_catalog_command(app, global, exit_code);
+  add_scenario_commands(app, global, exit_code);
+  add_plan_commands(app, global, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -105,7 +105,7 @@ Table entity_table(const hardware::Entity& e) {
   t.rows.push_back({"id", e.id, e.where.file + ":" + std::to_string(e.where.line), ""});
   for (const auto& def : hardware::fields_of(e.kind)) {
     const FieldValue* v = e.find(def.name);
-    if (v == nullptr) continue;
+    if (v == nullptr || def.name == "notes") continue;  // notes are prose, printed below the table
     t.rows.push_back({std::string(def.name), display_value(def, *v), v->provenance ? v->provenance->source : "",
                       v->provenance ? v->provenance->as_of : ""});
   }

@@ -153,7 +153,13 @@ TEST_CASE("validate on a copy with a misspelled key and a wrong unit and a dupli
     gpus.replace(at, from.size(), to);
   };
   replace_first("    memory_type:", "    memroy_type:");             // misspelled key
-  replace_first("memory_bandwidth: 480 GB/s", "memory_bandwidth: 480 GB");  // K80: wrong unit
+  {  // wrong unit: the first GPU's bandwidth written as a size ("240 GB/s" -> "240 GB")
+    const auto line = gpus.find("    memory_bandwidth: ");
+    REQUIRE(line != std::string::npos);
+    const auto unit = gpus.find("/s", line);
+    REQUIRE(unit < gpus.find('\n', line));
+    gpus.erase(unit, 2);
+  }
   replace_first("id: p4\n", "id: k80\n");                           // duplicate id
   std::ofstream(copy / "gpus.yaml", std::ios::binary) << gpus;
 

@@ -26,6 +26,7 @@ TEST_CASE("did_you_mean suggests only plausible typos") {
   CHECK(did_you_mean("Memory", keys) == "did you mean 'memory'?");
   CHECK(did_you_mean("tpd", keys) == "did you mean 'tdp'?");
   CHECK(did_you_mean("completely_unrelated", keys).empty());
+  CHECK(did_you_mean("memory_band", keys) == "did you mean 'memory_bandwidth'?");  // a prefix
   CHECK(edit_distance("kitten", "sitting") == 3);
   CHECK(edit_distance("tpd", "tdp") == 1);
 }

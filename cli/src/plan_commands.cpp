@@ -1,0 +1,219 @@
+// `capsim memory` and `capsim size`: will it fit, and which configuration to buy.
+#include "plan_commands.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "capsim/core/units.hpp"
+#include "capsim/models/memory.hpp"
+#include "capsim/models/workload.hpp"
+#include "capsim/scenarios/sizing.hpp"
+#include "capsim/scenarios/workspace.hpp"
+
+namespace capsim::cli {
+namespace {
+
+// A progress bar on stderr when it is a terminal and the work has run for half a second;
+// silent otherwise (pipes, CI logs).
+class TerminalProgress : public ProgressObserver {
+ public:
+  TerminalProgress() : enabled_(::isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+  ~TerminalProgress() override {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void progress(double fraction, std::string_view what) override {
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 0.5) return;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::cerr << "\r" << what << " [" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] "
+              << static_cast<int>(fraction * 100) << " %" << std::flush;
+    drawn_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+struct SizeOptions {
+  std::string file;
+  Format format = Format::table;
+};
+
+int run_size(const GlobalOptions& g, const SizeOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  TerminalProgress progress;
+  auto report = scenarios::size_scenario(*scenario, *ws->catalog, &progress);
+  if (!report) return report_errors(report.errors());
+  if (o.format == Format::json) std::cout << scenarios::sizing_json(*report);
+  else std::cout << scenarios::sizing_text(*report);
+  return kExitOk;
+}
+
+struct MemoryOptions {
+  std::string params;
+  std::string model;
+  std::string mode = "train";
+  std::string rule;
+  std::string precision;
+  int tensor = 1, pipeline = 1, data = 1, zero = 0, micro_batch = 1, seq_len = 0, batch = 1, context = 0;
+  int lora_rank = 16;
+  std::string recompute = "none";
+  std::string fine_tuning = "full";
+  std::string overhead = "10 %";
+  bool sequence_parallel = false;
+  Format format = Format::table;
+};
+
+Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
+  std::vector<Diagnostic> errors;
+  auto bad = [&](std::string flag, std::string message, std::string hint = {}) {
+    errors.push_back({{}, std::move(flag), std::move(message), std::move(hint)});
+  };
+  const bool train = o.mode == "train";
+  auto precision = models::precision_from_name(o.precision.empty() ? (train || o.model.empty() ? "fp32" : "bf16")
+                                                                    : o.precision);
+  if (!precision) bad("--precision", "unknown precision '" + o.precision + "'", "fp32, tf32, fp16, bf16, fp8, int8 or int4");
+  auto overhead = parse_as<Ratio>(o.overhead);
+  if (!overhead) bad("--overhead", overhead.errors()[0].message, overhead.errors()[0].hint);
+  const std::string rule = o.rule.empty() ? (o.model.empty() ? "simple" : "detailed") : o.rule;
+
+  if (rule == "simple") {
+    double params = 0;
+    if (!o.params.empty()) {
+      auto p = parse_count(o.params);
+      if (!p) bad("--params", p.errors()[0].message, p.errors()[0].hint);
+      else params = *p;
+    } else if (const auto* preset = models::find_transformer_preset(o.model)) {
+      params = models::parameter_count(preset->shape);
+    } else {
+      bad(o.model.empty() ? "--params" : "--model",
+          o.model.empty() ? "give --params (e.g. 7B) or --model" : "unknown transformer preset '" + o.model + "'",
+          "run 'capsim models' for the presets");
+    }
+    if (!errors.empty()) return errors;
+    return models::simple_rule(params, train ? models::SimpleMode::training : models::SimpleMode::inference, *precision);
+  }
+
+  const auto* preset = models::find_transformer_preset(o.model);
+  if (preset == nullptr) {
+    bad("--model", o.model.empty() ? "the detailed rule needs a transformer shape: give --model"
+                                   : "unknown transformer preset '" + o.model + "'",
+        "run 'capsim models' for the presets");
+    return errors;
+  }
+  if (!errors.empty()) return errors;
+  models::TransformerShape shape = preset->shape;
+  if (o.seq_len > 0) shape.seq_len = o.seq_len;
+  if (!train) {
+    models::InferenceOptions inf;
+    inf.weights = *precision;
+    inf.kv_cache = *precision == models::Precision::int4 ? models::Precision::fp8 : *precision;
+    inf.batch = o.batch;
+    inf.context = o.context;
+    inf.tensor = o.tensor;
+    inf.overhead_fraction = overhead->value();
+    return models::inference_memory_per_gpu(shape, inf);
+  }
+  models::Parallelism par;
+  par.tensor = o.tensor;
+  par.pipeline = o.pipeline;
+  par.data = o.data;
+  par.zero_stage = o.zero;
+  par.micro_batch = o.micro_batch;
+  par.global_batch = o.micro_batch * o.data * std::max(1, o.pipeline);
+  par.sequence_parallel = o.sequence_parallel;
+  par.recompute = o.recompute == "full" ? models::Recompute::full
+                  : o.recompute == "selective" ? models::Recompute::selective
+                                               : models::Recompute::none;
+  models::TrainingOptions opt;
+  opt.compute = o.precision.empty() ? models::Precision::bf16 : *precision;
+  opt.mixed_precision = opt.compute != models::Precision::fp32;
+  opt.fine_tuning = o.fine_tuning == "lora" ? models::FineTuning::lora
+                    : o.fine_tuning == "qlora" ? models::FineTuning::qlora
+                                               : models::FineTuning::full;
+  opt.lora_rank = o.lora_rank;
+  opt.overhead_fraction = overhead->value();
+  return models::training_memory_per_gpu(shape, par, opt);
+}
+
+int run_memory(const MemoryOptions& o) {
+  auto m = compute_memory(o);
+  if (!m) return report_errors(m.errors());
+  const std::pair<const char*, Bytes> parts[] = {{"weights", m->weights},       {"gradients", m->gradients},
+                                                 {"optimizer", m->optimizer},   {"activations", m->activations},
+                                                 {"kv_cache", m->kv_cache},     {"overhead", m->overhead}};
+  if (o.format == Format::json) {
+    nlohmann::json j;
+    j["rule"] = m->rule;
+    j["model"] = o.model.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.model);
+    j["mode"] = o.mode;
+    for (const auto& [name, bytes] : parts) j["components"][name] = bytes.value();
+    j["total_bytes"] = m->total().value();
+    j["formulas"] = m->formulas;
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  scenarios::Table t{{"component", "per GPU"}, {}, {false, true}};
+  for (const auto& [name, bytes] : parts)
+    if (bytes.value() > 0) t.rows.push_back({name, to_string(bytes)});
+  t.rows.push_back({"total", to_string(m->total())});
+  if (o.format == Format::table) {
+    std::cout << "Memory per GPU (" << m->rule << " rule" << (o.model.empty() ? "" : ", " + o.model) << ", "
+              << (o.mode == "train" ? "training" : "inference") << ")\n\n";
+  }
+  print_table(t, o.format);
+  if (o.format == Format::table) {
+    std::cout << "\nHow:\n";
+    for (const auto& f : m->formulas) std::cout << "  " << f << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto size_options = std::make_shared<SizeOptions>();
+  auto* size = app.add_subcommand("size", "Search GPU types, node counts and parallel layouts for a scenario");
+  size->add_option("scenario", size_options->file, "Scenario YAML file")->required();
+  add_format_option(*size, size_options->format, {"table", "json"});
+  size->callback([&global, &exit_code, size_options] { exit_code = run_size(global, *size_options); });
+
+  auto m = std::make_shared<MemoryOptions>();
+  auto* memory = app.add_subcommand("memory", "Memory per GPU to train or serve a model, with the formula");
+  memory->add_option("--params", m->params, "Parameter count, e.g. 7B, 175B (simple rule)");
+  memory->add_option("--model", m->model, "Transformer preset, e.g. llama-2-70b (see 'capsim models')");
+  memory->add_option("--mode", m->mode, "train or infer")->check(CLI::IsMember({"train", "infer"}));
+  memory->add_option("--rule", m->rule, "simple (4 / 24 B per param) or detailed (default with --model)")
+      ->check(CLI::IsMember({"simple", "detailed"}));
+  memory->add_option("--precision", m->precision, "fp32, tf32, fp16, bf16, fp8, int8, int4");
+  memory->add_option("--tp", m->tensor, "Tensor-parallel degree")->check(CLI::Range(1, 1024));
+  memory->add_option("--pp", m->pipeline, "Pipeline-parallel degree")->check(CLI::Range(1, 4096));
+  memory->add_option("--dp", m->data, "Data-parallel degree")->check(CLI::Range(1, 1 << 20));
+  memory->add_option("--zero", m->zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  memory->add_flag("--sp", m->sequence_parallel, "Sequence parallelism (with --tp > 1)");
+  memory->add_option("--recompute", m->recompute, "none, selective or full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  memory->add_option("--micro-batch", m->micro_batch, "Sequences per micro-batch")->check(CLI::Range(1, 1 << 16));
+  memory->add_option("--seq-len", m->seq_len, "Sequence length (default: the preset's)")->check(CLI::Range(1, 1 << 24));
+  memory->add_option("--fine-tuning", m->fine_tuning, "full, lora or qlora")
+      ->check(CLI::IsMember({"full", "lora", "qlora"}));
+  memory->add_option("--lora-rank", m->lora_rank, "LoRA rank")->check(CLI::Range(1, 4096));
+  memory->add_option("--batch", m->batch, "Concurrent sequences (inference)")->check(CLI::Range(1, 1 << 20));
+  memory->add_option("--context", m->context, "Tokens per sequence in the KV cache (inference)")
+      ->check(CLI::Range(1, 1 << 24));
+  memory->add_option("--overhead", m->overhead, "Framework and fragmentation overhead, e.g. '10 %'");
+  add_format_option(*memory, m->format, {"table", "json", "csv", "md"});
+  memory->callback([&exit_code, m] { exit_code = run_memory(*m); });
+}
+
+}  // namespace capsim::cli

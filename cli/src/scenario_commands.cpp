@@ -1,0 +1,87 @@
+#include "scenario_commands.hpp"
+
+#include <memory>
+
+#include "capsim/core/units.hpp"
+#include "capsim/models/workload.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/schema.hpp"
+#include "capsim/scenarios/workspace.hpp"
+
+namespace capsim::cli {
+namespace {
+
+struct ValidateOptions {
+  std::vector<std::string> files;
+  Format format = Format::table;
+};
+
+int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  std::vector<Diagnostic> errors;
+  for (const auto& file : o.files) {
+    auto s = scenarios::load_scenario_file(file, *ws->catalog);
+    if (!s) {
+      errors.insert(errors.end(), s.errors().begin(), s.errors().end());
+    } else if (o.format != Format::json) {
+      std::cout << file << ": valid (" << s->name << ")\n";
+    }
+  }
+  if (o.format == Format::json) {
+    std::cout << "{\"valid\": " << (errors.empty() ? "true" : "false") << ", \"errors\": " << errors.size() << "}\n";
+  }
+  return errors.empty() ? kExitOk : report_errors(errors);
+}
+
+int run_models(Format format) {
+  scenarios::Table t{{"preset", "kind", "params", "layers", "hidden", "heads", "kv_heads", "seq_len", "source"},
+                     {},
+                     {false, false, true, true, true, true, true, true, false}};
+  auto count = [](double n) {
+    return n >= 1e9 ? to_string(ParsedQuantity{n / 1e9, {}, {}}) + "B" : to_string(ParsedQuantity{n / 1e6, {}, {}}) + "M";
+  };
+  for (const auto& p : models::transformer_presets()) {
+    const auto& s = p.shape;
+    t.rows.push_back({s.name, s.experts > 1 ? "moe transformer" : (s.encoder_only ? "encoder" : "transformer"),
+                      count(models::parameter_count(s)), std::to_string(s.layers), std::to_string(s.hidden),
+                      std::to_string(s.heads), std::to_string(s.kv_heads), std::to_string(s.seq_len), p.source});
+  }
+  for (const auto& m : models::sample_model_presets())
+    t.rows.push_back({m.name, "cnn", count(m.params), "-", "-", "-", "-", "-", m.source});
+  if (format == Format::json) {
+    std::cout << "[";
+    for (std::size_t i = 0; i < t.rows.size(); ++i)
+      std::cout << (i ? ", " : "") << "\"" << t.rows[i][0] << "\"";
+    std::cout << "]\n";
+  } else {
+    print_table(t, format);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto validate_options = std::make_shared<ValidateOptions>();
+  auto* validate = app.add_subcommand("validate", "Check scenario files (all errors at once; exit 2 if any)");
+  validate->add_option("scenario", validate_options->files, "Scenario YAML files")->required();
+  add_format_option(*validate, validate_options->format, {"table", "json"});
+  validate->callback([&global, &exit_code, validate_options] { exit_code = run_validate(global, *validate_options); });
+
+  auto schema_format = std::make_shared<Format>(Format::json);
+  auto* schema = app.add_subcommand("schema", "Print the scenario JSON Schema (for editors) or the Markdown reference");
+  add_format_option(*schema, *schema_format, {"json", "md"});
+  schema->callback([&exit_code, schema_format] {
+    std::cout << (*schema_format == Format::md ? scenarios::scenario_reference_markdown()
+                                               : scenarios::scenario_json_schema());
+    exit_code = kExitOk;
+  });
+
+  auto models_format = std::make_shared<Format>(Format::table);
+  auto* models_cmd = app.add_subcommand("models", "List the model presets a scenario may name");
+  add_format_option(*models_cmd, *models_format, {"table", "json", "csv", "md"});
+  models_cmd->callback([&exit_code, models_format] { exit_code = run_models(*models_format); });
+}
+
+}  // namespace capsim::cli

@@ -1,0 +1,74 @@
+// A scenario: the question a user asks capsim, loaded and validated from YAML.
+//
+// Loading checks the file against the scenario schema (unknown keys with "did you mean",
+// types, units, ranges) and against the catalog (GPU, instance and server ids), and
+// reports every problem at once with file:line:column and the key path.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/core/units.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/models/parallelism.hpp"
+#include "capsim/models/workload.hpp"
+
+namespace capsim::scenarios {
+
+enum class Commitment { on_demand, spot, reserved_1yr, reserved_3yr };
+std::string_view commitment_name(Commitment c);
+// The catalog field holding that price: "price.on_demand".
+std::string_view commitment_price_field(Commitment c);
+
+struct TrainingWorkload {
+  std::string model_name;  // preset name, or "custom" for an explicit shape
+  models::Workload model;  // TransformerShape or SampleModel
+  double tokens = 0;       // transformers: tokens to train on
+  double samples = 0;      // sample models: samples per epoch
+  double epochs = 1;
+  int global_batch = 1024;
+  models::TrainingOptions options;
+
+  bool is_transformer() const { return std::holds_alternative<models::TransformerShape>(model); }
+};
+
+struct HardwareChoice {
+  std::vector<std::string> gpus;
+  std::vector<std::string> providers;  // empty: all
+  std::vector<std::string> instances;  // empty: every instance with a candidate GPU
+  std::vector<std::string> servers;
+  int max_gpus = 4096;
+  int min_gpus = 1;
+};
+
+struct SearchSpace {
+  std::vector<int> micro_batch{1, 2, 4, 8};
+  std::vector<int> zero_stage{0, 1, 2, 3};
+  std::vector<models::Recompute> recompute{models::Recompute::none, models::Recompute::selective,
+                                           models::Recompute::full};
+  std::vector<int> tensor_parallel;    // empty: powers of two up to the GPUs per node
+  std::vector<int> pipeline_parallel;  // empty: powers of two dividing the layers, up to 128
+  std::vector<int> batch_per_gpu{32, 64, 128, 256};
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;  // where it was loaded from
+  TrainingWorkload training;
+  HardwareChoice hardware;
+  SearchSpace search;
+  Commitment commitment = Commitment::on_demand;
+  std::optional<Seconds> deadline;
+  std::optional<Money> budget;
+};
+
+// Loads and validates a scenario; `catalog` resolves and checks the ids it names.
+Result<Scenario> load_scenario(const std::string& name, const std::string& text, const hardware::Catalog& catalog);
+Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog);
+
+}  // namespace capsim::scenarios

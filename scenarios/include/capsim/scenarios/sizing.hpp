@@ -1,0 +1,40 @@
+// Sizing a training scenario: the scenario turned into a search over the catalog's node
+// types, and the result turned into what people and machines read (text, JSON, node
+// pools for Kubernetes).
+#pragma once
+
+#include <string>
+
+#include "capsim/core/progress.hpp"
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/models/search.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/table.hpp"
+
+namespace capsim::scenarios {
+
+struct SizingReport {
+  Scenario scenario;
+  models::SearchResult search;
+  double wall_seconds = 0;
+};
+
+// Errors carry the scenario file and the key path (e.g. a model that fits nowhere).
+Result<SizingReport> size_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                                   ProgressObserver* progress = nullptr);
+
+// One line describing a configuration: "512 x aws-p5-48xlarge (4096 x h100-sxm-80gb), t=8 p=4 ...".
+std::string describe_candidate(const SizingReport& r, const models::Candidate& c);
+
+// The node pools a candidate needs: one pool per node type, with the Kubernetes request.
+Table node_pools_table(const SizingReport& r, const models::Candidate& c);
+// Pareto frontier (time vs cost), fastest first.
+Table frontier_table(const SizingReport& r);
+// The fastest fitting configuration of each node type.
+Table fastest_table(const SizingReport& r);
+
+std::string sizing_text(const SizingReport& r);  // the report people read
+std::string sizing_json(const SizingReport& r);  // the same, for machines
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,383 @@
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "capsim/core/suggest.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/schema.hpp"
+
+namespace capsim::scenarios {
+
+std::string_view commitment_name(Commitment c) {
+  switch (c) {
+    case Commitment::on_demand: return "on_demand";
+    case Commitment::spot: return "spot";
+    case Commitment::reserved_1yr: return "reserved_1yr";
+    case Commitment::reserved_3yr: return "reserved_3yr";
+  }
+  return "";
+}
+
+std::string_view commitment_price_field(Commitment c) {
+  switch (c) {
+    case Commitment::on_demand: return "price.on_demand";
+    case Commitment::spot: return "price.spot";
+    case Commitment::reserved_1yr: return "price.reserved_1yr";
+    case Commitment::reserved_3yr: return "price.reserved_3yr";
+  }
+  return "";
+}
+
+namespace {
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    default: return "nothing";
+  }
+}
+
+bool parse_double(const std::string& s, double& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && end == s.data() + s.size() && std::isfinite(out);
+}
+
+std::string number_text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+class Loader {
+ public:
+  Loader(std::string file, const hardware::Catalog& catalog) : file_(std::move(file)), catalog_(catalog) {}
+
+  Result<Scenario> load(const std::string& text) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      return Diagnostic{{file_, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""};
+    }
+    if (!root.IsMap()) {
+      if (root.IsNull()) {  // an empty file has no position of its own
+        errors_.push_back({{file_, 1, 1}, "", "expected a scenario (a mapping with name:, workload:, hardware:), got nothing", ""});
+        return errors_;
+      }
+      error(root, "", "expected a scenario (a mapping with name:, workload:, hardware:), got " + describe(root));
+      return errors_;
+    }
+    validate(root, scenario_schema(), "");
+    if (!errors_.empty()) return errors_;
+    Scenario s = build(root);
+    if (!errors_.empty()) return errors_;
+    return s;
+  }
+
+ private:
+  void error(const YAML::Node& at, std::string path, std::string message, std::string hint = {}) {
+    const YAML::Mark m = at.Mark();
+    errors_.push_back({{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0},
+                       std::move(path),
+                       std::move(message),
+                       std::move(hint)});
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  // Phase 1: shape, types, units and ranges against the schema.
+  void validate(const YAML::Node& node, const SchemaNode& schema, const std::string& path) {
+    switch (schema.kind) {
+      case ValueKind::map: validate_map(node, schema, path); return;
+      case ValueKind::model:
+        if (node.IsMap()) validate_map(node, schema, path);
+        else if (!node.IsScalar()) error(node, path, "expected a preset name or a shape mapping, got " + describe(node));
+        return;
+      case ValueKind::list:
+        if (!node.IsSequence()) {
+          error(node, path, "expected a list, got " + describe(node), "write [a, b] or one '- item' per line");
+          return;
+        }
+        if (node.size() == 0) error(node, path, "expected at least one item");
+        for (std::size_t i = 0; i < node.size(); ++i)
+          validate(node[i], schema.children.at(0), path + "[" + std::to_string(i) + "]");
+        return;
+      default: validate_scalar(node, schema, path); return;
+    }
+  }
+
+  void validate_map(const YAML::Node& node, const SchemaNode& schema, const std::string& path) {
+    if (!node.IsMap()) {
+      error(node, path, "expected a mapping, got " + describe(node));
+      return;
+    }
+    std::set<std::string> seen;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+      const std::string key_path = join(path, key);
+      if (!seen.insert(key).second) {
+        error(it->first, key_path, "duplicate key '" + key + "'");
+        continue;
+      }
+      const SchemaNode* child = schema.child(key);
+      if (child == nullptr) {
+        const std::string where = path.empty() ? "at the top level" : "in '" + path + "'";
+        error(it->first, key_path, "unknown key '" + key + "' " + where, did_you_mean(key, schema.child_names()));
+        continue;
+      }
+      validate(it->second, *child, key_path);
+    }
+    for (const auto& c : schema.children)
+      if (c.required && !seen.contains(c.name))
+        error(node, path, "missing required key '" + c.name + "'" + (c.help.empty() ? "" : " (" + c.help + ")"));
+  }
+
+  bool in_range(const SchemaNode& schema, double v) const {
+    return (schema.minimum == 0 && schema.maximum == 0) || (v >= schema.minimum && v <= schema.maximum);
+  }
+
+  std::string range_text(const SchemaNode& schema) const {
+    return "between " + number_text(schema.minimum) + " and " + number_text(schema.maximum);
+  }
+
+  void validate_scalar(const YAML::Node& node, const SchemaNode& schema, const std::string& path) {
+    if (!node.IsScalar()) {
+      error(node, path, "expected a single value, got " + describe(node));
+      return;
+    }
+    const std::string& text = node.Scalar();
+    switch (schema.kind) {
+      case ValueKind::text: return;
+      case ValueKind::choice:
+        if (std::find(schema.choices.begin(), schema.choices.end(), text) == schema.choices.end()) {
+          std::string options;
+          for (const auto& c : schema.choices) options += (options.empty() ? "" : ", ") + c;
+          error(node, path, "expected one of " + options + ", got '" + text + "'", did_you_mean(text, schema.choices));
+        }
+        return;
+      case ValueKind::quantity: {
+        auto q = parse_quantity(text);
+        if (!q) {
+          for (const auto& d : q.errors()) error(node, path, d.message, d.hint);
+          return;
+        }
+        if (!(q->dim == schema.dim)) {
+          error(node, path, "expected " + describe_dimension(schema.dim) + ", got " + describe_dimension(q->dim) +
+                                " ('" + text + "')");
+          return;
+        }
+        const bool ratio = schema.dim == dims::none;
+        if (ratio ? q->si_value < 0 : q->si_value <= 0)
+          error(node, path, std::string("must be ") + (ratio ? "zero or more" : "greater than zero") + ", got '" +
+                                text + "'");
+        return;
+      }
+      case ValueKind::count: {
+        auto c = parse_count(text);
+        if (!c) {
+          for (const auto& d : c.errors()) error(node, path, d.message, d.hint);
+        } else if (*c <= 0) {
+          error(node, path, "must be greater than zero, got '" + text + "'");
+        }
+        return;
+      }
+      case ValueKind::integer: {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc{} || end != text.data() + text.size()) {
+          error(node, path, "expected a whole number, got '" + text + "'");
+        } else if (!in_range(schema, static_cast<double>(v))) {
+          error(node, path, "must be " + range_text(schema) + ", got " + text);
+        }
+        return;
+      }
+      case ValueKind::number: {
+        double v = 0;
+        if (!parse_double(text, v)) error(node, path, "expected a number, got '" + text + "'");
+        else if (!in_range(schema, v)) error(node, path, "must be " + range_text(schema) + ", got " + text);
+        return;
+      }
+      case ValueKind::boolean:
+        if (text != "true" && text != "false") error(node, path, "expected true or false, got '" + text + "'");
+        return;
+      case ValueKind::catalog_id:
+        if (!hardware::is_valid_id(text))
+          error(node, path, "invalid id '" + text + "'", "catalog ids are lowercase with hyphens, e.g. 'h100-sxm-80gb'");
+        return;
+      default: return;
+    }
+  }
+
+  // Phase 2: the values, checked against presets and the catalog. Phase 1 passed, so
+  // every conversion below succeeds.
+  static long long as_int(const YAML::Node& n) { return std::stoll(n.Scalar()); }
+  static double as_quantity(const YAML::Node& n) { return parse_quantity(n.Scalar())->si_value; }
+  static double as_count(const YAML::Node& n) { return *parse_count(n.Scalar()); }
+
+  template <class T, class F>
+  static void read_list(const YAML::Node& n, std::vector<T>& out, F convert) {
+    if (!n) return;
+    out.clear();
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(convert(n[i]));
+  }
+
+  Scenario build(const YAML::Node& root) {
+    Scenario s;
+    s.file = file_;
+    s.name = root["name"].Scalar();
+    if (root["description"]) s.description = root["description"].Scalar();
+    build_workload(root["workload"], s.training);
+    build_hardware(root["hardware"], s.hardware);
+    if (const YAML::Node search = root["search"]) build_search(search, s.search);
+    if (const YAML::Node pricing = root["pricing"]; pricing && pricing["commitment"]) {
+      const std::string c = pricing["commitment"].Scalar();
+      for (auto k : {Commitment::on_demand, Commitment::spot, Commitment::reserved_1yr, Commitment::reserved_3yr})
+        if (commitment_name(k) == c) s.commitment = k;
+    }
+    if (root["deadline"]) s.deadline = Seconds(as_quantity(root["deadline"]));
+    if (root["budget"]) {
+      auto q = parse_quantity(root["budget"].Scalar());
+      s.budget = Money(q->si_value, q->currency);
+    }
+    return s;
+  }
+
+  void build_workload(const YAML::Node& w, TrainingWorkload& t) {
+    const YAML::Node model = w["model"];
+    if (model.IsScalar()) {
+      t.model_name = model.Scalar();
+      if (const auto* p = models::find_transformer_preset(t.model_name)) {
+        t.model = p->shape;
+      } else if (const auto* m = models::find_sample_model_preset(t.model_name)) {
+        t.model = *m;
+      } else {
+        std::vector<std::string> names;
+        for (const auto& p : models::transformer_presets()) names.push_back(p.shape.name);
+        for (const auto& m : models::sample_model_presets()) names.push_back(m.name);
+        error(model, "workload.model", "unknown model preset '" + t.model_name + "'",
+              did_you_mean(t.model_name, names).empty() ? "run 'capsim models' for the list"
+                                                         : did_you_mean(t.model_name, names));
+        return;
+      }
+    } else {
+      t.model_name = "custom";
+      models::TransformerShape shape;
+      shape.name = "custom";
+      shape.layers = static_cast<int>(as_int(model["layers"]));
+      shape.hidden = static_cast<int>(as_int(model["hidden"]));
+      shape.heads = static_cast<int>(as_int(model["heads"]));
+      shape.kv_heads = model["kv_heads"] ? static_cast<int>(as_int(model["kv_heads"])) : shape.heads;
+      shape.ffn_hidden = model["ffn_hidden"] ? static_cast<int>(as_int(model["ffn_hidden"])) : 4 * shape.hidden;
+      shape.vocab = static_cast<int>(as_int(model["vocab"]));
+      shape.seq_len = static_cast<int>(as_int(model["seq_len"]));
+      shape.gated_mlp = model["gated_mlp"] && model["gated_mlp"].Scalar() == "true";
+      shape.experts = model["experts"] ? static_cast<int>(as_int(model["experts"])) : 1;
+      shape.experts_per_token = model["experts_per_token"] ? static_cast<int>(as_int(model["experts_per_token"])) : 1;
+      shape.tied_embeddings = model["tied_embeddings"] && model["tied_embeddings"].Scalar() == "true";
+      if (shape.hidden % shape.heads != 0)
+        error(model["hidden"], "workload.model.hidden",
+              "hidden (" + std::to_string(shape.hidden) + ") must be a multiple of heads (" +
+                  std::to_string(shape.heads) + ")");
+      if (shape.heads % shape.kv_heads != 0)
+        error(model["kv_heads"], "workload.model.kv_heads", "heads must be a multiple of kv_heads");
+      if (shape.experts_per_token > shape.experts)
+        error(model["experts_per_token"], "workload.model.experts_per_token", "cannot exceed experts");
+      t.model = shape;
+    }
+    if (w["seq_len"]) {
+      if (auto* shape = std::get_if<models::TransformerShape>(&t.model))
+        shape->seq_len = static_cast<int>(as_int(w["seq_len"]));
+      else
+        error(w["seq_len"], "workload.seq_len", "seq_len applies to transformers, not to '" + t.model_name + "'");
+    }
+    if (w["tokens"]) t.tokens = as_count(w["tokens"]);
+    if (w["samples"]) t.samples = as_count(w["samples"]);
+    if (w["epochs"]) t.epochs = std::stod(w["epochs"].Scalar());
+    if (w["global_batch"]) t.global_batch = static_cast<int>(as_int(w["global_batch"]));
+    if (w["precision"]) t.options.compute = *models::precision_from_name(w["precision"].Scalar());
+    if (w["mixed_precision"]) t.options.mixed_precision = w["mixed_precision"].Scalar() == "true";
+    if (w["fine_tuning"]) {
+      const std::string f = w["fine_tuning"].Scalar();
+      t.options.fine_tuning = f == "lora" ? models::FineTuning::lora
+                              : f == "qlora" ? models::FineTuning::qlora
+                                             : models::FineTuning::full;
+    }
+    if (w["lora_rank"]) t.options.lora_rank = static_cast<int>(as_int(w["lora_rank"]));
+    if (w["memory_overhead"]) t.options.overhead_fraction = as_quantity(w["memory_overhead"]);
+
+    if (t.is_transformer()) {
+      if (!w["tokens"]) error(w, "workload", "missing required key 'tokens' for a transformer", "e.g. tokens: 300B");
+      if (w["samples"]) error(w["samples"], "workload.samples", "samples applies to sample models; give tokens");
+    } else {
+      if (!w["samples"]) error(w, "workload", "missing required key 'samples' for '" + t.model_name + "'", "e.g. samples: 1.28M");
+      if (w["tokens"]) error(w["tokens"], "workload.tokens", "tokens applies to transformers; give samples");
+      if (t.options.fine_tuning != models::FineTuning::full)
+        error(w["fine_tuning"], "workload.fine_tuning", "LoRA and QLoRA apply to transformers");
+    }
+  }
+
+  void check_ids(const YAML::Node& list, const std::string& path, hardware::EntityKind kind,
+                 std::vector<std::string>& out) {
+    if (!list) return;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string id = list[i].Scalar();
+      auto found = catalog_.get(kind, id);
+      if (!found)
+        error(list[i], path + "[" + std::to_string(i) + "]", found.errors()[0].message, found.errors()[0].hint);
+      else
+        out.push_back(id);
+    }
+  }
+
+  void build_hardware(const YAML::Node& h, HardwareChoice& hw) {
+    check_ids(h["gpus"], "hardware.gpus", hardware::EntityKind::gpu, hw.gpus);
+    check_ids(h["instances"], "hardware.instances", hardware::EntityKind::instance, hw.instances);
+    check_ids(h["servers"], "hardware.servers", hardware::EntityKind::server, hw.servers);
+    read_list(h["providers"], hw.providers, [](const YAML::Node& n) { return n.Scalar(); });
+    if (h["max_gpus"]) hw.max_gpus = static_cast<int>(as_int(h["max_gpus"]));
+    if (h["min_gpus"]) hw.min_gpus = static_cast<int>(as_int(h["min_gpus"]));
+    if (hw.min_gpus > hw.max_gpus) error(h["min_gpus"], "hardware.min_gpus", "min_gpus is larger than max_gpus");
+  }
+
+  void build_search(const YAML::Node& s, SearchSpace& space) {
+    auto to_int = [](const YAML::Node& n) { return static_cast<int>(std::stoll(n.Scalar())); };
+    read_list(s["micro_batch"], space.micro_batch, to_int);
+    read_list(s["zero_stage"], space.zero_stage, to_int);
+    read_list(s["tensor_parallel"], space.tensor_parallel, to_int);
+    read_list(s["pipeline_parallel"], space.pipeline_parallel, to_int);
+    read_list(s["batch_per_gpu"], space.batch_per_gpu, to_int);
+    read_list(s["recompute"], space.recompute, [](const YAML::Node& n) {
+      const std::string r = n.Scalar();
+      return r == "full" ? models::Recompute::full : r == "selective" ? models::Recompute::selective : models::Recompute::none;
+    });
+  }
+
+  std::string file_;
+  const hardware::Catalog& catalog_;
+  std::vector<Diagnostic> errors_;
+};
+
+}  // namespace
+
+Result<Scenario> load_scenario(const std::string& name, const std::string& text, const hardware::Catalog& catalog) {
+  return Loader(name, catalog).load(text);
+}
+
+Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Diagnostic{{path.string()}, "", "cannot read the scenario file (does it exist?)", ""};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_scenario(path.string(), text.str(), catalog);
+}
+
+}  // namespace capsim::scenarios

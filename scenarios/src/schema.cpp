@@ -1,0 +1,274 @@
+#include "capsim/scenarios/schema.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace capsim::scenarios {
+namespace {
+
+SchemaNode leaf(std::string name, ValueKind kind, std::string help, std::string default_text = {},
+                bool required = false) {
+  SchemaNode n;
+  n.name = std::move(name);
+  n.kind = kind;
+  n.help = std::move(help);
+  n.default_text = std::move(default_text);
+  n.required = required;
+  return n;
+}
+
+SchemaNode integer(std::string name, double minimum, double maximum, std::string help, std::string def = {}) {
+  SchemaNode n = leaf(std::move(name), ValueKind::integer, std::move(help), std::move(def));
+  n.minimum = minimum;
+  n.maximum = maximum;
+  return n;
+}
+
+SchemaNode quantity(std::string name, Dim dim, std::string help, std::string def = {}) {
+  SchemaNode n = leaf(std::move(name), ValueKind::quantity, std::move(help), std::move(def));
+  n.dim = dim;
+  return n;
+}
+
+SchemaNode choice(std::string name, std::vector<std::string> choices, std::string help, std::string def = {},
+                  bool required = false) {
+  SchemaNode n = leaf(std::move(name), ValueKind::choice, std::move(help), std::move(def), required);
+  n.choices = std::move(choices);
+  return n;
+}
+
+SchemaNode list_of(std::string name, SchemaNode item, std::string help, std::string def = {}, bool required = false) {
+  SchemaNode n = leaf(std::move(name), ValueKind::list, std::move(help), std::move(def), required);
+  item.name = "[]";
+  n.children.push_back(std::move(item));
+  return n;
+}
+
+SchemaNode section(std::string name, std::string help, std::vector<SchemaNode> children, bool required = false) {
+  SchemaNode n = leaf(std::move(name), ValueKind::map, std::move(help), {}, required);
+  n.children = std::move(children);
+  return n;
+}
+
+SchemaNode model_node() {
+  SchemaNode n = leaf("model", ValueKind::model,
+                      "A preset name (e.g. 'llama-3.1-70b', 'gpt3-175b', 'resnet-101'; `capsim models` lists "
+                      "them) or a transformer shape",
+                      {}, true);
+  n.children = {
+      integer("layers", 1, 1000, "transformer layers", {}),
+      integer("hidden", 1, 1 << 20, "model width", {}),
+      integer("heads", 1, 4096, "attention heads", {}),
+      integer("kv_heads", 1, 4096, "key/value heads (grouped-query attention)", "heads"),
+      integer("ffn_hidden", 1, 1 << 22, "MLP inner width", "4 x hidden"),
+      integer("vocab", 1, 1 << 24, "vocabulary size", {}),
+      integer("seq_len", 1, 1 << 24, "sequence length", {}),
+      leaf("gated_mlp", ValueKind::boolean, "SwiGLU-style MLP with three matrices", "false"),
+      integer("experts", 1, 4096, "experts per MoE layer", "1"),
+      integer("experts_per_token", 1, 4096, "experts each token is routed to", "1"),
+      leaf("tied_embeddings", ValueKind::boolean, "input and output embeddings share weights", "false"),
+  };
+  for (auto& c : n.children)
+    c.required = c.name == "layers" || c.name == "hidden" || c.name == "heads" || c.name == "vocab" ||
+                 c.name == "seq_len";
+  return n;
+}
+
+SchemaNode build() {
+  const std::vector<std::string> providers = {"aws",    "gcp",    "azure",    "oci",      "lambda",
+                                              "coreweave", "runpod", "paperspace", "vastai", "hetzner",
+                                              "ovhcloud",  "selectel", "leaseweb", "genesiscloud"};
+  SchemaNode gpu_id = leaf("[]", ValueKind::catalog_id, "a GPU id from the catalog");
+  SchemaNode instance_id = leaf("[]", ValueKind::catalog_id, "an instance id from the catalog");
+  SchemaNode server_id = leaf("[]", ValueKind::catalog_id, "a server id from the catalog");
+
+  SchemaNode root = section(
+      "scenario", "A capacity-planning question: the workload, the candidate hardware and the constraints",
+      {
+          leaf("name", ValueKind::text, "short name, used in reports and run history", {}, true),
+          leaf("description", ValueKind::text, "the question in a sentence"),
+          section("workload", "What runs",
+                  {
+                      choice("type", {"training"}, "the kind of workload", {}, true),
+                      model_node(),
+                      leaf("tokens", ValueKind::count, "tokens to train on (transformers), e.g. '15T'"),
+                      leaf("samples", ValueKind::count, "samples per epoch (sample models such as ResNet), e.g. '1.28M'"),
+                      [] {
+                        SchemaNode n = leaf("epochs", ValueKind::number, "passes over the samples", "1");
+                        n.minimum = 1e-6;
+                        n.maximum = 1e6;
+                        return n;
+                      }(),
+                      integer("global_batch", 1, 1 << 24,
+                              "sequences (transformers) per optimizer step", "1024"),
+                      integer("seq_len", 1, 1 << 24, "override the preset's sequence length", {}),
+                      choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "matrix-math precision", "bf16"),
+                      leaf("mixed_precision", ValueKind::boolean,
+                           "fp32 master weights and Adam states (16 bytes/param)", "true"),
+                      choice("fine_tuning", {"full", "lora", "qlora"}, "train all weights or adapters only", "full"),
+                      integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
+                      quantity("memory_overhead", dims::none,
+                               "framework and fragmentation overhead on top of the computed memory", "10 %"),
+                  },
+                  true),
+          section("hardware", "The candidate hardware",
+                  {
+                      list_of("gpus", gpu_id, "GPU types to consider", {}, true),
+                      list_of("providers", choice("[]", providers, "provider"),
+                              "price instances of these providers (default: all with a price)"),
+                      list_of("instances", instance_id, "only these instance types (default: every instance with a candidate GPU)"),
+                      list_of("servers", server_id, "owned server types to consider as well"),
+                      integer("max_gpus", 1, 1e6, "largest cluster to consider", "4096"),
+                      integer("min_gpus", 1, 1e6, "smallest cluster to consider", "1"),
+                  },
+                  true),
+          section("search", "Limits on the configurations the sizing search enumerates",
+                  {
+                      list_of("micro_batch", integer("[]", 1, 1 << 16, "sequences per micro-batch"),
+                              "micro-batch sizes", "[1, 2, 4, 8]"),
+                      list_of("zero_stage", integer("[]", 0, 3, "ZeRO stage"), "ZeRO stages", "[0, 1, 2, 3]"),
+                      list_of("recompute", choice("[]", {"none", "selective", "full"}, "activation recompute"),
+                              "activation recompute policies", "[none, selective, full]"),
+                      list_of("tensor_parallel", integer("[]", 1, 1024, "tensor-parallel degree"),
+                              "tensor-parallel degrees", "powers of two up to the GPUs per node"),
+                      list_of("pipeline_parallel", integer("[]", 1, 4096, "pipeline stages"),
+                              "pipeline-parallel degrees", "powers of two dividing the layers, up to 128"),
+                      list_of("batch_per_gpu", integer("[]", 1, 1 << 16, "samples per GPU per step"),
+                              "per-GPU batch sizes for sample models", "[32, 64, 128, 256]"),
+                  }),
+          section("pricing", "Which prices rank the options",
+                  {
+                      choice("commitment", {"on_demand", "spot", "reserved_1yr", "reserved_3yr"},
+                             "the instance price to use", "on_demand"),
+                  }),
+          quantity("deadline", dims::seconds, "the job must finish within this time, e.g. '90 d'"),
+          quantity("budget", dims::money, "the job must cost at most this, e.g. '2000000 USD'"),
+      });
+  return root;
+}
+
+nlohmann::json json_of(const SchemaNode& n) {
+  nlohmann::json j;
+  if (!n.help.empty()) j["description"] = n.help + (n.default_text.empty() ? "" : " (default: " + n.default_text + ")");
+  switch (n.kind) {
+    case ValueKind::map: {
+      j["type"] = "object";
+      j["additionalProperties"] = false;
+      nlohmann::json props = nlohmann::json::object();
+      nlohmann::json required = nlohmann::json::array();
+      for (const auto& c : n.children) {
+        props[c.name] = json_of(c);
+        if (c.required) required.push_back(c.name);
+      }
+      j["properties"] = props;
+      if (!required.empty()) j["required"] = required;
+      break;
+    }
+    case ValueKind::list: j["type"] = "array"; j["items"] = json_of(n.children.at(0)); break;
+    case ValueKind::text: j["type"] = "string"; break;
+    case ValueKind::choice: j["enum"] = n.choices; break;
+    case ValueKind::quantity:
+      j["type"] = n.dim == dims::none ? nlohmann::json({"string", "number"}) : nlohmann::json("string");
+      j["x-capsim-unit"] = describe_dimension(n.dim);
+      break;
+    case ValueKind::count: j["type"] = {"string", "number"}; break;
+    case ValueKind::integer:
+    case ValueKind::number:
+      j["type"] = n.kind == ValueKind::integer ? "integer" : "number";
+      if (n.minimum != 0 || n.maximum != 0) {
+        j["minimum"] = n.minimum;
+        j["maximum"] = n.maximum;
+      }
+      break;
+    case ValueKind::boolean: j["type"] = "boolean"; break;
+    case ValueKind::catalog_id:
+      j["type"] = "string";
+      j["pattern"] = "^[a-z0-9]+(-[a-z0-9]+)*$";
+      break;
+    case ValueKind::model: {
+      SchemaNode shape = n;
+      shape.kind = ValueKind::map;
+      shape.help.clear();
+      j["oneOf"] = {nlohmann::json{{"type", "string"}}, json_of(shape)};
+      break;
+    }
+  }
+  return j;
+}
+
+std::string kind_text(const SchemaNode& n) {
+  switch (n.kind) {
+    case ValueKind::map: return "mapping";
+    case ValueKind::list: return "list of " + kind_text(n.children.at(0));
+    case ValueKind::text: return "text";
+    case ValueKind::choice: {
+      std::string out;
+      for (const auto& c : n.choices) out += (out.empty() ? "" : " \\| ") + c;
+      return out;
+    }
+    case ValueKind::quantity: return describe_dimension(n.dim);
+    case ValueKind::count: return "count ('15T', '1.28M')";
+    case ValueKind::integer: return "integer";
+    case ValueKind::number: return "number";
+    case ValueKind::boolean: return "true \\| false";
+    case ValueKind::catalog_id: return "catalog id";
+    case ValueKind::model: return "preset name or shape";
+  }
+  return "";
+}
+
+void markdown_of(const SchemaNode& n, const std::string& path, std::string& out) {
+  std::vector<const SchemaNode*> nested;
+  out += "\n## `" + path + "`\n\n" + n.help + "\n\n| key | type | required | default | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& c : n.children) {
+    std::string range;
+    if ((c.kind == ValueKind::integer || c.kind == ValueKind::number) && (c.minimum != 0 || c.maximum != 0)) {
+      nlohmann::json lo = c.minimum, hi = c.maximum;
+      range = " (" + lo.dump() + " to " + hi.dump() + ")";
+    }
+    out += "| `" + c.name + "` | " + kind_text(c) + range + " | " + (c.required ? "yes" : "no") + " | " +
+           (c.default_text.empty() ? "" : "`" + c.default_text + "`") + " | " + c.help + " |\n";
+    if (c.kind == ValueKind::map || c.kind == ValueKind::model) nested.push_back(&c);
+  }
+  for (const auto* c : nested) markdown_of(*c, path.empty() ? c->name : path + "." + c->name, out);
+}
+
+}  // namespace
+
+const SchemaNode* SchemaNode::child(std::string_view key) const {
+  for (const auto& c : children)
+    if (c.name == key) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> SchemaNode::child_names() const {
+  std::vector<std::string> out;
+  for (const auto& c : children) out.push_back(c.name);
+  return out;
+}
+
+const SchemaNode& scenario_schema() {
+  static const SchemaNode root = build();
+  return root;
+}
+
+std::string scenario_json_schema() {
+  nlohmann::json j = json_of(scenario_schema());
+  j["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  j["$id"] = "https://capsim.dev/scenario.schema.json";
+  j["title"] = "capsim scenario";
+  return j.dump(2) + "\n";
+}
+
+std::string scenario_reference_markdown() {
+  std::string out =
+      "# Scenario reference\n\nGenerated from the scenario schema by `capsim schema --format md`; a test keeps this "
+      "file equal to that output. Quantities carry units (`80 GB`, `200 ms`, `14 d`, `2.5 USD/h`); unknown keys are "
+      "errors with a suggestion.\n";
+  markdown_of(scenario_schema(), "", out);
+  // The root table is titled by its path; give it a readable name.
+  const std::string root_title = "\n## ``\n";
+  if (auto at = out.find(root_title); at != std::string::npos) out.replace(at, root_title.size(), "\n## Top level\n");
+  return out;
+}
+
+}  // namespace capsim::scenarios

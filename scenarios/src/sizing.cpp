@@ -1,0 +1,247 @@
+#include "capsim/scenarios/sizing.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "capsim/models/performance.hpp"
+
+namespace capsim::scenarios {
+namespace {
+
+using models::Candidate;
+using models::NodeType;
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// 4060000 -> "4.06 M"; 512 -> "512".
+std::string human_count(double v) {
+  if (v >= 1e9) return fixed(v / 1e9, 2) + " G";
+  if (v >= 1e6) return fixed(v / 1e6, 2) + " M";
+  if (v >= 1e4) return fixed(v / 1e3, 1) + " k";
+  return fixed(v, v < 10 && v != std::floor(v) ? 2 : 0);
+}
+
+std::string money_text(const std::optional<Money>& m) {
+  if (!m) return "-";
+  return human_count(m->value()) + " " + std::string(currency_code(m->currency()));
+}
+
+std::string duration_days(Seconds s) {
+  const double d = s.value() / units::day;
+  if (d >= 1) return fixed(d, d < 10 ? 1 : 0) + " d";
+  const double h = s.value() / units::hour;
+  return fixed(h, h < 10 ? 1 : 0) + " h";
+}
+
+std::string layout(const Candidate& c, bool transformer) {
+  if (!transformer) return "data " + std::to_string(c.par.data) + ", batch " + std::to_string(c.batch_per_gpu) + "/GPU";
+  return "t=" + std::to_string(c.par.tensor) + " p=" + std::to_string(c.par.pipeline) + " d=" +
+         std::to_string(c.par.data) + " mb=" + std::to_string(c.par.micro_batch) + " zero=" +
+         std::to_string(c.par.zero_stage) + " recompute=" + std::string(models::recompute_name(c.par.recompute));
+}
+
+int gpus_used(const Candidate& c) { return c.par.data * c.par.tensor * c.par.pipeline; }
+
+std::string node_text(const SizingReport& r, const Candidate& c) {
+  const NodeType& t = r.search.node_types[c.node_type];
+  const int gpus = gpus_used(c);
+  std::string s = std::to_string(c.nodes) + " x " + t.id + " (" + std::to_string(gpus) + " x " + t.cluster.gpu.id;
+  if (gpus < c.nodes * t.cluster.gpus_per_node)
+    s += " of " + std::to_string(c.nodes * t.cluster.gpus_per_node);
+  return s + ")";
+}
+
+std::string pool_name(const NodeType& t) {
+  std::string name = "train-" + t.cluster.gpu.id;
+  return name.size() > 40 ? name.substr(0, 40) : name;
+}
+
+}  // namespace
+
+Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress) {
+  auto attach_file = [&](std::vector<Diagnostic> errors) {
+    for (auto& d : errors)
+      if (d.where.file.empty()) d.where.file = s.file;
+    return errors;
+  };
+  models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
+                          std::string(commitment_price_field(s.commitment))};
+  auto types = models::node_types_from_catalog(catalog, q);
+  if (!types) return attach_file(types.errors());
+
+  models::SearchRequest req;
+  req.model = s.training.model;
+  req.options = s.training.options;
+  req.tokens = s.training.tokens;
+  req.samples = s.training.samples * s.training.epochs;
+  req.global_batch = s.training.global_batch;
+  req.deadline = s.deadline;
+  req.budget = s.budget;
+  req.grid = {s.search.micro_batch,       s.search.zero_stage,        s.search.recompute,
+              s.search.tensor_parallel,   s.search.pipeline_parallel, s.search.batch_per_gpu,
+              s.hardware.min_gpus,        s.hardware.max_gpus};
+  req.node_types = std::move(types).value();
+  const auto start = std::chrono::steady_clock::now();
+  auto result = models::run_search(req, progress);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result) return attach_file(result.errors());
+  return SizingReport{s, std::move(result).value(), wall};
+}
+
+std::string describe_candidate(const SizingReport& r, const Candidate& c) {
+  return node_text(r, c) + ", " + layout(c, r.scenario.training.is_transformer());
+}
+
+Table node_pools_table(const SizingReport& r, const Candidate& c) {
+  const NodeType& t = r.search.node_types[c.node_type];
+  Table table{{"pool", "node type", "provider", "GPUs/node", "nodes", "Kubernetes request"}, {}, {false, false, false, true, true, false}};
+  const int per_node = std::min(t.cluster.gpus_per_node, gpus_used(c));
+  table.rows.push_back({pool_name(t), t.name + " (" + t.id + ")", t.provider, std::to_string(t.cluster.gpus_per_node),
+                        std::to_string(c.nodes), "nvidia.com/gpu: " + std::to_string(per_node)});
+  return table;
+}
+
+namespace {
+
+Table candidates_table(const SizingReport& r, const std::vector<Candidate>& list) {
+  const bool transformer = r.scenario.training.is_transformer();
+  Table t{{"time", "cost", "GPUs", "node type", "layout", transformer ? "tokens/s" : "samples/s", "TFLOPS/GPU", "MFU",
+           "memory/GPU", "constraint"},
+          {},
+          {true, true, true, false, false, true, true, true, true, false}};
+  for (const auto& c : list)
+    t.rows.push_back({duration_days(c.total_time), money_text(c.cost), std::to_string(gpus_used(c)),
+                      std::to_string(c.nodes) + " x " + r.search.node_types[c.node_type].id, layout(c, transformer),
+                      human_count(c.throughput), fixed(c.achieved_flops_per_gpu.value() / 1e12, 0),
+                      fixed(100 * c.mfu, 0) + " %", to_string(c.memory_per_gpu),
+                      std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck)))});
+  return t;
+}
+
+}  // namespace
+
+Table frontier_table(const SizingReport& r) {
+  // A frontier can be long (every step down in cost); show at most a dozen, evenly spread.
+  const auto& f = r.search.frontier;
+  constexpr std::size_t kShown = 12;
+  if (f.size() <= kShown) return candidates_table(r, f);
+  std::vector<Candidate> picked;
+  for (std::size_t i = 0; i < kShown; ++i) picked.push_back(f[i * (f.size() - 1) / (kShown - 1)]);
+  return candidates_table(r, picked);
+}
+
+Table fastest_table(const SizingReport& r) { return candidates_table(r, r.search.fastest); }
+
+std::string sizing_text(const SizingReport& r) {
+  const auto& s = r.scenario;
+  const auto& res = r.search;
+  std::string out = "Scenario: " + s.name + (s.description.empty() ? "" : "\n  " + s.description) + "\n\n";
+  out += "Searched " + human_count(static_cast<double>(res.evaluated)) + " configurations on " +
+         std::to_string(res.node_types.size()) + " node types in " + fixed(r.wall_seconds, 2) + " s; " +
+         human_count(static_cast<double>(res.fitting)) + " fit in memory.\n";
+  if (res.cancelled) out += "The search was cancelled: the results below cover part of the grid.\n";
+  if (res.recommended) {
+    const Candidate& c = *res.recommended;
+    const NodeType& t = res.node_types[c.node_type];
+    out += "\nRecommendation (" + res.recommendation + "):\n";
+    out += "  " + describe_candidate(r, c) + "\n";
+    out += "  time " + duration_days(c.total_time) + ", " + human_count(c.throughput) +
+           (s.training.is_transformer() ? " tokens/s" : " samples/s") + ", " +
+           fixed(c.achieved_flops_per_gpu.value() / 1e12, 0) + " TFLOPS per GPU (" + fixed(100 * c.mfu, 0) +
+           " % MFU), step " + to_string(c.step_time) + "\n";
+    out += "  memory " + to_string(c.memory_per_gpu) + " of " + to_string(t.cluster.gpu.memory) + " per GPU; " +
+           human_count(c.gpu_hours) + " GPU-hours\n";
+    if (c.cost)
+      out += "  cost " + money_text(c.cost) + " (" + std::string(commitment_name(s.commitment)) + ", " +
+             to_string(*t.price) + " per node)\n";
+    else
+      out += "  cost: no " + std::string(commitment_name(s.commitment)) + " price for " + t.id + " in the catalog\n";
+    out += "  constraint: " + std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck))) +
+           "\n\nNode pools:\n" + render_text(node_pools_table(r, c));
+  }
+  if (!res.frontier.empty()) out += "\nPareto frontier (time vs cost per run):\n" + render_text(frontier_table(r));
+  out += "\nFastest configuration per node type:\n" + render_text(fastest_table(r));
+  if (!res.skipped.empty()) {
+    out += "\nNode types with no usable configuration:\n";
+    for (const auto& [id, why] : res.skipped) out += "  " + id + ": " + why + "\n";
+  }
+  if (!res.closest_misses.empty()) {
+    out += "\nClosest configurations that do not fit in memory:\n";
+    for (const auto& m : res.closest_misses)
+      out += "  " + describe_candidate(r, m.candidate) + ": needs " + to_string(m.needed) + " of " +
+             to_string(m.available) + "\n";
+  }
+  return out;
+}
+
+std::string sizing_json(const SizingReport& r) {
+  using nlohmann::json;
+  const bool transformer = r.scenario.training.is_transformer();
+  auto configuration = [&](const Candidate& c) {
+    const NodeType& t = r.search.node_types[c.node_type];
+    json j = {{"node_type", t.id}, {"gpu", t.cluster.gpu.id}, {"nodes", c.nodes}, {"gpus", gpus_used(c)}};
+    if (transformer)
+      j["parallelism"] = {{"tensor", c.par.tensor},         {"pipeline", c.par.pipeline},
+                          {"data", c.par.data},             {"micro_batch", c.par.micro_batch},
+                          {"zero_stage", c.par.zero_stage}, {"recompute", std::string(models::recompute_name(c.par.recompute))}};
+    else
+      j["parallelism"] = {{"data", c.par.data}, {"batch_per_gpu", c.batch_per_gpu}};
+    return j;
+  };
+  auto candidate = [&](const Candidate& c) {
+    json j = configuration(c);
+    j.update({{"total_time_s", c.total_time.value()},
+              {"step_time_s", c.step_time.value()},
+              {transformer ? "tokens_per_s" : "samples_per_s", c.throughput},
+              {"achieved_flops_per_gpu", c.achieved_flops_per_gpu.value()},
+              {"mfu", c.mfu},
+              {"memory_per_gpu_bytes", c.memory_per_gpu.value()},
+              {"gpu_hours", c.gpu_hours},
+              {"constraint", std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck)))}});
+    j["cost"] = c.cost ? json(c.cost->value()) : json(nullptr);
+    return j;
+  };
+  json out;
+  out["scenario"] = r.scenario.name;
+  out["evaluated"] = r.search.evaluated;
+  out["fitting"] = r.search.fitting;
+  out["wall_seconds"] = r.wall_seconds;
+  out["currency"] = "USD";
+  out["commitment"] = std::string(commitment_name(r.scenario.commitment));
+  if (r.search.recommended) {
+    out["recommended"] = candidate(*r.search.recommended);
+    out["recommended"]["reason"] = r.search.recommendation;
+    const auto& c = *r.search.recommended;
+    const NodeType& t = r.search.node_types[c.node_type];
+    out["node_pools"] = json::array({{{"name", pool_name(t)},
+                                      {"node_type", t.id},
+                                      {"provider", t.provider},
+                                      {"instance_type", t.name},
+                                      {"gpus_per_node", t.cluster.gpus_per_node},
+                                      {"nodes", c.nodes},
+                                      {"resources", {{"nvidia.com/gpu", std::min(t.cluster.gpus_per_node, gpus_used(c))}}}}});
+  }
+  out["frontier"] = json::array();
+  for (const auto& c : r.search.frontier) out["frontier"].push_back(candidate(c));
+  out["fastest_per_node_type"] = json::array();
+  for (const auto& c : r.search.fastest) out["fastest_per_node_type"].push_back(candidate(c));
+  out["skipped_node_types"] = json::array();
+  for (const auto& [id, why] : r.search.skipped) out["skipped_node_types"].push_back({{"node_type", id}, {"reason", why}});
+  out["closest_misses"] = json::array();
+  for (const auto& m : r.search.closest_misses) {
+    json j = configuration(m.candidate);
+    j["needed_bytes"] = m.needed.value();
+    j["available_bytes"] = m.available.value();
+    out["closest_misses"].push_back(j);
+  }
+  return out.dump(2) + "\n";
+}
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,130 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "capsim/hardware/loader.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/schema.hpp"
+#include "capsim/scenarios/sizing.hpp"
+
+using namespace capsim;
+using namespace capsim::scenarios;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = [] {
+    auto loaded = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+    REQUIRE(loaded.ok());
+    return std::move(loaded).value();
+  }();
+  return c;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* kValid = R"(name: t
+workload:
+  type: training
+  model: llama-2-7b
+  tokens: 1B
+hardware:
+  gpus: [a100-sxm-80gb]
+)";
+
+std::string errors_of(const std::string& yaml) {
+  auto s = load_scenario("s.yaml", yaml, catalog());
+  return s.ok() ? std::string("(valid)") : format_diagnostics(s.errors());
+}
+
+}  // namespace
+
+TEST_CASE("a minimal scenario loads with its defaults") {
+  auto s = load_scenario("s.yaml", kValid, catalog());
+  REQUIRE(s.ok());
+  CHECK(s->name == "t");
+  CHECK(s->training.tokens == 1e9);
+  CHECK(s->training.global_batch == 1024);
+  CHECK(s->training.options.compute == models::Precision::bf16);
+  CHECK(s->hardware.max_gpus == 4096);
+  CHECK(s->commitment == Commitment::on_demand);
+  CHECK_FALSE(s->deadline.has_value());
+}
+
+// Negative tests pin the exact text users see.
+TEST_CASE("scenario errors name the place and suggest a fix") {
+  struct Case {
+    const char* name;
+    std::string yaml;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"typo in a key", std::string(kValid) + "deadlin: 14 d\n",
+       "s.yaml:8:1: error: deadlin: unknown key 'deadlin' at the top level (did you mean 'deadline'?)\n"},
+      {"typo in a nested key",
+       "name: t\nworkload:\n  type: training\n  model: llama-2-7b\n  tokns: 1B\nhardware:\n  gpus: [a100-sxm-80gb]\n",
+       "s.yaml:5:3: error: workload.tokns: unknown key 'tokns' in 'workload' (did you mean 'tokens'?)\n"},
+      {"wrong unit", std::string(kValid) + "deadline: 14 GB\n",
+       "s.yaml:8:11: error: deadline: expected a duration (e.g. '200 ms' or '14 d'), got a data size (e.g. '80 GB') "
+       "('14 GB')\n"},
+      {"unknown GPU id", "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 1B}\nhardware:\n  gpus: [h100-sxm]\n",
+       "s.yaml:4:10: error: hardware.gpus[0]: unknown gpu 'h100-sxm' (did you mean 'h100-sxm-80gb'?)\n"},
+      {"unknown preset", "name: t\nworkload: {type: training, model: lama-2-7b, tokens: 1B}\nhardware: {gpus: [t4]}\n",
+       "s.yaml:2:35: error: workload.model: unknown model preset 'lama-2-7b' (did you mean 'llama-2-7b'?)\n"},
+      {"missing sections", "name: t\n",
+       "s.yaml:1:1: error: missing required key 'workload' (What runs)\n"
+       "s.yaml:1:1: error: missing required key 'hardware' (The candidate hardware)\n"},
+      {"out of range and bad choice",
+       std::string(kValid) + "search:\n  zero_stage: [4]\npricing: {commitment: reserved}\n",
+       "s.yaml:9:16: error: search.zero_stage[0]: must be between 0 and 3, got 4\n"
+       "s.yaml:10:23: error: pricing.commitment: expected one of on_demand, spot, reserved_1yr, reserved_3yr, got "
+       "'reserved' (did you mean 'reserved_1yr'?)\n"},
+      {"tokens for a CNN", "name: t\nworkload: {type: training, model: resnet-50, tokens: 1B}\nhardware: {gpus: [t4]}\n",
+       "s.yaml:2:11: error: workload: missing required key 'samples' for 'resnet-50' (e.g. samples: 1.28M)\n"
+       "s.yaml:2:54: error: workload.tokens: tokens applies to transformers; give samples\n"},
+      {"negative quantity", std::string(kValid) + "deadline: -3 d\n",
+       "s.yaml:8:11: error: deadline: must be greater than zero, got '-3 d'\n"},
+      {"not YAML", "name: [\n", "s.yaml:2:1: error: invalid YAML: end of sequence flow not found\n"},
+      {"empty file", "", "s.yaml:1:1: error: expected a scenario (a mapping with name:, workload:, hardware:), got nothing\n"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    CHECK(errors_of(c.yaml) == c.expected);
+  }
+}
+
+TEST_CASE("a model that cannot fit on any candidate is rejected with the closest miss") {
+  const std::string yaml = R"(name: too-big
+workload: {type: training, model: llama-3.1-405b, tokens: 1T}
+hardware: {gpus: [t4], max_gpus: 4}
+)";
+  auto s = load_scenario("big.yaml", yaml, catalog());
+  REQUIRE(s.ok());
+  auto r = size_scenario(*s, catalog());
+  REQUIRE_FALSE(r.ok());
+  const std::string text = format_diagnostics(r.errors());
+  CHECK(text.starts_with("big.yaml: error: workload.model: 'llama-3.1-405b' does not fit in memory on any candidate: "
+                         "the closest, 1 x aws-g4dn-12xlarge (t=4 p="));
+  CHECK(text.find("per GPU of 16 GB (allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA)") !=
+        std::string::npos);
+}
+
+TEST_CASE("the shipped JSON Schema and reference are what the schema generates") {
+  CHECK(read(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario.schema.json") == scenario_json_schema());
+  CHECK(read(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario-reference.md") == scenario_reference_markdown());
+}
+
+TEST_CASE("every key of every shipped scenario is in the schema and every example loads") {
+  for (const auto& entry : std::filesystem::directory_iterator(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples")) {
+    CAPTURE(entry.path().string());
+    auto s = load_scenario_file(entry.path(), catalog());
+    if (!s.ok()) FAIL(format_diagnostics(s.errors()));
+  }
+}

@@ -1,0 +1,80 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "capsim/hardware/loader.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/sizing.hpp"
+
+using namespace capsim;
+using namespace capsim::scenarios;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = [] {
+    auto loaded = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+    REQUIRE(loaded.ok());
+    return std::move(loaded).value();
+  }();
+  return c;
+}
+
+SizingReport size_example(const std::string& name) {
+  auto s = load_scenario_file(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/" + name + ".yaml", catalog());
+  REQUIRE(s.ok());
+  auto r = size_scenario(*s, catalog());
+  if (!r.ok()) FAIL(format_diagnostics(r.errors()));
+  return std::move(r).value();
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+// Golden outputs: any change to a prediction shows up here. After an intended change,
+// CAPSIM_UPDATE_GOLDEN=1 rewrites them; review the diff.
+TEST_CASE("golden sizing results of the shipped training scenarios") {
+  for (const char* name : {"llama-70b-pretrain", "gpt3-175b-megatron", "lora-7b-one-node", "resnet101-small-gpus"}) {
+    CAPTURE(name);
+    auto report = size_example(name);
+    auto j = nlohmann::json::parse(sizing_json(report));
+    j.erase("wall_seconds");  // the only value that differs between runs
+    const std::string actual = j.dump(2) + "\n";
+    const auto path = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / "scenarios" / "golden" / (std::string(name) + ".json");
+    if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << actual;
+    CHECK(read(path) == actual);
+  }
+}
+
+TEST_CASE("the recommendation meets the deadline and is on or near the frontier") {
+  auto r = size_example("llama-70b-pretrain");
+  REQUIRE(r.search.recommended.has_value());
+  const auto& c = *r.search.recommended;
+  CHECK(c.total_time.value() <= r.scenario.deadline->value());
+  REQUIRE(c.cost.has_value());
+  // No configuration that meets the deadline is more than 1 % cheaper.
+  for (const auto& f : r.search.frontier)
+    if (f.total_time.value() <= r.scenario.deadline->value()) CHECK(f.cost->value() >= c.cost->value() * 0.99);
+  // Frontier: faster means dearer, strictly.
+  for (std::size_t i = 1; i < r.search.frontier.size(); ++i) {
+    CHECK(r.search.frontier[i].total_time.value() >= r.search.frontier[i - 1].total_time.value());
+    CHECK(r.search.frontier[i].cost->value() < r.search.frontier[i - 1].cost->value());
+  }
+  // Every frontier point fits in its GPU's memory.
+  for (const auto& f : r.search.frontier)
+    CHECK(f.memory_per_gpu.value() <= r.search.node_types[f.node_type].cluster.gpu.memory.value());
+}
+
+TEST_CASE("node count grid: powers of two and one and a half times them") {
+  CHECK(models::node_count_grid(1, 20) == std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16});
+  CHECK(models::node_count_grid(5, 20) == std::vector<int>{5, 6, 8, 12, 16});
+}
