@@ -12,6 +12,9 @@
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/workspace.hpp"
+#ifdef CAPSIM_HAVE_RENDER
+#include "capsim/render/charts.hpp"
+#endif
 
 namespace capsim::cli {
 namespace {
@@ -43,6 +46,7 @@ class TerminalProgress : public ProgressObserver {
 
 struct SizeOptions {
   std::string file;
+  std::string chart;  // .png or .svg of the time/cost frontier
   Format format = Format::table;
 };
 
@@ -56,6 +60,10 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
   if (!report) return report_errors(report.errors());
   if (o.format == Format::json) std::cout << scenarios::sizing_json(*report);
   else std::cout << scenarios::sizing_text(*report);
+#ifdef CAPSIM_HAVE_RENDER
+  if (!o.chart.empty())
+    if (auto status = render::render_frontier_chart(*report, o.chart); !status.empty()) return report_errors(status);
+#endif
   return kExitOk;
 }
 
@@ -186,6 +194,10 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   auto* size = app.add_subcommand("size", "Search GPU types, node counts and parallel layouts for a scenario");
   size->add_option("scenario", size_options->file, "Scenario YAML file")->required();
   add_format_option(*size, size_options->format, {"table", "json"});
+#ifdef CAPSIM_HAVE_RENDER
+  size->add_option("--chart", size_options->chart, "Also write the time/cost frontier chart (.png or .svg)")
+      ->option_text("FILE");
+#endif
   size->callback([&global, &exit_code, size_options] { exit_code = run_size(global, *size_options); });
 
   auto m = std::make_shared<MemoryOptions>();

@@ -23,7 +23,8 @@ const hardware::Catalog& catalog() {
   return c;
 }
 
-SearchRequest llama_request(int max_gpus) {
+SearchRequest llama_request(int max_gpus, std::vector<std::string> gpus = {"h100-sxm-80gb", "h200-sxm-141gb",
+                                                                          "a100-sxm-80gb", "a100-sxm-40gb"}) {
   SearchRequest r;
   r.model = find_transformer_preset("llama-3.1-70b")->shape;
   r.tokens = 15e12;
@@ -31,7 +32,7 @@ SearchRequest llama_request(int max_gpus) {
   r.grid.min_gpus = 64;
   r.grid.max_gpus = max_gpus;
   NodeTypeQuery q;
-  q.gpus = {"h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb", "a100-sxm-40gb"};
+  q.gpus = std::move(gpus);
   r.node_types = std::move(node_types_from_catalog(catalog(), q)).value();
   return r;
 }
@@ -49,6 +50,24 @@ void BM_SearchLlama70B(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(evaluated) / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_SearchLlama70B)->Arg(8192)->Unit(benchmark::kMillisecond);
+
+// The yardstick: ten GPU types, clusters up to 4096 GPUs, one core, under a second.
+void BM_SearchTenGpuTypes(benchmark::State& state) {
+  SearchRequest request = llama_request(4096, {"h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb", "a100-sxm-40gb",
+                                               "l40s", "l4", "a10", "v100-sxm2-16gb", "t4", "b200"});
+  request.grid.min_gpus = 1;
+  std::size_t evaluated = 0;
+  for (auto _ : state) {
+    auto result = run_search(request);
+    benchmark::DoNotOptimize(result);
+    evaluated += result.ok() ? result->evaluated : 0;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(evaluated));
+  state.counters["node_types"] = static_cast<double>(request.node_types.size());
+  state.counters["configs_per_search"] =
+      benchmark::Counter(static_cast<double>(evaluated) / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_SearchTenGpuTypes)->Unit(benchmark::kMillisecond);
 
 void BM_EvaluateOne(benchmark::State& state) {
   const auto shape = find_transformer_preset("llama-3.1-70b")->shape;

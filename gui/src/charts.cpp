@@ -1,0 +1,159 @@
+#include "capsim/render/charts.hpp"
+
+#include <QApplication>
+#include <QBuffer>
+#include <QFile>
+#include <QGraphicsScene>
+#include <QImage>
+#include <QPainter>
+#include <QSvgGenerator>
+#include <QtCharts/QChart>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QLogValueAxis>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+#include <cstdlib>
+#include <memory>
+
+#include "capsim/core/units.hpp"
+
+namespace capsim::render {
+namespace {
+
+// Qt needs an application object before any widget; make one once, offscreen when there
+// is no display, and keep it for the life of the process.
+void ensure_application() {
+  if (QCoreApplication::instance() != nullptr) return;
+  if (std::getenv("QT_QPA_PLATFORM") == nullptr && std::getenv("DISPLAY") == nullptr &&
+      std::getenv("WAYLAND_DISPLAY") == nullptr)
+    setenv("QT_QPA_PLATFORM", "offscreen", 0);
+  static int argc = 1;
+  static char name[] = "capsim";
+  static char* argv[] = {name, nullptr};
+  static QApplication app(argc, argv);
+}
+
+double days(Seconds s) { return s.value() / units::day; }
+
+// Saves the scene to `file` through a temporary name in the same directory.
+Status save(QGraphicsScene& scene, const QSize& size, const std::filesystem::path& file) {
+  const auto ext = file.extension().string();
+  const auto tmp = file.string() + ".tmp";
+  bool ok = false;
+  if (ext == ".svg") {
+    QSvgGenerator svg;
+    svg.setFileName(QString::fromStdString(tmp));
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
+    svg.setTitle("capsim");
+    QPainter painter(&svg);
+    scene.render(&painter);
+    ok = painter.end();
+  } else if (ext == ".png") {
+    QImage image(size, QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    painter.setRenderHint(QPainter::Antialiasing);
+    scene.render(&painter);
+    painter.end();
+    ok = image.save(QString::fromStdString(tmp), "PNG");
+  } else {
+    return {Diagnostic{{file.string()}, "", "unknown chart format '" + ext + "'", "use .png or .svg"}};
+  }
+  std::error_code ec;
+  if (ok) std::filesystem::rename(tmp, file, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(tmp, ec);
+    return {Diagnostic{{file.string()}, "", "cannot write the chart", ""}};
+  }
+  return {};
+}
+
+}  // namespace
+
+Status render_frontier_chart(const scenarios::SizingReport& report, const std::filesystem::path& file,
+                             ChartSize size) {
+  ensure_application();
+  const auto& res = report.search;
+  auto* chart = new QChart();  // owned by the scene below
+  chart->setTitle(QString::fromStdString("Time vs cost per run: " + report.scenario.name));
+  chart->setAnimationOptions(QChart::NoAnimation);
+
+  // Costs in millions when they are large, so the axis reads "41" not "4.1e+07".
+  double max_cost = 0;
+  for (const auto& c : res.fastest)
+    if (c.cost) max_cost = std::max(max_cost, c.cost->value());
+  const double scale = max_cost >= 1e6 ? 1e6 : (max_cost >= 1e4 ? 1e3 : 1.0);
+  const std::string scale_name = scale == 1e6 ? "million " : (scale == 1e3 ? "thousand " : "");
+
+  auto* frontier = new QLineSeries();
+  frontier->setName("Pareto frontier");
+  frontier->setPointsVisible(true);
+  for (const auto& c : res.frontier)
+    if (c.cost) frontier->append(days(c.total_time), c.cost->value() / scale);
+  auto* fastest = new QScatterSeries();
+  fastest->setName("fastest per node type");
+  fastest->setMarkerSize(9);
+  for (const auto& c : res.fastest)
+    if (c.cost) fastest->append(days(c.total_time), c.cost->value() / scale);
+  auto* recommended = new QScatterSeries();
+  recommended->setName("recommended");
+  recommended->setMarkerSize(16);
+  recommended->setColor(QColor(200, 30, 30));
+  if (res.recommended && res.recommended->cost)
+    recommended->append(days(res.recommended->total_time), res.recommended->cost->value() / scale);
+
+  double min_x = HUGE_VAL, max_x = 0, min_y = HUGE_VAL, max_y = 0;
+  for (auto* s : {static_cast<QXYSeries*>(frontier), static_cast<QXYSeries*>(fastest)})
+    for (const auto& p : s->points()) {
+      min_x = std::min(min_x, p.x());
+      max_x = std::max(max_x, p.x());
+      min_y = std::min(min_y, p.y());
+      max_y = std::max(max_y, p.y());
+    }
+  if (!(max_x > 0))
+    return {Diagnostic{{file.string()}, "", "nothing to chart: no configuration has a price", ""}};
+
+  for (auto* s : {static_cast<QXYSeries*>(frontier), static_cast<QXYSeries*>(fastest),
+                  static_cast<QXYSeries*>(recommended)})
+    chart->addSeries(s);
+  if (report.scenario.deadline) {
+    auto* deadline = new QLineSeries();
+    deadline->setName(QString::fromStdString("deadline " + to_string(*report.scenario.deadline)));
+    QPen pen(QColor(120, 120, 120));
+    pen.setStyle(Qt::DashLine);
+    pen.setWidth(2);
+    deadline->setPen(pen);
+    const double d = days(*report.scenario.deadline);
+    deadline->append(d, 0);
+    deadline->append(d, max_y * 100);  // clipped at the top of the axis
+    min_x = std::min(min_x, d);
+    max_x = std::max(max_x, d);
+    chart->addSeries(deadline);
+  }
+  auto* x = new QLogValueAxis();
+  x->setTitleText("time to train (days, log scale)");
+  x->setLabelFormat("%g");
+  x->setRange(min_x / 1.3, max_x * 1.3);
+  auto* y = new QValueAxis();
+  y->setTitleText(QString::fromStdString("cost per run (" + scale_name + std::string(currency_code(Currency::usd)) + ")"));
+  y->setLabelFormat("%.4g");
+  y->setRange(0, max_y * 1.1);
+  y->applyNiceNumbers();
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (auto* s : chart->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  chart->legend()->setAlignment(Qt::AlignBottom);
+
+  QGraphicsScene scene;
+  scene.addItem(chart);
+  chart->setGeometry(0, 0, size.width, size.height);
+  scene.setSceneRect(0, 0, size.width, size.height);
+  return save(scene, QSize(size.width, size.height), file);
+}
+
+}  // namespace capsim::render
