@@ -9,33 +9,24 @@
 #include "capsim/render/charts.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/sizing.hpp"
+#include "support/test_support.hpp"
 
 using namespace capsim;
 
 namespace {
 
 scenarios::SizingReport llama_report() {
-  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
-  REQUIRE(catalog.ok());
-  auto s = scenarios::load_scenario_file(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/llama-70b-pretrain.yaml", *catalog);
+  const auto& catalog = testing::shipped_catalog();
+  auto s = scenarios::load_scenario_file(testing::example_scenario("llama-70b-pretrain"), catalog);
   REQUIRE(s.ok());
-  auto r = scenarios::size_scenario(*s, *catalog);
+  auto r = scenarios::size_scenario(*s, catalog);
   REQUIRE(r.ok());
   return std::move(r).value();
 }
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_file;
 
-std::filesystem::path scratch(const char* name) {
-  auto dir = std::filesystem::temp_directory_path() / ("capsim-render-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
+std::filesystem::path scratch(const char* name) { return testing::scratch_dir("render") / name; }
 
 }  // namespace
 
@@ -43,14 +34,14 @@ TEST_CASE("the frontier chart renders headless to PNG and SVG") {
   const auto report = llama_report();
   const auto png = scratch("frontier.png");
   REQUIRE(render::render_frontier_chart(report, png).empty());
-  const std::string bytes = read(png);
+  const std::string bytes = read_file(png);
   CHECK(bytes.substr(1, 3) == "PNG");
   CHECK(bytes.size() > 10000);  // a drawn chart, not an empty image
   CHECK_FALSE(std::filesystem::exists(png.string() + ".tmp"));
 
   const auto svg = scratch("frontier.svg");
   REQUIRE(render::render_frontier_chart(report, svg).empty());
-  const std::string text = read(svg);
+  const std::string text = read_file(svg);
   CHECK(text.find("<svg") != std::string::npos);
   CHECK(text.find("llama-70b-pretrain") != std::string::npos);  // the title
   CHECK(text.find("deadline 90 d") != std::string::npos);       // the deadline in the legend

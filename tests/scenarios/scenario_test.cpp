@@ -8,27 +8,15 @@
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/schema.hpp"
 #include "capsim/scenarios/sizing.hpp"
+#include "support/test_support.hpp"
 
 using namespace capsim;
 using namespace capsim::scenarios;
 
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = [] {
-    auto loaded = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
-    REQUIRE(loaded.ok());
-    return std::move(loaded).value();
-  }();
-  return c;
-}
-
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+const hardware::Catalog& catalog() { return testing::shipped_catalog(); }
+using testing::read_file;
 
 const char* kValid = R"(name: t
 workload:
@@ -117,8 +105,8 @@ hardware: {gpus: [t4], max_gpus: 4}
 }
 
 TEST_CASE("the shipped JSON Schema and reference are what the schema generates") {
-  CHECK(read(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario.schema.json") == scenario_json_schema());
-  CHECK(read(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario-reference.md") == scenario_reference_markdown());
+  CHECK(read_file(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario.schema.json") == scenario_json_schema());
+  CHECK(read_file(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario-reference.md") == scenario_reference_markdown());
 }
 
 TEST_CASE("every key of every shipped scenario is in the schema and every example loads") {

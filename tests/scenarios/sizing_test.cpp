@@ -8,35 +8,23 @@
 #include "capsim/hardware/loader.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/sizing.hpp"
+#include "support/test_support.hpp"
 
 using namespace capsim;
 using namespace capsim::scenarios;
 
 namespace {
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = [] {
-    auto loaded = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
-    REQUIRE(loaded.ok());
-    return std::move(loaded).value();
-  }();
-  return c;
-}
+const hardware::Catalog& catalog() { return testing::shipped_catalog(); }
 
 SizingReport size_example(const std::string& name) {
-  auto s = load_scenario_file(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/" + name + ".yaml", catalog());
+  auto s = load_scenario_file(testing::example_scenario(name), catalog());
   REQUIRE(s.ok());
   auto r = size_scenario(*s, catalog());
   if (!r.ok()) FAIL(format_diagnostics(r.errors()));
   return std::move(r).value();
 }
 
-std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 
@@ -51,7 +39,7 @@ TEST_CASE("golden sizing results of the shipped training scenarios") {
     const std::string actual = j.dump(2) + "\n";
     const auto path = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / "scenarios" / "golden" / (std::string(name) + ".json");
     if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << actual;
-    CHECK(read(path) == actual);
+    CHECK(testing::read_file(path) == actual);
   }
 }
 

@@ -1,0 +1,45 @@
+// Helpers shared by the test binaries: the shipped catalog, files, scratch directories.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "capsim/hardware/loader.hpp"
+
+namespace capsim::testing {
+
+// The catalog shipped in data/catalog, loaded once per test binary.
+inline const hardware::Catalog& shipped_catalog() {
+  static const hardware::Catalog catalog = [] {
+    auto loaded = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+    if (!loaded.ok()) FAIL(format_diagnostics(loaded.errors()));
+    return std::move(loaded).value();
+  }();
+  return catalog;
+}
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A directory of this test process under the system temp directory.
+inline std::filesystem::path scratch_dir(const std::string& suite) {
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-" + suite + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The path of a shipped example scenario.
+inline std::filesystem::path example_scenario(const std::string& name) {
+  return std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "examples" / (name + ".yaml");
+}
+
+}  // namespace capsim::testing
