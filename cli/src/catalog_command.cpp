@@ -104,8 +104,10 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
   if (o.format == Format::json) std::cout << scenarios::entity_json(*e);
   else {
     print_table(scenarios::entity_table(*e), o.format);
-    if (const auto notes = e->text("notes"); !notes.empty() && o.format == Format::table)
-      std::cout << "\nnotes: " << notes << "\n";
+    if (o.format == Format::table) {
+      if (const auto notes = e->text("notes"); !notes.empty()) std::cout << "\nnotes: " << notes << "\n";
+      std::cout << "defined at " << e->where.file << ":" << e->where.line << "\n";
+    }
   }
   return kExitOk;
 }

@@ -102,7 +102,7 @@ Table entities_table(EntityKind kind, const std::vector<const hardware::Entity*>
 Table entity_table(const hardware::Entity& e) {
   Table t;
   t.columns = {"field", "value", "source", "as_of"};
-  t.rows.push_back({"id", e.id, e.where.file + ":" + std::to_string(e.where.line), ""});
+  t.rows.push_back({"id", e.id, "", ""});
   for (const auto& def : hardware::fields_of(e.kind)) {
     const FieldValue* v = e.find(def.name);
     if (v == nullptr || def.name == "notes") continue;  // notes are prose, printed below the table

@@ -17,7 +17,8 @@ std::string display_value(const hardware::FieldDef& def, const hardware::FieldVa
 Table entities_table(hardware::EntityKind kind, const std::vector<const hardware::Entity*>& entities,
                      bool all_fields);
 
-// One entry: field, value, source, as_of (notes are left to the caller: they are prose).
+// One entry: field, value, source, as_of (notes and where it is defined are left to the
+// caller: they are prose and a path).
 Table entity_table(const hardware::Entity& entity);
 
 // JSON: an entry is {"id", "kind", "defined_at", "fields": {name: {"display", "value",
