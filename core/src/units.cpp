@@ -205,7 +205,7 @@ Result<ParsedQuantity> parse_quantity(std::string_view text) {
   ParsedQuantity q{*number, Dim{}, Currency::none};
   if (rest.empty()) return q;
   if (rest == "%") {
-    q.si_value *= 0.01;
+    q.value_si *= 0.01;
     return q;
   }
   // Terms separated by '/': the first multiplies, the others divide.
@@ -225,17 +225,17 @@ Result<ParsedQuantity> parse_quantity(std::string_view text) {
       q.currency = term->currency;
     }
     if (first) {
-      q.si_value *= term->factor;
+      q.value_si *= term->factor;
       q.dim = q.dim * term->dim;
     } else {
-      q.si_value /= term->factor;
+      q.value_si /= term->factor;
       q.dim = q.dim / term->dim;
     }
     first = false;
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
   }
-  if (!std::isfinite(q.si_value)) return error("number out of range in '" + std::string(text) + "'");
+  if (!std::isfinite(q.value_si)) return error("number out of range in '" + std::string(text) + "'");
   return q;
 }
 
@@ -338,36 +338,36 @@ std::string duration_text(double s) {
 std::string to_string(const ParsedQuantity& q) {
   const std::string cur(currency_code(q.currency));
   const Dim d = q.dim;
-  if (d == dims::none) return number_text(q.si_value);
-  if (d == dims::bytes) return with_prefix(q.si_value, "B");
-  if (d == dims::bytes / dims::seconds) return with_prefix(q.si_value, "B/s");
-  if (d == kRate) return with_prefix(q.si_value, "FLOPS");
-  if (d == dims::ops) return with_prefix(q.si_value, "FLOP");
-  if (d == dims::seconds) return duration_text(q.si_value);
+  if (d == dims::none) return number_text(q.value_si);
+  if (d == dims::bytes) return with_prefix(q.value_si, "B");
+  if (d == dims::bytes / dims::seconds) return with_prefix(q.value_si, "B/s");
+  if (d == kRate) return with_prefix(q.value_si, "FLOPS");
+  if (d == dims::ops) return with_prefix(q.value_si, "FLOP");
+  if (d == dims::seconds) return duration_text(q.value_si);
   if (d == dims::watts)  // "700 W", "1000 W", "10.2 kW": kW only where W would be long
-    return std::fabs(q.si_value) < 1e4 ? number_text(q.si_value) + " W" : with_prefix(q.si_value, "W", false);
-  if (d == Dim{.seconds = -1}) return with_prefix(q.si_value, "Hz", false);
-  if (d == kEnergy) return number_text(q.si_value / (1e3 * units::hour)) + " kWh";
-  if (d == dims::money) return number_text(q.si_value) + " " + cur;
-  if (d == dims::money / dims::seconds) return number_text(q.si_value * units::hour) + " " + cur + "/h";
+    return std::fabs(q.value_si) < 1e4 ? number_text(q.value_si) + " W" : with_prefix(q.value_si, "W", false);
+  if (d == Dim{.seconds = -1}) return with_prefix(q.value_si, "Hz", false);
+  if (d == kEnergy) return number_text(q.value_si / (1e3 * units::hour)) + " kWh";
+  if (d == dims::money) return number_text(q.value_si) + " " + cur;
+  if (d == dims::money / dims::seconds) return number_text(q.value_si * units::hour) + " " + cur + "/h";
   if (d == dims::money / dims::watts / dims::seconds)
-    return number_text(q.si_value * 1e3 * units::hour) + " " + cur + "/kWh";
-  if (d == dims::money / dims::bytes) return number_text(q.si_value * 1e9) + " " + cur + "/GB";
+    return number_text(q.value_si * 1e3 * units::hour) + " " + cur + "/kWh";
+  if (d == dims::money / dims::bytes) return number_text(q.value_si * 1e9) + " " + cur + "/GB";
   if (d == dims::money / dims::bytes / dims::seconds)
-    return number_text(q.si_value * 1e9 * units::month) + " " + cur + "/GB/month";
-  return number_text(q.si_value) + " (" + describe_dimension(d) + ", SI units)";
+    return number_text(q.value_si * 1e9 * units::month) + " " + cur + "/GB/month";
+  return number_text(q.value_si) + " (" + describe_dimension(d) + ", SI units)";
 }
 
 std::string to_string_in(const ParsedQuantity& q, std::string_view unit) {
   auto one = parse_quantity("1 " + std::string(unit));
-  if (!one || !(one->dim == q.dim) || one->si_value == 0) return to_string(q);
+  if (!one || !(one->dim == q.dim) || one->value_si == 0) return to_string(q);
   std::string text(unit);
   if (q.currency != Currency::none && one->currency != q.currency) {
     const auto code = currency_code(one->currency);
     if (const auto at = text.find(code); at != std::string::npos)
       text.replace(at, code.size(), currency_code(q.currency));
   }
-  return number_text(q.si_value / one->si_value) + " " + text;
+  return number_text(q.value_si / one->value_si) + " " + text;
 }
 
 std::string si_unit(Dim d, Currency currency) {

@@ -147,7 +147,7 @@ constexpr MoneyPerSecond usd_per_hour(double v) {
 
 // A quantity read from text whose dimension is known only at run time.
 struct ParsedQuantity {
-  double si_value = 0.0;
+  double value_si = 0.0;
   Dim dim;
   Currency currency = Currency::none;
 };
@@ -170,7 +170,7 @@ Result<Q> parse_as(std::string_view text) {
                           describe_dimension(parsed->dim) + " ('" + std::string(text) + "')",
                       {}};
   }
-  return Q(parsed->si_value, parsed->currency);
+  return Q(parsed->value_si, parsed->currency);
 }
 
 // Parses a count with an optional scale suffix: "7B" / "7 billion" = 7e9, "1.5T", "350M",

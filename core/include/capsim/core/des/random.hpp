@@ -1,0 +1,73 @@
+// Rng: the random number generator of one simulation (xoshiro256**, seeded by splitmix64).
+//
+// Every variate is computed here from the raw 64-bit stream, not with <random>'s
+// distributions (whose algorithms differ between standard libraries), so a seed gives the
+// same numbers on every platform and compiler.
+//
+// Ownership and thread-safety: a plain value; one Rng per Simulator, never shared between
+// threads. Reference for the generator: Blackman & Vigna, "Scrambled linear pseudorandom
+// number generators", ACM TOMS 47(4), 2021.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace capsim::des {
+
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) {
+    for (auto& word : state_) word = splitmix64(seed);
+  }
+
+  std::uint64_t next() {
+    const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
+    const std::uint64_t t = state_[1] << 17;
+    state_[2] ^= state_[0];
+    state_[3] ^= state_[1];
+    state_[1] ^= state_[2];
+    state_[0] ^= state_[3];
+    state_[2] ^= t;
+    state_[3] = rotl(state_[3], 45);
+    return result;
+  }
+
+  // Uniform on [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+  // Exponential with mean 1 (inversion on (0, 1], so never infinite).
+  double exponential() { return -std::log(static_cast<double>((next() >> 11) + 1) * 0x1.0p-53); }
+
+  // Standard normal (Marsaglia's polar method; the second value of a pair is kept).
+  double normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    double u = 0.0, v = 0.0, s = 0.0;
+    do {
+      u = 2.0 * uniform() - 1.0;
+      v = 2.0 * uniform() - 1.0;
+      s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    const double f = std::sqrt(-2.0 * std::log(s) / s);
+    spare_ = v * f;
+    has_spare_ = true;
+    return u * f;
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  static std::uint64_t splitmix64(std::uint64_t& x) {
+    std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+  std::uint64_t state_[4] = {};
+  double spare_ = 0.0;
+  bool has_spare_ = false;
+};
+
+}  // namespace capsim::des

@@ -1,0 +1,971 @@
+// The discrete-event kernel. Hot-path rules: events are 24-byte values in a binary heap
+// (no std::function, no allocation per event once the vectors have grown); items live in
+// a pool indexed by 32-bit ids and are recycled; queues are power-of-two ring buffers.
+#include "capsim/core/des/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "statistics.hpp"
+
+namespace capsim::des {
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+// Event kinds double as priorities at equal times (smaller first).
+enum Kind : std::uint8_t {
+  kBoundary = 0,      // statistics: end of warm-up or of a batch
+  kServiceDone = 1,   // target station, aux server
+  kTransferDone = 2,  // target conveyor, aux generation (stale when it differs)
+  kLatencyDone = 3,   // target conveyor, aux item
+  kArrival = 4,       // target source, aux trace index
+  kThinkDone = 5,     // target source, aux item
+  kBatchTimeout = 6,  // target station
+};
+
+struct Event {
+  double time;
+  std::uint64_t order;  // kind << 56 | sequence number
+  std::uint32_t target;
+  std::uint32_t aux;
+  Kind kind() const { return static_cast<Kind>(order >> 56); }
+};
+
+inline bool before(const Event& a, const Event& b) {
+  return a.time < b.time || (a.time == b.time && a.order < b.order);
+}
+
+// The event calendar: a binary min-heap on (time, kind, sequence).
+class Calendar {
+ public:
+  void push(double time, Kind kind, std::uint32_t target, std::uint32_t aux) {
+    const Event e{time, (static_cast<std::uint64_t>(kind) << 56) | sequence_++, target, aux};
+    heap_.push_back(e);
+    std::size_t i = heap_.size() - 1;
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 2;
+      if (!before(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  bool empty() const { return heap_.empty(); }
+  const Event& top() const { return heap_.front(); }
+  Event pop() {
+    const Event top = heap_.front();
+    const Event last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n == 0) return top;
+    std::size_t i = 0;
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      if (!before(heap_[child], last)) break;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = last;
+    return top;
+  }
+
+ private:
+  std::vector<Event> heap_;
+  std::uint64_t sequence_ = 0;
+};
+
+// A FIFO ring buffer with power-of-two capacity that grows by doubling.
+template <class T>
+class Ring {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& front() const { return buffer_[head_]; }
+  void push_back(T value) {
+    if (size_ == buffer_.size()) grow();
+    buffer_[(head_ + size_) & mask_] = value;
+    ++size_;
+  }
+  T pop_front() {
+    const T value = buffer_[head_];
+    head_ = (head_ + 1) & mask_;
+    --size_;
+    return value;
+  }
+
+ private:
+  void grow() {
+    std::vector<T> bigger(buffer_.empty() ? 16 : buffer_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buffer_[(head_ + i) & mask_];
+    buffer_ = std::move(bigger);
+    head_ = 0;
+    mask_ = buffer_.size() - 1;
+  }
+  std::vector<T> buffer_;
+  std::size_t head_ = 0, size_ = 0, mask_ = 0;
+};
+
+struct Item {
+  double created = 0.0;   // at its source (or latest re-entry of a closed source)
+  double arrived = 0.0;   // at its current station
+  double bytes = 0.0;
+  std::uint32_t source = 0;
+  std::uint32_t route = kNone;  // edge chosen while waiting to be placed
+};
+
+// Who is waiting for space at a full queue or conveyor.
+struct Waiter {
+  enum Kind : std::uint8_t { from_source, from_server, from_conveyor } kind;
+  std::uint32_t index;   // source, station or conveyor
+  std::uint32_t server;  // server of the station
+};
+
+struct Node {
+  NodeKind kind;
+  std::uint32_t index;  // into sources_, stations_ or sinks_
+  std::uint32_t first_edge, edge_count;
+};
+
+struct Edge {
+  std::uint32_t to;        // node
+  std::uint32_t conveyor;  // kNone: instantaneous
+  double cumulative;       // cumulative routing probability
+};
+
+struct StationSeries {
+  std::vector<double> utilization, queue_length, in_station, waiting, sojourn, p50, p95, p99,
+      throughput, blocked, starved;
+};
+
+struct StationRt {
+  std::string name;
+  std::uint32_t node = 0;
+  int servers = 1, max_batch = 1;
+  double max_delay = 0.0;
+  std::size_t capacity = 0;  // 0: unbounded
+  ServiceTime service;
+  Ring<std::uint32_t> queue;
+  std::vector<std::uint32_t> slots;  // servers * max_batch items in service
+  std::vector<std::uint32_t> slot_count, next_to_place;
+  std::vector<std::uint8_t> server_blocked;
+  std::vector<std::uint32_t> idle;
+  int busy = 0, blocked = 0;
+  std::uint32_t in_station = 0;
+  bool timeout_pending = false;
+  Ring<Waiter> waiters;
+  // Accumulators of the current batch.
+  double last = 0.0, busy_area = 0.0, queue_area = 0.0, in_area = 0.0, blocked_area = 0.0,
+         starved_time = 0.0, wait_sum = 0.0, sojourn_sum = 0.0;
+  std::uint64_t started = 0, departures = 0;
+  std::vector<double> sojourns;
+  StationSeries series;
+};
+
+struct Transfer {
+  double tag;  // virtual time at which its last byte is sent
+  std::uint64_t sequence;
+  std::uint32_t item;
+};
+inline bool later(const Transfer& a, const Transfer& b) {
+  return a.tag > b.tag || (a.tag == b.tag && a.sequence > b.sequence);
+}
+
+struct ConveyorRt {
+  std::string name;
+  std::uint32_t to = 0;  // node
+  double bandwidth = 0.0, latency = 0.0;
+  std::size_t capacity = 0;
+  // Processor sharing by virtual time: vtime grows at bandwidth / n while n items are in
+  // the bandwidth phase, so an item that starts at vtime v with s bytes ends when vtime
+  // reaches v + s, whatever starts or ends meanwhile (the completion time is recomputed on
+  // every start and finish).
+  double vtime = 0.0, vtime_at = 0.0;
+  std::vector<Transfer> sending;  // min-heap on tag
+  std::uint64_t sequence = 0;
+  std::uint32_t generation = 0;
+  std::size_t in_transit = 0;
+  Ring<std::uint32_t> exit_blocked;
+  Ring<Waiter> waiters;
+  double last = 0.0, busy_time = 0.0, transit_area = 0.0;
+  std::uint64_t delivered = 0;
+  std::vector<double> s_utilization, s_in_transit, s_throughput;
+};
+
+struct SourceRt {
+  std::uint32_t node = 0;
+  SourceSpec::Kind kind = SourceSpec::Kind::poisson;
+  double rate = 0.0, max_rate = 0.0;
+  std::array<double, 24> hourly{};
+  std::vector<double> trace;
+  int population = 0;
+  double think = 0.0, bytes = 0.0;
+  Ring<std::uint32_t> pending;
+  bool blocked = false;
+};
+
+struct SinkSeries {
+  std::vector<double> throughput, latency, p50, p95, p99;
+};
+
+struct SinkRt {
+  std::string name;
+  std::uint64_t count = 0;
+  double latency_sum = 0.0;
+  std::vector<double> latencies;
+  SinkSeries series;
+};
+
+// "%g", but large times in full ("1000000", not "1e+06").
+std::string number(double v) {
+  char buf[48];
+  if (std::abs(v) >= 1e5 && std::abs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g", v);
+  }
+  return buf;
+}
+
+}  // namespace
+
+struct Simulator::State {
+  explicit State(std::uint64_t seed) : rng(seed) {}
+
+  // --- configuration
+  RunOptions options;
+  double end = 0.0, batch_length = 0.0;
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::vector<StationRt> stations;
+  std::vector<ConveyorRt> conveyors;
+  std::vector<SourceRt> sources;
+  std::vector<SinkRt> sinks;
+
+  // --- dynamic state
+  Rng rng;
+  Calendar calendar;
+  double now = 0.0;
+  std::uint64_t events = 0;
+  std::vector<Item> items;
+  std::vector<std::uint32_t> free_items;
+  bool recording = false, finished = false;
+  int batches_done = 0;
+  SinkRt all_sinks;  // the sinks together
+
+  void build(const Pipeline& p);
+  void start();
+  Status run_until(double t, ProgressObserver* observer);
+  void dispatch(const Event& e);
+  SimulationResult collect() const;
+
+  std::uint32_t new_item(std::uint32_t source) {
+    std::uint32_t id;
+    if (!free_items.empty()) {
+      id = free_items.back();
+      free_items.pop_back();
+    } else {
+      id = static_cast<std::uint32_t>(items.size());
+      items.emplace_back();
+    }
+    Item& it = items[id];
+    it.created = now;
+    it.source = source;
+    it.bytes = sources[source].bytes;
+    it.route = kNone;
+    return id;
+  }
+
+  // --- routing and back-pressure
+  std::uint32_t choose_edge(std::uint32_t node) {
+    const Node& n = nodes[node];
+    if (n.edge_count == 1) return n.first_edge;
+    const double u = rng.uniform();
+    for (std::uint32_t e = n.first_edge; e + 1 < n.first_edge + n.edge_count; ++e)
+      if (u < edges[e].cumulative) return e;
+    return n.first_edge + n.edge_count - 1;
+  }
+  bool try_place(std::uint32_t item, std::uint32_t from_node, Waiter self);
+  bool deliver(std::uint32_t item, std::uint32_t node, Waiter self);
+  void resume(Waiter w);
+
+  // --- stations
+  void touch(StationRt& s) {
+    const double dt = now - s.last;
+    if (dt <= 0.0) return;
+    s.busy_area += s.busy * dt;
+    s.queue_area += static_cast<double>(s.queue.size()) * dt;
+    s.in_area += s.in_station * dt;
+    s.blocked_area += s.blocked * dt;
+    if (s.busy == 0 && s.blocked == 0) s.starved_time += dt;
+    s.last = now;
+  }
+  void enqueue(std::uint32_t station, std::uint32_t item);
+  void try_start(std::uint32_t station);
+  void depart(std::uint32_t station, std::uint32_t server);
+  void notify(StationRt& s) {
+    while (!s.waiters.empty() && (s.capacity == 0 || s.queue.size() < s.capacity))
+      resume(s.waiters.pop_front());
+  }
+
+  // --- conveyors
+  void touch(ConveyorRt& c) {
+    const double dt = now - c.last;
+    if (dt <= 0.0) return;
+    if (!c.sending.empty()) c.busy_time += dt;
+    c.transit_area += static_cast<double>(c.in_transit) * dt;
+    c.last = now;
+  }
+  void advance_vtime(ConveyorRt& c) {
+    if (!c.sending.empty())
+      c.vtime += (now - c.vtime_at) * c.bandwidth / static_cast<double>(c.sending.size());
+    c.vtime_at = now;
+  }
+  void reschedule(std::uint32_t conveyor);
+  void start_transfer(std::uint32_t conveyor, std::uint32_t item);
+  void transfer_done(std::uint32_t conveyor, std::uint32_t generation);
+  void conveyor_exit(std::uint32_t conveyor, std::uint32_t item);
+  void resume_exit(std::uint32_t conveyor);
+  void notify(ConveyorRt& c) {
+    while (!c.waiters.empty() && (c.capacity == 0 || c.in_transit < c.capacity))
+      resume(c.waiters.pop_front());
+  }
+
+  // --- sources and sinks
+  void flush(std::uint32_t source);
+  void arrival(std::uint32_t source, std::uint32_t trace_index);
+  double next_diurnal(const SourceRt& s, double from);
+  void sink_arrival(std::uint32_t sink, std::uint32_t item);
+
+  // --- statistics
+  void boundary(std::uint32_t index);
+  void close_batch();
+  void reset_accumulators();
+};
+
+// ---------------------------------------------------------------------------------------
+// Building
+
+void Simulator::State::build(const Pipeline& p) {
+  const auto n = static_cast<std::uint32_t>(p.node_count());
+  nodes.resize(n);
+  for (std::uint32_t v = 0; v < n; ++v) {
+    const NodeId id{v};
+    Node& node = nodes[v];
+    node.kind = p.kind(id);
+    switch (node.kind) {
+      case NodeKind::source: {
+        const SourceSpec& spec = p.source(id);
+        SourceRt s;
+        s.node = v;
+        s.kind = spec.kind;
+        s.rate = spec.rate.value();
+        s.hourly = spec.hourly;
+        s.max_rate = s.rate * *std::max_element(spec.hourly.begin(), spec.hourly.end());
+        for (Seconds t : spec.arrivals) s.trace.push_back(t.value());
+        s.population = spec.population;
+        s.think = spec.think_time.value();
+        s.bytes = spec.item_size.value();
+        node.index = static_cast<std::uint32_t>(sources.size());
+        sources.push_back(std::move(s));
+        break;
+      }
+      case NodeKind::station: {
+        const StationSpec& spec = p.station(id);
+        StationRt s;
+        s.name = spec.name;
+        s.node = v;
+        s.servers = spec.servers;
+        s.max_batch = spec.max_batch;
+        s.max_delay = spec.max_queue_delay.value();
+        s.capacity = static_cast<std::size_t>(spec.queue_capacity);
+        s.service = spec.service;
+        s.slots.assign(static_cast<std::size_t>(spec.servers) * spec.max_batch, kNone);
+        s.slot_count.assign(spec.servers, 0);
+        s.next_to_place.assign(spec.servers, 0);
+        s.server_blocked.assign(spec.servers, 0);
+        for (int i = spec.servers - 1; i >= 0; --i) s.idle.push_back(static_cast<std::uint32_t>(i));
+        node.index = static_cast<std::uint32_t>(stations.size());
+        stations.push_back(std::move(s));
+        break;
+      }
+      case NodeKind::sink: {
+        SinkRt s;
+        s.name = p.sink(id).name;
+        node.index = static_cast<std::uint32_t>(sinks.size());
+        sinks.push_back(std::move(s));
+        break;
+      }
+    }
+  }
+  for (std::uint32_t v = 0; v < n; ++v) {
+    nodes[v].first_edge = static_cast<std::uint32_t>(edges.size());
+    double cumulative = 0.0;
+    for (const Connection& c : p.connections_from(NodeId{v})) {
+      cumulative += c.probability;
+      Edge e{c.to.index, kNone, cumulative};
+      if (c.conveyor) {
+        ConveyorRt conv;
+        conv.name = c.conveyor->name;
+        conv.to = c.to.index;
+        conv.bandwidth = c.conveyor->bandwidth.value();
+        conv.latency = c.conveyor->latency.value();
+        conv.capacity = static_cast<std::size_t>(c.conveyor->capacity);
+        e.conveyor = static_cast<std::uint32_t>(conveyors.size());
+        conveyors.push_back(std::move(conv));
+      }
+      edges.push_back(e);
+    }
+    nodes[v].edge_count = static_cast<std::uint32_t>(edges.size()) - nodes[v].first_edge;
+  }
+  all_sinks.name = "all sinks";
+}
+
+void Simulator::State::start() {
+  for (int i = 0; i <= options.batches; ++i)
+    calendar.push(options.warmup.value() + i * batch_length, kBoundary, kNone,
+                  static_cast<std::uint32_t>(i));
+  for (std::uint32_t i = 0; i < sources.size(); ++i) {
+    SourceRt& s = sources[i];
+    switch (s.kind) {
+      case SourceSpec::Kind::poisson:
+        calendar.push(rng.exponential() / s.rate, kArrival, i, 0);
+        break;
+      case SourceSpec::Kind::diurnal:
+        calendar.push(next_diurnal(s, 0.0), kArrival, i, 0);
+        break;
+      case SourceSpec::Kind::trace:
+        calendar.push(s.trace.front(), kArrival, i, 0);
+        break;
+      case SourceSpec::Kind::closed:
+        for (int k = 0; k < s.population; ++k) {
+          const std::uint32_t item = new_item(i);
+          calendar.push(s.think > 0.0 ? s.think * rng.exponential() : 0.0, kThinkDone, i, item);
+        }
+        break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Routing and back-pressure
+
+bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Waiter self) {
+  if (items[item].route == kNone) items[item].route = choose_edge(from_node);
+  const Edge& e = edges[items[item].route];
+  if (e.conveyor != kNone) {
+    ConveyorRt& c = conveyors[e.conveyor];
+    if (c.capacity != 0 && c.in_transit >= c.capacity) {
+      c.waiters.push_back(self);
+      return false;
+    }
+    items[item].route = kNone;
+    start_transfer(e.conveyor, item);
+    return true;
+  }
+  if (!deliver(item, e.to, self)) return false;
+  items[item].route = kNone;
+  return true;
+}
+
+bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter self) {
+  const Node& n = nodes[node];
+  if (n.kind == NodeKind::sink) {
+    items[item].route = kNone;
+    sink_arrival(n.index, item);
+    return true;
+  }
+  StationRt& s = stations[n.index];
+  if (s.capacity != 0 && s.queue.size() >= s.capacity) {
+    s.waiters.push_back(self);
+    return false;
+  }
+  items[item].route = kNone;
+  enqueue(n.index, item);
+  return true;
+}
+
+void Simulator::State::resume(Waiter w) {
+  switch (w.kind) {
+    case Waiter::from_source:
+      sources[w.index].blocked = false;
+      flush(w.index);
+      break;
+    case Waiter::from_server:
+      depart(w.index, w.server);
+      break;
+    case Waiter::from_conveyor:
+      resume_exit(w.index);
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stations
+
+void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
+  StationRt& s = stations[station];
+  touch(s);
+  items[item].arrived = now;
+  s.queue.push_back(item);
+  ++s.in_station;
+  try_start(station);
+}
+
+void Simulator::State::try_start(std::uint32_t station) {
+  StationRt& s = stations[station];
+  touch(s);
+  bool freed = false;
+  while (!s.idle.empty() && !s.queue.empty()) {
+    const std::size_t waiting = s.queue.size();
+    if (waiting < static_cast<std::size_t>(s.max_batch) && s.max_delay > 0.0) {
+      // The dynamic batcher waits for a full batch until the oldest item has waited
+      // max_queue_delay.
+      const double deadline = items[s.queue.front()].arrived + s.max_delay;
+      if (now < deadline) {
+        if (!s.timeout_pending) {
+          calendar.push(deadline, kBatchTimeout, station, 0);
+          s.timeout_pending = true;
+        }
+        break;
+      }
+    }
+    const auto k = static_cast<std::uint32_t>(std::min<std::size_t>(waiting, s.max_batch));
+    const std::uint32_t server = s.idle.back();
+    s.idle.pop_back();
+    std::uint32_t* slot = &s.slots[static_cast<std::size_t>(server) * s.max_batch];
+    for (std::uint32_t j = 0; j < k; ++j) {
+      const std::uint32_t item = s.queue.pop_front();
+      slot[j] = item;
+      s.wait_sum += now - items[item].arrived;
+    }
+    s.started += k;
+    s.slot_count[server] = k;
+    s.next_to_place[server] = 0;
+    ++s.busy;
+    calendar.push(now + s.service.sample(static_cast<int>(k), rng).value(), kServiceDone,
+                  station, server);
+    freed = true;
+  }
+  if (freed) notify(s);
+}
+
+// Moves the finished items of `server` downstream, in order; stays blocked at the first
+// one that finds no space, and frees the server when all have left.
+void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
+  StationRt& s = stations[station];
+  const std::size_t base = static_cast<std::size_t>(server) * s.max_batch;
+  while (s.next_to_place[server] < s.slot_count[server]) {
+    const std::uint32_t item = s.slots[base + s.next_to_place[server]];
+    const double sojourn = now - items[item].arrived;
+    if (!try_place(item, s.node, Waiter{Waiter::from_server, station, server})) {
+      if (!s.server_blocked[server]) {
+        touch(s);
+        s.server_blocked[server] = 1;
+        ++s.blocked;
+      }
+      return;
+    }
+    touch(s);
+    --s.in_station;
+    ++s.departures;
+    s.sojourn_sum += sojourn;
+    if (recording) s.sojourns.push_back(sojourn);
+    ++s.next_to_place[server];
+  }
+  touch(s);
+  if (s.server_blocked[server]) {
+    s.server_blocked[server] = 0;
+    --s.blocked;
+  }
+  s.idle.push_back(server);
+  try_start(station);
+}
+
+// ---------------------------------------------------------------------------------------
+// Conveyors
+
+void Simulator::State::reschedule(std::uint32_t conveyor) {
+  ConveyorRt& c = conveyors[conveyor];
+  ++c.generation;
+  if (c.sending.empty()) return;
+  const double remaining = c.sending.front().tag - c.vtime;
+  const double at = now + std::max(0.0, remaining) * static_cast<double>(c.sending.size()) /
+                              c.bandwidth;
+  calendar.push(at, kTransferDone, conveyor, c.generation);
+}
+
+void Simulator::State::start_transfer(std::uint32_t conveyor, std::uint32_t item) {
+  ConveyorRt& c = conveyors[conveyor];
+  touch(c);
+  ++c.in_transit;
+  const double bytes = items[item].bytes;
+  if (bytes <= 0.0) {
+    if (c.latency > 0.0) {
+      calendar.push(now + c.latency, kLatencyDone, conveyor, item);
+    } else {
+      conveyor_exit(conveyor, item);
+    }
+    return;
+  }
+  advance_vtime(c);
+  c.sending.push_back({c.vtime + bytes, c.sequence++, item});
+  std::push_heap(c.sending.begin(), c.sending.end(), later);
+  reschedule(conveyor);
+}
+
+void Simulator::State::transfer_done(std::uint32_t conveyor, std::uint32_t generation) {
+  ConveyorRt& c = conveyors[conveyor];
+  if (generation != c.generation || c.sending.empty()) return;  // superseded
+  touch(c);
+  advance_vtime(c);
+  // The scheduled item is done by construction; rounding must not leave it a few bytes short.
+  c.vtime = std::max(c.vtime, c.sending.front().tag);
+  while (!c.sending.empty() && c.sending.front().tag <= c.vtime) {
+    std::pop_heap(c.sending.begin(), c.sending.end(), later);
+    const std::uint32_t item = c.sending.back().item;
+    c.sending.pop_back();
+    if (c.latency > 0.0) {
+      calendar.push(now + c.latency, kLatencyDone, conveyor, item);
+    } else {
+      conveyor_exit(conveyor, item);
+    }
+  }
+  reschedule(conveyor);
+}
+
+void Simulator::State::conveyor_exit(std::uint32_t conveyor, std::uint32_t item) {
+  ConveyorRt& c = conveyors[conveyor];
+  if (!c.exit_blocked.empty()) {  // keep FIFO order behind items already waiting
+    c.exit_blocked.push_back(item);
+    return;
+  }
+  if (!deliver(item, c.to, Waiter{Waiter::from_conveyor, conveyor, 0})) {
+    c.exit_blocked.push_back(item);
+    return;
+  }
+  touch(c);
+  --c.in_transit;
+  ++c.delivered;
+  notify(c);
+}
+
+void Simulator::State::resume_exit(std::uint32_t conveyor) {
+  ConveyorRt& c = conveyors[conveyor];
+  while (!c.exit_blocked.empty()) {
+    if (!deliver(c.exit_blocked.front(), c.to, Waiter{Waiter::from_conveyor, conveyor, 0})) return;
+    c.exit_blocked.pop_front();
+    touch(c);
+    --c.in_transit;
+    ++c.delivered;
+  }
+  notify(c);
+}
+
+// ---------------------------------------------------------------------------------------
+// Sources and sinks
+
+void Simulator::State::flush(std::uint32_t source) {
+  SourceRt& s = sources[source];
+  while (!s.blocked && !s.pending.empty()) {
+    if (!try_place(s.pending.front(), s.node, Waiter{Waiter::from_source, source, 0})) {
+      s.blocked = true;
+      return;
+    }
+    s.pending.pop_front();
+  }
+}
+
+// Thinning (Lewis & Shedler 1979): candidates at the peak rate, each kept with probability
+// rate(t) / peak rate.
+double Simulator::State::next_diurnal(const SourceRt& s, double from) {
+  double t = from;
+  for (;;) {
+    t += rng.exponential() / s.max_rate;
+    const auto hour = static_cast<std::size_t>(std::fmod(t, units::day) / units::hour) % 24;
+    if (rng.uniform() * s.max_rate < s.rate * s.hourly[hour]) return t;
+  }
+}
+
+void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) {
+  SourceRt& s = sources[source];
+  const std::uint32_t item = new_item(source);
+  sources[source].pending.push_back(item);
+  switch (s.kind) {
+    case SourceSpec::Kind::poisson:
+      calendar.push(now + rng.exponential() / s.rate, kArrival, source, 0);
+      break;
+    case SourceSpec::Kind::diurnal:
+      calendar.push(next_diurnal(s, now), kArrival, source, 0);
+      break;
+    case SourceSpec::Kind::trace:
+      if (trace_index + 1 < s.trace.size())
+        calendar.push(s.trace[trace_index + 1], kArrival, source, trace_index + 1);
+      break;
+    case SourceSpec::Kind::closed:
+      break;
+  }
+  flush(source);
+}
+
+void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
+  const double latency = now - items[item].created;
+  for (SinkRt* k : {&sinks[sink], &all_sinks}) {
+    ++k->count;
+    k->latency_sum += latency;
+    if (recording) k->latencies.push_back(latency);
+  }
+  const std::uint32_t source = items[item].source;
+  if (sources[source].kind == SourceSpec::Kind::closed) {
+    const double think = sources[source].think;
+    calendar.push(now + (think > 0.0 ? think * rng.exponential() : 0.0), kThinkDone, source,
+                  item);
+  } else {
+    free_items.push_back(item);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Statistics
+
+void Simulator::State::reset_accumulators() {
+  for (StationRt& s : stations) {
+    s.busy_area = s.queue_area = s.in_area = s.blocked_area = s.starved_time = 0.0;
+    s.wait_sum = s.sojourn_sum = 0.0;
+    s.started = s.departures = 0;
+    s.sojourns.clear();
+  }
+  for (ConveyorRt& c : conveyors) {
+    c.busy_time = c.transit_area = 0.0;
+    c.delivered = 0;
+  }
+  for (std::size_t i = 0; i <= sinks.size(); ++i) {
+    SinkRt& sink = i < sinks.size() ? sinks[i] : all_sinks;
+    sink.count = 0;
+    sink.latency_sum = 0.0;
+    sink.latencies.clear();
+  }
+}
+
+void Simulator::State::close_batch() {
+  const double len = batch_length;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto ratio = [nan](double a, std::uint64_t n) { return n ? a / static_cast<double>(n) : nan; };
+  for (StationRt& s : stations) {
+    touch(s);
+    StationSeries& z = s.series;
+    z.utilization.push_back(s.busy_area / (s.servers * len));
+    z.queue_length.push_back(s.queue_area / len);
+    z.in_station.push_back(s.in_area / len);
+    z.waiting.push_back(ratio(s.wait_sum, s.started));
+    z.sojourn.push_back(ratio(s.sojourn_sum, s.departures));
+    const auto p = detail::percentiles_50_95_99(s.sojourns);
+    z.p50.push_back(p[0]);
+    z.p95.push_back(p[1]);
+    z.p99.push_back(p[2]);
+    z.throughput.push_back(static_cast<double>(s.departures) / len);
+    z.blocked.push_back(s.blocked_area / (s.servers * len));
+    z.starved.push_back(s.starved_time / len);
+  }
+  for (ConveyorRt& c : conveyors) {
+    touch(c);
+    c.s_utilization.push_back(c.busy_time / len);
+    c.s_in_transit.push_back(c.transit_area / len);
+    c.s_throughput.push_back(static_cast<double>(c.delivered) / len);
+  }
+  for (std::size_t i = 0; i <= sinks.size(); ++i) {
+    SinkRt& k = i < sinks.size() ? sinks[i] : all_sinks;
+    k.series.throughput.push_back(static_cast<double>(k.count) / len);
+    k.series.latency.push_back(ratio(k.latency_sum, k.count));
+    const auto p = detail::percentiles_50_95_99(k.latencies);
+    k.series.p50.push_back(p[0]);
+    k.series.p95.push_back(p[1]);
+    k.series.p99.push_back(p[2]);
+  }
+  ++batches_done;
+}
+
+void Simulator::State::boundary(std::uint32_t index) {
+  for (StationRt& s : stations) touch(s);
+  for (ConveyorRt& c : conveyors) touch(c);
+  if (index == 0) {
+    recording = true;
+  } else {
+    close_batch();
+  }
+  reset_accumulators();
+  if (index == static_cast<std::uint32_t>(options.batches)) finished = true;
+}
+
+// ---------------------------------------------------------------------------------------
+// The loop
+
+void Simulator::State::dispatch(const Event& e) {
+  switch (e.kind()) {
+    case kBoundary: boundary(e.aux); break;
+    case kServiceDone: {
+      StationRt& s = stations[e.target];
+      touch(s);
+      --s.busy;
+      depart(e.target, e.aux);
+      break;
+    }
+    case kTransferDone: transfer_done(e.target, e.aux); break;
+    case kLatencyDone: conveyor_exit(e.target, e.aux); break;
+    case kArrival: arrival(e.target, e.aux); break;
+    case kThinkDone:
+      items[e.aux].created = now;
+      sources[e.target].pending.push_back(e.aux);
+      flush(e.target);
+      break;
+    case kBatchTimeout:
+      stations[e.target].timeout_pending = false;
+      try_start(e.target);
+      break;
+  }
+}
+
+Status Simulator::State::run_until(double t, ProgressObserver* observer) {
+  const double stop = std::min(t, end);
+  while (!finished && !calendar.empty() && calendar.top().time <= stop) {
+    if (events >= options.max_events) {
+      return {Diagnostic{{}, "run.max_events",
+                         "simulation stopped: the event budget of " +
+                             std::to_string(options.max_events) +
+                             " events ran out at simulated time " + number(now) + " s of " +
+                             number(end) + " s",
+                         "shorten the duration or raise max_events"}};
+    }
+    const Event e = calendar.pop();
+    now = e.time;
+    ++events;
+    dispatch(e);
+    if (observer != nullptr && (events & 0xffff) == 0) {
+      observer->progress(now / end, "simulation");
+      if (observer->cancelled()) return {};
+    }
+  }
+  if (!finished && now < stop) now = stop;
+  if (observer != nullptr && finished) observer->progress(1.0, "simulation");
+  return {};
+}
+
+SimulationResult Simulator::State::collect() const {
+  using detail::batch_means_interval;
+  SimulationResult r;
+  for (const StationRt& s : stations) {
+    const StationSeries& z = s.series;
+    r.stations.push_back({s.name, batch_means_interval(z.utilization),
+                          batch_means_interval(z.queue_length), batch_means_interval(z.in_station),
+                          batch_means_interval(z.waiting), batch_means_interval(z.sojourn),
+                          {batch_means_interval(z.p50), batch_means_interval(z.p95),
+                           batch_means_interval(z.p99)},
+                          batch_means_interval(z.throughput), batch_means_interval(z.blocked),
+                          batch_means_interval(z.starved)});
+  }
+  for (const ConveyorRt& c : conveyors)
+    r.conveyors.push_back({c.name, batch_means_interval(c.s_utilization),
+                           batch_means_interval(c.s_in_transit),
+                           batch_means_interval(c.s_throughput)});
+  auto sink_metrics = [](const SinkRt& k) {
+    return SinkMetrics{k.name, batch_means_interval(k.series.throughput),
+                       batch_means_interval(k.series.latency),
+                       {batch_means_interval(k.series.p50), batch_means_interval(k.series.p95),
+                        batch_means_interval(k.series.p99)}};
+  };
+  for (const SinkRt& k : sinks) r.sinks.push_back(sink_metrics(k));
+  const SinkMetrics all = sink_metrics(all_sinks);
+  r.throughput = all.throughput;
+  r.latency = all.latency;
+  r.latency_percentiles = all.latency_percentiles;
+
+  // The constraint and what elevating it buys (see metrics.hpp).
+  std::vector<std::pair<double, std::string>> used;
+  for (const StationMetrics& s : r.stations) used.emplace_back(s.utilization.mean, s.name);
+  for (const ConveyorMetrics& c : r.conveyors) used.emplace_back(c.utilization.mean, c.name);
+  std::stable_sort(used.begin(), used.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (!used.empty()) {
+    r.constraint = used[0].second;
+    r.constraint_utilization = used[0].first;
+    if (used.size() > 1 && used[1].first > 0.0) {
+      r.next_constraint = used[1].second;
+      r.elevation_gain = 1.0 / used[1].first - 1.0;
+    }
+  }
+  r.events = events;
+  r.simulated_time = Seconds(now);
+  r.batch_length = Seconds(batch_length);
+  r.batches = batches_done;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// The public face
+
+Simulator::Simulator(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+Simulator::~Simulator() = default;
+
+Result<Simulator> Simulator::create(const Pipeline& pipeline, const RunOptions& options) {
+  Status errors = pipeline.validate();
+  auto bad = [&](const std::string& key, const std::string& message) {
+    errors.push_back({{}, "run." + key, message, {}});
+  };
+  const double warmup = options.warmup.value(), duration = options.duration.value();
+  if (!(warmup >= 0.0) || !std::isfinite(warmup))
+    bad("warmup", "warmup must be >= 0 s (got " + number(warmup) + " s)");
+  if (!(duration > 0.0) || !std::isfinite(duration))
+    bad("duration", "duration must be > 0 s (got " + number(duration) + " s)");
+  if (options.batches < 2)
+    bad("batches", "batches must be >= 2 for confidence intervals (got " +
+                       std::to_string(options.batches) + ")");
+  if (options.max_events < 1) bad("max_events", "max_events must be >= 1 (got 0)");
+  if (!errors.empty()) return errors;
+
+  auto state = std::make_unique<State>(options.seed);
+  state->options = options;
+  state->end = warmup + duration;
+  state->batch_length = duration / options.batches;
+  state->build(pipeline);
+  state->start();
+  return Simulator(std::move(state));
+}
+
+Status Simulator::run(ProgressObserver* observer) {
+  return state_->run_until(state_->end, observer);
+}
+Status Simulator::run_until(Seconds t, ProgressObserver* observer) {
+  return state_->run_until(t.value(), observer);
+}
+Seconds Simulator::clock() const { return Seconds(state_->now); }
+std::uint64_t Simulator::events() const { return state_->events; }
+
+Result<SimulationResult> Simulator::result() const {
+  if (state_->batches_done < 2)
+    return Diagnostic{{}, "run",
+                      "only " + std::to_string(state_->batches_done) +
+                          " batches of the measurement window have completed; confidence "
+                          "intervals need at least 2",
+                      {}};
+  return state_->collect();
+}
+
+Result<SimulationResult> simulate(const Pipeline& pipeline, const RunOptions& options,
+                                  ProgressObserver* observer) {
+  auto sim = Simulator::create(pipeline, options);
+  if (!sim) return sim.errors();
+  Simulator simulator = std::move(sim).value();
+  if (Status errors = simulator.run(observer); !errors.empty()) return errors;
+  return simulator.result();
+}
+
+}  // namespace capsim::des
