@@ -1,9 +1,16 @@
 #include "catalog_command.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 #include "capsim/core/suggest.hpp"
+#include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
 #include "capsim/hardware/query.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
@@ -25,6 +32,12 @@ struct ListOptions {
 
 struct ShowOptions {
   std::string id;
+  Format format = Format::table;
+};
+
+struct ImportOptions {
+  std::string path;
+  std::string gpu;  // forced catalog GPU id; empty: match by device name and memory
   Format format = Format::table;
 };
 
@@ -91,6 +104,112 @@ int run_list(const GlobalOptions& g, const ListOptions& o) {
   return kExitOk;
 }
 
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else out += c;
+  }
+  return out;
+}
+
+// "989 TFLOP/s", "3.35 TB/s", "2.1 us": three significant digits with an SI prefix.
+std::string si(double value, const char* unit) {
+  static const struct {
+    double scale;
+    const char* prefix;
+  } prefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}, {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}};
+  for (const auto& p : prefixes)
+    if (std::abs(value) >= p.scale) return fmt::format("{:.3g} {}{}", value / p.scale, p.prefix, unit);
+  return fmt::format("{:.3g} {}", value, unit);
+}
+
+// One row of the datasheet-vs-measured comparison; the datasheet side may be missing.
+struct Comparison {
+  std::string figure;
+  std::optional<double> datasheet, measured;
+  const char* unit;
+  std::string measured_note;  // replaces the measured cell's text when set
+  const hardware::GemmCurve* curve = nullptr;
+};
+
+std::vector<Comparison> comparisons(const hardware::Catalog& catalog, const hardware::Entity& e,
+                                    const hardware::MeasuredFigures& m) {
+  const hardware::GpuSpec spec = hardware::to_gpu_spec(e);
+  std::vector<Comparison> rows;
+  auto value = [](const auto& q) -> std::optional<double> {
+    if (!q) return std::nullopt;
+    return q->value();
+  };
+  for (auto p : hardware::kPrecisions) {
+    const auto best = m.gemm_best.find(p);
+    if (best == m.gemm_best.end()) continue;
+    rows.push_back({"gemm." + std::string(p) + " best", value(spec.peak(p)), best->second.value(), "FLOP/s", ""});
+    if (auto curve = m.gemm_curve.find(p); curve != m.gemm_curve.end()) {
+      const auto& c = curve->second;
+      rows.push_back({"gemm." + std::string(p) + " curve", std::nullopt, c.ceiling.value(), "FLOP/s",
+                      fmt::format("{} x prod d/(d+{:.0f}) ({} points, rms {:.1f} %)", si(c.ceiling.value(), "FLOP/s"),
+                                  c.half_saturation_dim, c.points, 100 * c.rms_relative_error),
+                      &c});
+    }
+  }
+  rows.push_back({"memory bandwidth (triad)",
+                  spec.memory_bandwidth.value() > 0 ? std::optional(spec.memory_bandwidth.value()) : std::nullopt,
+                  value(m.memory_bandwidth), "B/s", ""});
+  std::optional<double> pcie;
+  if (spec.pcie_generation)
+    if (const auto* link =
+            catalog.find(EntityKind::interconnect, fmt::format("pcie-gen{}-x16", *spec.pcie_generation)))
+      pcie = value(link->quantity<BytesPerSecond>("bandwidth_per_direction"));
+  rows.push_back({"pcie h2d pinned", pcie, value(m.h2d_pinned), "B/s", ""});
+  rows.push_back({"pcie d2h pinned", pcie, value(m.d2h_pinned), "B/s", ""});
+  rows.push_back({"pcie h2d pageable", pcie, value(m.h2d_pageable), "B/s", ""});
+  rows.push_back({"pcie d2h pageable", pcie, value(m.d2h_pageable), "B/s", ""});
+  std::optional<double> nvlink_per_direction;
+  if (spec.nvlink_bandwidth) nvlink_per_direction = spec.nvlink_bandwidth->value() / 2;
+  rows.push_back({"p2p per direction", nvlink_per_direction, value(m.p2p_bandwidth), "B/s", ""});
+  rows.push_back({"p2p latency", std::nullopt, value(m.p2p_latency), "s", ""});
+  rows.push_back({fmt::format("all-reduce bus bandwidth ({} GPUs)", m.collective_ranks), std::nullopt,
+                  value(m.allreduce_bus_bandwidth), "B/s", ""});
+  rows.push_back({fmt::format("all-gather bus bandwidth ({} GPUs)", m.collective_ranks), std::nullopt,
+                  value(m.allgather_bus_bandwidth), "B/s", ""});
+  rows.push_back({"kernel launch latency", std::nullopt, value(m.launch_latency), "s", ""});
+  std::erase_if(rows, [](const Comparison& r) { return !r.measured; });
+  return rows;
+}
+
+scenarios::Table side_by_side(const hardware::Catalog& catalog, const hardware::Entity& e,
+                              const hardware::MeasuredFigures& m) {
+  scenarios::Table t{{"figure", "datasheet", "measured", "measured/datasheet"}, {}, {false, true, true, true}};
+  for (const auto& r : comparisons(catalog, e, m)) {
+    const std::string ratio = r.datasheet && *r.datasheet > 0 && r.measured_note.empty()
+                                  ? fmt::format("{:.2f}", *r.measured / *r.datasheet)
+                                  : "-";
+    t.rows.push_back({r.figure, r.datasheet ? si(*r.datasheet, r.unit) : "-",
+                      r.measured_note.empty() ? si(*r.measured, r.unit) : r.measured_note, ratio});
+  }
+  return t;
+}
+
+std::string measured_json(const hardware::Catalog& catalog, const hardware::Entity& e,
+                          const hardware::MeasuredFigures& m) {
+  std::string out = fmt::format("{{\"source\": \"{}\", \"synthetic\": {}, \"figures\": [",
+                                json_escape(m.describe()), m.synthetic ? "true" : "false");
+  const auto rows = comparisons(catalog, e, m);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    out += fmt::format("{}{{\"figure\": \"{}\", \"unit\": \"{}\", \"datasheet\": {}, \"measured\": {}",
+                       i ? ", " : "", json_escape(r.figure), r.unit,
+                       r.datasheet ? fmt::format("{}", *r.datasheet) : "null", fmt::format("{}", *r.measured));
+    if (r.curve != nullptr)
+      out += fmt::format(", \"half_saturation_dim\": {}, \"points\": {}, \"rms_relative_error\": {}",
+                         r.curve->half_saturation_dim, r.curve->points, r.curve->rms_relative_error);
+    out += "}";
+  }
+  return out + "]}";
+}
+
 int run_show(const GlobalOptions& g, const ShowOptions& o) {
   auto ws = open(g);
   if (!ws) return report_errors(ws.errors());
@@ -101,16 +220,71 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
       for (auto& id : ws->catalog->ids(k)) ids.push_back(id);
     return report_errors({{{}, "", "no catalog entry with id '" + o.id + "'", did_you_mean(o.id, ids)}});
   }
-  if (o.format == Format::json) std::cout << scenarios::entity_json(*e);
-  else {
+  const hardware::MeasuredFigures* measured =
+      e->kind == EntityKind::gpu ? ws->catalog->find_measured(e->id) : nullptr;
+  if (o.format == Format::json) {
+    std::string json = scenarios::entity_json(*e);
+    // With a calibration, one more key: "measured", the side-by-side rows.
+    if (measured != nullptr && json.size() >= 2 && json.compare(json.size() - 2, 2, "}\n") == 0)
+      json = json.substr(0, json.size() - 2) + ",\n  \"measured\": " + measured_json(*ws->catalog, *e, *measured) + "\n}\n";
+    std::cout << json;
+  } else {
     print_table(scenarios::entity_table(*e), o.format);
     if (o.format == Format::table) {
       if (const auto notes = e->text("notes"); !notes.empty()) std::cout << "\nnotes: " << notes << "\n";
       std::cout << "defined at " << e->where.file << ":" << e->where.line << "\n";
     }
+    if (measured != nullptr && o.format != Format::csv) {
+      std::cout << "\n" << (o.format == Format::md ? "**datasheet and measured**: " : "datasheet and measured: ")
+                << measured->describe() << "\n\n";
+      print_table(side_by_side(*ws->catalog, *e, *measured), o.format);
+    }
   }
   return kExitOk;
 }
+
+int run_import(const GlobalOptions& g, const ImportOptions& o) {
+  std::ifstream in(o.path, std::ios::binary);
+  if (!in) return report_errors({{{o.path}, "", "cannot read the calibration profile", ""}});
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto profile = hardware::parse_calibration_profile(text.str(), o.path);
+  if (!profile) return report_errors(profile.errors());
+  auto ws = open(g);
+  if (!ws) return report_errors(ws.errors());
+  std::string gpu_id = o.gpu;
+  if (gpu_id.empty()) {
+    auto match = hardware::match_calibration_gpu(*ws->catalog, profile->device);
+    if (!match) {
+      auto errors = match.errors();
+      for (auto& d : errors) d.where.file = o.path;
+      return report_errors(errors);
+    }
+    gpu_id = *match;
+  } else if (auto gpu = ws->catalog->gpu(gpu_id); !gpu) {
+    auto errors = gpu.errors();
+    for (auto& d : errors) d.key_path = "--gpu";
+    return report_errors(errors);
+  }
+  auto id = ws.value().store.import_calibration(*profile, text.str(), gpu_id);
+  if (!id) return report_errors(id.errors());
+  const auto figures = hardware::measured_figures(*profile);
+  if (o.format == Format::json) {
+    std::cout << fmt::format(
+        "{{\"profile_id\": {}, \"gpu\": \"{}\", \"device\": \"{}\", \"measurements\": {}, \"synthetic\": {}, "
+        "\"gemm_curves\": {}}}\n",
+        *id, gpu_id, json_escape(profile->device.name), profile->measurements.size(),
+        profile->synthetic ? "true" : "false", figures.gemm_curve.size());
+  } else {
+    std::cout << fmt::format("imported {} as calibration profile #{} of {} ({}, {} measurements, measured {}{})\n",
+                             o.path, *id, gpu_id, profile->device.name, profile->measurements.size(),
+                             profile->measured_at, profile->synthetic ? ", SYNTHETIC test data" : "");
+    std::cout << fmt::format("the models now use its measured figures for {}; see 'capsim catalog show {}'\n",
+                             gpu_id, gpu_id);
+  }
+  return kExitOk;
+}
+
 
 int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
   const std::filesystem::path path = o.path.empty()
@@ -165,6 +339,15 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   show->add_option("id", show_options->id, "Entry id, e.g. h100-sxm-80gb")->required();
   add_format_option(*show, show_options->format, {"table", "json", "csv", "md"});
   show->callback([&global, &exit_code, show_options] { exit_code = run_show(global, *show_options); });
+
+  auto import_options = std::make_shared<ImportOptions>();
+  auto* import = catalog->add_subcommand(
+      "import-calibration", "Store a capsim-calibrate profile; the models then prefer its measured figures");
+  import->add_option("profile", import_options->path, "Profile JSON written by capsim-calibrate")->required();
+  import->add_option("--gpu", import_options->gpu,
+                     "Catalog GPU id the profile belongs to (default: matched by device name and memory)");
+  add_format_option(*import, import_options->format, {"table", "json"});
+  import->callback([&global, &exit_code, import_options] { exit_code = run_import(global, *import_options); });
 
   auto validate_options = std::make_shared<ValidateOptions>();
   auto* validate = catalog->add_subcommand("validate", "Check a catalog directory (all errors at once)");

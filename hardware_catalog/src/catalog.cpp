@@ -143,7 +143,21 @@ Result<const Entity*> Catalog::get(EntityKind k, std::string_view id) const {
 Result<GpuSpec> Catalog::gpu(std::string_view id) const {
   auto e = get(EntityKind::gpu, id);
   if (!e) return e.errors();
-  return to_gpu_spec(**e);
+  GpuSpec spec = to_gpu_spec(**e);
+  if (const MeasuredFigures* m = find_measured(id)) {
+    spec.measured = *m;
+    spec.figures_source = m->describe();
+  }
+  return spec;
+}
+
+void Catalog::set_measured(std::string gpu_id, MeasuredFigures figures) {
+  measured_.insert_or_assign(std::move(gpu_id), std::move(figures));
+}
+
+const MeasuredFigures* Catalog::find_measured(std::string_view gpu_id) const {
+  auto it = measured_.find(gpu_id);
+  return it == measured_.end() ? nullptr : &it->second;
 }
 
 GpuSpec to_gpu_spec(const Entity& e) {

@@ -338,11 +338,11 @@ class FileLoader {
                 value.Scalar() + "')");
       return false;
     }
-    if (!(q->si_value > 0)) {
+    if (!(q->value_si > 0)) {
       error(value, key_path, "must be greater than zero, got '" + value.Scalar() + "'");
       return false;
     }
-    out.number = q->si_value;
+    out.number = q->value_si;
     out.dim = q->dim;
     out.currency = q->currency;
     out.text = value.Scalar();

@@ -73,7 +73,7 @@ Result<Filter> parse_filter(EntityKind kind, std::string_view expression) {
       if (!q) return q.errors();
       if (!(q->dim == def->dim))
         return Diagnostic{{}, "", "'" + f.field + "' is " + describe_dimension(def->dim) + ", got '" + value + "'", ""};
-      f.number = q->si_value;
+      f.number = q->value_si;
       f.numeric = true;
     } else if (def->type == FieldType::integer) {
       double n = 0;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 
 namespace capsim::hardware {
@@ -94,6 +95,43 @@ std::vector<std::string> split_lines(const std::string& s) {
 }
 
 bool exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+// The parameters of a measurement as a small JSON object, for the measurements table.
+std::string parameters_json(const CalibrationMeasurement& m) {
+  std::ostringstream out;
+  out.precision(17);
+  out << '{';
+  const char* sep = "";
+  auto field = [&](const char* key, const auto& value) {
+    out << sep << '"' << key << "\":";
+    out << value;
+    sep = ",";
+  };
+  auto text = [&](const char* key, const std::string& value) {
+    if (!value.empty()) field(key, "\"" + value + "\"");  // validated: plain identifiers
+  };
+  text("precision", m.precision);
+  if (m.m > 0) field("m", m.m);
+  if (m.n > 0) field("n", m.n);
+  if (m.k > 0) field("k", m.k);
+  if (m.bytes > 0) field("bytes", m.bytes);
+  if (m.pinned) field("pinned", *m.pinned ? "true" : "false");
+  if (m.src >= 0) field("src", m.src);
+  if (m.dst >= 0) field("dst", m.dst);
+  if (m.ranks > 0) field("ranks", m.ranks);
+  text("mode", m.mode);
+  out << '}';
+  return out.str();
+}
 
 }  // namespace
 
@@ -244,7 +282,70 @@ Result<Catalog> Store::load_catalog() const {
   for (auto k : kAllKinds)
     for (auto& e : by_kind[k]) catalog.add(std::move(e));
   catalog.content_hash = hash;
+  attach_calibrations(catalog);
   return catalog;
+}
+
+Result<long long> Store::import_calibration(const CalibrationProfile& profile, const std::string& profile_json,
+                                            const std::string& gpu_id) {
+  if (!exec(db_, "BEGIN IMMEDIATE;")) return db_error(db_, path_, "cannot start a transaction");
+  auto fail = [&](const std::string& what) -> Result<long long> {
+    Diagnostic d = db_error(db_, path_, what);
+    exec(db_, "ROLLBACK;");
+    return d;
+  };
+  Statement insert(db_,
+                   "INSERT INTO calibration_profiles(gpu_id, device_name, measured_at, imported_at, profile_json) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5);");
+  if (!insert.ok()) return fail("cannot prepare the calibration insert");
+  insert.bind(1, gpu_id);
+  insert.bind(2, profile.device.name);
+  insert.bind(3, profile.measured_at);
+  insert.bind(4, utc_now());
+  insert.bind(5, profile_json);
+  if (insert.step() != SQLITE_DONE) return fail("cannot store the calibration profile");
+  const long long id = sqlite3_last_insert_rowid(db_);
+  Statement row(db_,
+                "INSERT INTO calibration_measurements(profile_id, kind, parameters, median, spread, unit) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6);");
+  if (!row.ok()) return fail("cannot prepare the measurement insert");
+  for (const auto& m : profile.measurements) {
+    row.reset();
+    sqlite3_bind_int64(row.get(), 1, id);
+    row.bind(2, m.kind);
+    row.bind(3, parameters_json(m));
+    row.bind(4, m.median);
+    row.bind(5, m.max - m.min);
+    row.bind(6, m.unit);
+    if (row.step() != SQLITE_DONE) return fail("cannot store a calibration measurement");
+  }
+  if (!exec(db_, "COMMIT;")) return fail("cannot commit the calibration profile");
+  return id;
+}
+
+std::optional<MeasuredFigures> Store::calibration_for(std::string_view gpu_id) const {
+  Statement q(db_,
+              "SELECT profile_json FROM calibration_profiles WHERE gpu_id = ?1 "
+              "ORDER BY measured_at DESC, id DESC LIMIT 1;");
+  if (!q.ok()) return std::nullopt;
+  q.bind(1, std::string(gpu_id));
+  if (q.step() != SQLITE_ROW) return std::nullopt;
+  auto profile = parse_calibration_profile(q.text(0));
+  if (!profile) return std::nullopt;  // validated on import; only a hand-edited database fails here
+  return measured_figures(*profile);
+}
+
+std::vector<std::string> Store::calibrated_gpus() const {
+  std::vector<std::string> ids;
+  Statement q(db_, "SELECT DISTINCT gpu_id FROM calibration_profiles ORDER BY gpu_id;");
+  while (q.ok() && q.step() == SQLITE_ROW) ids.push_back(q.text(0));
+  return ids;
+}
+
+void Store::attach_calibrations(Catalog& catalog) const {
+  for (const auto& id : calibrated_gpus())
+    if (catalog.find_gpu(id) != nullptr)
+      if (auto figures = calibration_for(id)) catalog.set_measured(id, std::move(*figures));
 }
 
 Result<Catalog> Store::sync_catalog(const std::vector<CatalogSource>& sources, bool* rebuilt) {
@@ -255,6 +356,7 @@ Result<Catalog> Store::sync_catalog(const std::vector<CatalogSource>& sources, b
   if (!catalog) return catalog.errors();
   if (auto status = save_catalog(*catalog); !status.empty()) return status;
   if (rebuilt) *rebuilt = true;
+  attach_calibrations(catalog.value());
   return catalog;
 }
 

@@ -1,5 +1,7 @@
 #include "capsim/models/cluster.hpp"
 
+#include "capsim/models/collectives.hpp"
+
 #include <optional>
 #include <vector>
 
@@ -41,6 +43,32 @@ BytesPerSecond pcie_bandwidth_of(const hardware::Catalog& catalog, const hardwar
   const hardware::Entity* e = catalog.find(EntityKind::interconnect, id);
   if (e == nullptr) return BytesPerSecond{};
   return e->quantity<BytesPerSecond>("bandwidth_per_direction").value_or(BytesPerSecond{});
+}
+
+// Replaces link figures by the GPU's measured ones where the profile has them (see
+// cluster.hpp) and records what was replaced in figures_source.
+void apply_measured_links(ClusterSpec& c, bool has_intra_node) {
+  if (!c.gpu.measured) return;
+  const hardware::MeasuredFigures& m = *c.gpu.measured;
+  std::string links;
+  if (m.h2d_pinned && m.h2d_pinned->value() > 0) {
+    c.pcie_bandwidth = *m.h2d_pinned;
+    links = "pcie";
+  }
+  if (has_intra_node && c.gpus_per_node > 1) {
+    std::optional<BytesPerSecond> intra;
+    if (m.allreduce_bus_bandwidth && m.collective_ranks >= 2)
+      intra = *m.allreduce_bus_bandwidth / kCollectiveBandwidthFraction;
+    else if (m.p2p_bandwidth)
+      intra = *m.p2p_bandwidth;
+    if (intra && intra->value() > 0 && intra->value() <= 1.1 * c.intra_node_bandwidth.value()) {
+      c.intra_node_bandwidth = *intra;
+      if (m.p2p_latency) c.intra_node_latency = *m.p2p_latency;
+      links += links.empty() ? "intra-node" : ", intra-node";
+    }
+  }
+  c.calibrated = !links.empty();
+  c.figures_source = "gpu: " + c.gpu.figures_source + "; links: " + (links.empty() ? "datasheet" : "measured " + links);
 }
 
 }  // namespace
@@ -101,6 +129,7 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
   }
 
   if (!errors.empty()) return errors;
+  apply_measured_links(c, !intra_node_id.empty());
   c.description = std::to_string(gpus_per_node) + " x " + std::string(gpu_id) + " per node";
   if (!intra_node_id.empty()) c.description += ", " + std::string(intra_node_id);
   if (!network_id.empty())

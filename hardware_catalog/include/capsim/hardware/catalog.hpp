@@ -14,6 +14,7 @@
 
 #include "capsim/core/result.hpp"
 #include "capsim/core/units.hpp"
+#include "capsim/hardware/measured.hpp"
 #include "capsim/hardware/schema.hpp"
 
 namespace capsim::hardware {
@@ -99,6 +100,11 @@ struct GpuSpec {
   std::optional<BytesPerSecond> nvlink_bandwidth;  // total, both directions
   std::vector<MigProfile> mig_profiles;
   std::optional<Money> list_price;
+  // What the newest imported calibration profile measured for this GPU model (the
+  // datasheet fields above stay as the catalog gives them); nullopt without a profile.
+  std::optional<MeasuredFigures> measured;
+  // "datasheet", or MeasuredFigures::describe() when `measured` is set.
+  std::string figures_source = "datasheet";
 
   // Dense peak for a precision, falling back as hardware does: bf16 -> fp16 and
   // tf32 -> fp32 when the chip has no separate figure. nullopt when unsupported.
@@ -118,8 +124,14 @@ class Catalog {
   Result<const Entity*> get(EntityKind k, std::string_view id) const;
   std::vector<std::string> ids(EntityKind k) const;
 
+  // The GPU with its measured figures when a calibration was attached (set_measured).
   Result<GpuSpec> gpu(std::string_view id) const;
   const Entity* find_gpu(std::string_view id) const { return find(EntityKind::gpu, id); }
+
+  // Attaches measured figures to a GPU id (the store does this with the newest imported
+  // profile while building the catalog, before it is shared); replaces earlier ones.
+  void set_measured(std::string gpu_id, MeasuredFigures figures);
+  const MeasuredFigures* find_measured(std::string_view gpu_id) const;
 
   // A content hash of the YAML the catalog came from (set by the loader and the store).
   std::string content_hash;
@@ -129,6 +141,7 @@ class Catalog {
  private:
   std::map<EntityKind, std::vector<Entity>> entities_;
   std::map<std::string, std::pair<EntityKind, std::size_t>, std::less<>> index_;
+  std::map<std::string, MeasuredFigures, std::less<>> measured_;
 };
 
 GpuSpec to_gpu_spec(const Entity& gpu);

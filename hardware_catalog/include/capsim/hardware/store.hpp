@@ -8,10 +8,12 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "capsim/core/result.hpp"
+#include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/hardware/loader.hpp"
 
@@ -40,15 +42,28 @@ class Store {
 
   // Replaces the stored catalog in one transaction.
   Status save_catalog(const Catalog& catalog);
-  // Reads the stored catalog back; an error if none was stored.
+  // Reads the stored catalog back, with the newest calibration of each GPU attached
+  // (Catalog::set_measured); an error if none was stored. sync_catalog attaches them too.
   Result<Catalog> load_catalog() const;
   // The content hash of the stored catalog, "" if none.
   std::string stored_catalog_hash() const;
+
+  // Stores a validated profile for catalog GPU `gpu_id` (the caller matched it, see
+  // match_calibration_gpu), with one row per measurement, in one transaction. Returns the
+  // profile's row id. `profile_json` is the file's text, kept as imported.
+  Result<long long> import_calibration(const CalibrationProfile& profile, const std::string& profile_json,
+                                       const std::string& gpu_id);
+  // The figures of the newest profile (latest measured_at, then latest import) stored for
+  // the GPU; nullopt when there is none or it no longer parses.
+  std::optional<MeasuredFigures> calibration_for(std::string_view gpu_id) const;
+  // GPU ids that have at least one stored profile.
+  std::vector<std::string> calibrated_gpus() const;
 
   const std::filesystem::path& path() const { return path_; }
   sqlite3* handle() const { return db_; }  // for the other tables' owners (history, calibration)
 
  private:
+  void attach_calibrations(Catalog& catalog) const;
   Store(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;

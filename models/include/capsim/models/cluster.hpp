@@ -24,6 +24,13 @@ struct ClusterSpec {
   Seconds inter_node_latency;           // per message
   BytesPerSecond pcie_bandwidth;        // host <-> GPU per direction; zero when unknown
   std::string description;              // "8 x a100-sxm-80gb per node, nvswitch-a100, 8 x ib-hdr-200"
+  // True when a link figure above came from the GPU's calibration profile (PCIe from
+  // measured pinned host-to-device copies, intra-node from NCCL all-reduce bus bandwidth or
+  // peer-to-peer copies); the GPU's own figures say so in gpu.figures_source.
+  bool calibrated = false;
+  // "datasheet", or which figures were measured:
+  // "gpu: calibrated (NVIDIA H100 80GB HBM3, measured ...); links: measured pcie, intra-node".
+  std::string figures_source = "datasheet";
 };
 
 // Latencies used when the catalog entry has none (the catalog leaves them out when no
@@ -53,6 +60,12 @@ inline constexpr double kDefaultPcieLatencySeconds = 1e-6;
 // Errors: unknown ids (with the catalog's "did you mean"), non-positive counts, an
 // entity without the bandwidth field. PCIe bandwidth comes from the catalog entry
 // "pcie-gen<N>-x16" for the GPU's PCIe generation, zero when either is unknown.
+// Calibrated GPUs (gpu.measured) replace, where measured: the PCIe bandwidth by the pinned
+// host-to-device copy rate; the intra-node bandwidth by the NCCL all-reduce bus bandwidth
+// / kCollectiveBandwidthFraction (so the ring model reproduces the measured bus bandwidth),
+// else by the slowest pair's peer-to-peer copy rate, and its latency by the p2p latency.
+// A measured intra-node figure above 1.1 x the chosen interconnect's line rate was taken
+// on a faster fabric than this cluster has and is not used.
 Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::string_view gpu_id,
                                          int gpus_per_node, std::string_view intra_node_id,
                                          std::string_view network_id, int nics_per_node);
