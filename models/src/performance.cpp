@@ -58,15 +58,20 @@ double activation_bytes(Precision p) { return std::max(2.0, operand_bytes(p)); }
 // Gradients are reduced in 16 bits under mixed precision, in fp32 otherwise.
 double gradient_bytes(Precision p) { return std::max(2.0, operand_bytes(p)); }
 
+// One GPU at one compute precision, from datasheet or calibrated figures (device_of).
 struct Device {
-  double peak;        // FLOP/s, dense, at the compute precision
+  double peak;        // FLOP/s, dense datasheet peak at the compute precision (for MFU)
+  double gemm_peak;   // FLOP/s the GEMM curve scales: the datasheet peak, or the fitted ceiling
+  double gemm_max_efficiency;  // kGemmMaxEfficiency, or 1 for a fitted curve (in its ceiling)
+  double gemm_half_dim;        // kGemmHalfSaturationDim, or the fitted value
   double bandwidth;   // achievable HBM bytes/s
   double operand;     // bytes per GEMM operand element
+  bool calibrated;    // any of the above came from a calibration profile
 };
 
-double gemm_efficiency(double m, double n, double k) {
-  const double d = kGemmHalfSaturationDim;
-  return kGemmMaxEfficiency * (m / (m + d)) * (n / (n + d)) * (k / (k + d));
+double gemm_efficiency(const Device& g, double m, double n, double k) {
+  const double d = g.gemm_half_dim;
+  return g.gemm_max_efficiency * (m / (m + d)) * (n / (n + d)) * (k / (k + d));
 }
 
 // `count` GEMMs [m x k] x [k x n]: roofline of 2mnk FLOPs against reading both operands
@@ -74,7 +79,7 @@ double gemm_efficiency(double m, double n, double k) {
 double gemm_time(const Device& g, double m, double n, double k, double count = 1.0) {
   const double flops = 2.0 * m * n * k * count;
   const double bytes = g.operand * (m * k + k * n + m * n) * count;
-  return std::max(flops / (gemm_efficiency(m, n, k) * g.peak), bytes / g.bandwidth);
+  return std::max(flops / (gemm_efficiency(g, m, n, k) * g.gemm_peak), bytes / g.bandwidth);
 }
 
 // A linear layer y[T x n] = x[T x k] W[k x n] in forward; backward is the data gradient
@@ -298,8 +303,25 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
   if (!peak || peak->value() <= 0)
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
-  return Device{peak->value(), c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency,
-                operand_bytes(p)};
+  Device d{peak->value(), peak->value(), kGemmMaxEfficiency, kGemmHalfSaturationDim,
+           c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency, operand_bytes(p), false};
+  // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
+  // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
+  // the achieved triad bandwidth replaces peak x kMemoryBandwidthEfficiency. Lookups by
+  // string_view in maps with transparent comparators: no allocation.
+  if (const auto& measured = c.gpu.measured) {
+    if (auto curve = measured->gemm_curve.find(peak_key(p)); curve != measured->gemm_curve.end()) {
+      d.gemm_peak = curve->second.ceiling.value();
+      d.gemm_max_efficiency = 1.0;
+      d.gemm_half_dim = curve->second.half_saturation_dim;
+      d.calibrated = true;
+    }
+    if (measured->memory_bandwidth && measured->memory_bandwidth->value() > 0) {
+      d.bandwidth = measured->memory_bandwidth->value();
+      d.calibrated = true;
+    }
+  }
+  return d;
 }
 
 }  // namespace
@@ -319,7 +341,8 @@ std::string_view bottleneck_name(Bottleneck b) {
 }
 
 Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const Parallelism& par,
-                                                const ClusterSpec& c, const TrainingOptions& o) {
+                                                const ClusterSpec& c, const TrainingOptions& o,
+                                                const CollectiveOverrides* overrides) {
   if (auto errors = check_layout(s, par, c); !errors.empty()) return errors;
   const auto device = device_of(c, o.compute);
   if (!device) return device.errors();
@@ -396,7 +419,9 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // Data parallelism: gradient all-reduce (ZeRO-3: reduce-scatter only, half the volume).
   const GroupPlacement dp_group = data_parallel_placement(d, t, c.gpus_per_node);
   const double grad_bytes = trainable_gpu * gradient_bytes(o.compute);
-  double dp_sync = all_reduce_over(grad_bytes, dp_group, d, intra, inter);
+  double dp_sync = overrides && overrides->data_parallel_all_reduce
+                       ? overrides->data_parallel_all_reduce->value()
+                       : all_reduce_over(grad_bytes, dp_group, d, intra, inter);
   if (par.zero_stage == 3) dp_sync *= 0.5;
   const double dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb);
 
@@ -418,6 +443,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   b.tensor_parallel_comm = Seconds(m * tp_mb);
   b.pipeline_bubble = Seconds(m * p2p_mb + bubble);
   b.data_parallel_comm_exposed = Seconds(dp_exposed);
+  r.gradient_bytes_per_gpu = Bytes(grad_bytes);
+  r.data_parallel_all_reduce = Seconds(dp_sync);
   b.zero_comm = Seconds(zero);
   b.optimizer = Seconds(optimizer_time(optimizer_params, o, g.bandwidth));
   b.data_loading = Seconds(0.0);  // token ids: a few bytes per token, prefetched
@@ -436,6 +463,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   r.tokens_per_second = sequences * s.seq_len / step;
   r.achieved_flops_per_gpu = FlopsPerSecond((model_flops + recompute_total) / gpus / step);
   r.mfu = model_flops / (gpus * step * g.peak);
+  r.calibrated = g.calibrated || c.calibrated;
   return r;
 }
 
@@ -475,7 +503,7 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   // kernels, so their times add.
   const double batch = batch_per_gpu;
   const double flops = 3.0 * model.forward_flops_per_sample * batch;
-  const double compute = flops / (kGemmMaxEfficiency * g.peak) +
+  const double compute = flops / (g.gemm_max_efficiency * g.gemm_peak) +
                          3.0 * model.activation_bytes_per_sample * batch / g.bandwidth;
 
   const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
@@ -501,6 +529,7 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   r.tokens_per_second = batch * gpus / step;
   r.achieved_flops_per_gpu = FlopsPerSecond(flops / step);
   r.mfu = flops / (step * g.peak);
+  r.calibrated = g.calibrated || c.calibrated;
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "capsim/core/suggest.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 
@@ -120,6 +121,23 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
   if (!errors.empty()) return errors;
   if (out.empty()) return Diagnostic{{}, "hardware", "no node types match the scenario's hardware", ""};
   return out;
+}
+
+Result<NodeType> node_type_by_id(const hardware::Catalog& catalog, std::string_view id, std::string_view price_field) {
+  if (const Entity* instance = catalog.find(EntityKind::instance, id)) {
+    auto gpu = catalog.gpu(instance->text("gpu"));
+    if (!gpu) return gpu.errors();
+    return NodeType{instance->id, "instance", instance->text("provider"), instance->text("name"),
+                    instance_cluster(catalog, *instance, *gpu), instance->quantity<MoneyPerSecond>(price_field)};
+  }
+  if (const Entity* server = catalog.find(EntityKind::server, id)) {
+    auto cluster = server_cluster(catalog, *server);
+    if (!cluster) return cluster.errors();
+    return NodeType{server->id, "server", "owned", server->text("name"), *cluster, std::nullopt};
+  }
+  std::vector<std::string> ids = catalog.ids(EntityKind::instance);
+  for (auto& s : catalog.ids(EntityKind::server)) ids.push_back(s);
+  return Diagnostic{{}, "", "no instance or server with id '" + std::string(id) + "'", did_you_mean(id, ids)};
 }
 
 std::vector<int> node_count_grid(int min_nodes, int max_nodes) {

@@ -5,7 +5,10 @@
 // the precision with a size-dependent GEMM efficiency, HBM bandwidth for element-wise
 // work) plus alpha-beta collectives (collectives.hpp) for tensor, pipeline and data
 // parallelism. The formulas and their sources are in performance.cpp; the physical
-// constants are below, one set for all GPUs.
+// constants are below, one set for all GPUs. When the GPU carries calibrated figures
+// (hardware::GpuSpec::measured, from capsim-calibrate), the GEMM curve fitted to the
+// measured points replaces kGemmMaxEfficiency x peak and kGemmHalfSaturationDim for that
+// precision, and the measured triad bandwidth replaces peak x kMemoryBandwidthEfficiency.
 //
 // Attention is modelled as Megatron-LM 2021 ran it: score and value GEMMs plus a softmax
 // and dropout that stream the s x s score matrix through HBM (no fused flash attention).
@@ -15,6 +18,7 @@
 // allocate their message). All functions are pure and thread-safe.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "capsim/core/result.hpp"
@@ -94,6 +98,19 @@ struct TrainingEstimate {
   double mfu = 0;
   StepBreakdown breakdown;
   Bottleneck bottleneck = Bottleneck::compute;
+  // The data-parallel gradient all-reduce before overlap: its size per GPU and its time.
+  Bytes gradient_bytes_per_gpu;
+  Seconds data_parallel_all_reduce;
+  // True when calibrated figures were used: the GPU's fitted GEMM curve for the compute
+  // precision or its measured memory bandwidth (GpuSpec::measured), or measured link
+  // figures (ClusterSpec::calibrated). False: datasheet figures and the constants above.
+  bool calibrated = false;
+};
+
+// Collective times measured elsewhere (the SimGrid fabric) that replace the analytic
+// alpha-beta formula; the overlap rules stay the model's.
+struct CollectiveOverrides {
+  std::optional<Seconds> data_parallel_all_reduce;  // one gradient all-reduce per step
 };
 
 // One optimizer step of global_batch sequences of shape.seq_len tokens.
@@ -104,7 +121,8 @@ struct TrainingEstimate {
 // without a dense peak for options.compute; a shape with a non-positive dimension.
 Result<TrainingEstimate> estimate_training_step(const TransformerShape& shape, const Parallelism& par,
                                                 const ClusterSpec& cluster,
-                                                const TrainingOptions& options);
+                                                const TrainingOptions& options,
+                                                const CollectiveOverrides* overrides = nullptr);
 
 // A whole run of `tokens` training tokens: steps = tokens / (global_batch * seq_len).
 // Errors: tokens <= 0, and those of estimate_training_step.

@@ -32,6 +32,10 @@ struct NodeType {
   std::optional<MoneyPerSecond> price;  // per node for the chosen commitment; none for servers
 };
 
+// One node type by its catalog id (an instance or a server), priced from `price_field`.
+Result<NodeType> node_type_by_id(const hardware::Catalog& catalog, std::string_view id,
+                                 std::string_view price_field = "price.on_demand");
+
 struct NodeTypeQuery {
   std::vector<std::string> gpus;       // candidate GPU ids (required)
   std::vector<std::string> providers;  // empty: all

@@ -1,0 +1,47 @@
+#include "capsim/models/fabric_timing.hpp"
+
+#include "capsim/fabric/fabric.hpp"
+#include "capsim/models/collectives.hpp"
+
+namespace capsim::models {
+
+Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& shape, const Parallelism& par,
+                                                        const ClusterSpec& cluster, int nodes,
+                                                        const TrainingOptions& options) {
+  auto analytic = estimate_training_step(shape, par, cluster, options);
+  if (!analytic) return analytic.errors();
+  FabricAllReduce out{};
+  out.analytic = analytic->data_parallel_all_reduce;
+  if (par.data <= 1) return out;  // nothing to reduce
+  if (!(cluster.inter_node_bandwidth.value() > 0) && nodes > 1)
+    return Diagnostic{{}, "", "the node type has no network bandwidth in the catalog; the fabric cannot time it", ""};
+
+  // NCCL reaches kCollectiveBandwidthFraction of a link's line rate as bus bandwidth; the
+  // fabric simulates line rates, so it is given the same effective rates the formula uses.
+  fabric::FabricTopology topo;
+  topo.nodes = nodes;
+  topo.gpus_per_node = cluster.gpus_per_node;
+  const bool nvlink = cluster.gpu.nvlink_bandwidth.has_value() && cluster.gpus_per_node > 1;
+  topo.intra.kind = nvlink ? fabric::IntraNodeKind::nvswitch : fabric::IntraNodeKind::pcie_tree;
+  topo.intra.gpu_link_bandwidth = cluster.intra_node_bandwidth * kCollectiveBandwidthFraction;
+  topo.intra.gpu_to_gpu_latency = cluster.intra_node_latency;
+  if (!nvlink) topo.intra.bridge_uplink_bandwidth = cluster.pcie_bandwidth * kCollectiveBandwidthFraction;
+  topo.network.nics_per_node = cluster.gpus_per_node;
+  topo.network.nic_bandwidth = nodes > 1 ? cluster.inter_node_bandwidth * kCollectiveBandwidthFraction
+                                         : gigabytes_per_second(1);  // unused on one node
+  topo.network.nic_to_nic_latency = cluster.inter_node_latency;
+
+  fabric::CollectiveRequest request;
+  request.pattern = fabric::Pattern::ring_all_reduce;
+  request.bytes = analytic->gradient_bytes_per_gpu;
+  const int per_rank = par.tensor * par.pipeline;
+  request.group = {per_rank >= cluster.gpus_per_node ? fabric::GroupKind::one_per_node : fabric::GroupKind::all_gpus, 0};
+  if (request.group.kind == fabric::GroupKind::one_per_node) topo.nodes = par.data;  // one rank per node
+  auto timing = fabric::default_simulator().time(topo, request);
+  if (!timing) return timing.errors();
+  out.time = timing->total;
+  out.bottleneck_link = timing->bottleneck_link;
+  return out;
+}
+
+}  // namespace capsim::models
