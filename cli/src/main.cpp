@@ -4,8 +4,9 @@
 #include "catalog_command.hpp"
 #include "output.hpp"
 #include "plan_commands.hpp"
+#include "run_commands.hpp"
 #include "scenario_commands.hpp"
-#include "version.hpp"
+#include "capsim/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace capsim::cli;
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   add_catalog_command(app, global, exit_code);
   add_scenario_commands(app, global, exit_code);
   add_plan_commands(app, global, exit_code);
+  add_run_commands(app, global, exit_code);
 
   try {
     app.parse(argc, argv);

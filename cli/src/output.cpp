@@ -1,5 +1,10 @@
 #include "output.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <map>
 
 namespace capsim::cli {
@@ -24,6 +29,39 @@ void print_table(const scenarios::Table& t, Format format) {
     default: std::cout << scenarios::render_text(t); break;
   }
 }
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+TerminalProgress::TerminalProgress() : enabled_(::isatty(STDERR_FILENO) == 1), start_(now_seconds()) {
+  g_interrupted = false;
+  std::signal(SIGINT, on_interrupt);
+}
+
+TerminalProgress::~TerminalProgress() {
+  std::signal(SIGINT, SIG_DFL);
+  if (drawn_) std::cerr << "\r\033[K" << std::flush;
+}
+
+void TerminalProgress::progress(double fraction, std::string_view what) {
+  if (!enabled_ || now_seconds() - start_ < 0.5) return;
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(fraction * kWidth);
+  std::cerr << "\r" << what << " [" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] "
+            << static_cast<int>(fraction * 100) << " %" << std::flush;
+  drawn_ = true;
+}
+
+bool TerminalProgress::cancelled() const { return g_interrupted; }
 
 int report_errors(const std::vector<Diagnostic>& errors) {
   std::cerr << format_diagnostics(errors);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/scenarios/table.hpp"
 
@@ -27,6 +28,25 @@ void print_table(const scenarios::Table& t, Format format);
 
 // Prints diagnostics to stderr and returns kExitBadInput.
 int report_errors(const std::vector<Diagnostic>& errors);
+
+// A progress bar on stderr when it is a terminal and the work has run for half a second;
+// silent otherwise (pipes, CI logs). Ctrl-C (SIGINT) while it exists cancels the work:
+// cancelled() turns true and the command writes nothing.
+class TerminalProgress : public ProgressObserver {
+ public:
+  TerminalProgress();
+  ~TerminalProgress() override;
+  void progress(double fraction, std::string_view what) override;
+  bool cancelled() const override;
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  double start_;
+};
+
+// Exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it).
+inline constexpr int kExitInterrupted = 130;
 
 // Global options every subcommand may use.
 struct GlobalOptions {

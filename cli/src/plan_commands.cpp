@@ -1,15 +1,13 @@
 // `capsim memory` and `capsim size`: will it fit, and which configuration to buy.
 #include "plan_commands.hpp"
 
-#include <unistd.h>
-
-#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "capsim/core/units.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/workload.hpp"
+#include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #ifdef CAPSIM_HAVE_RENDER
@@ -19,33 +17,9 @@
 namespace capsim::cli {
 namespace {
 
-// A progress bar on stderr when it is a terminal and the work has run for half a second;
-// silent otherwise (pipes, CI logs).
-class TerminalProgress : public ProgressObserver {
- public:
-  TerminalProgress() : enabled_(::isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
-  ~TerminalProgress() override {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;
-  }
-  void progress(double fraction, std::string_view what) override {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (elapsed < 0.5) return;
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(fraction * kWidth);
-    std::cerr << "\r" << what << " [" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] "
-              << static_cast<int>(fraction * 100) << " %" << std::flush;
-    drawn_ = true;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_;
-};
-
 struct SizeOptions {
   std::string file;
+  std::string fabric = "analytic";
   std::string chart;  // .png or .svg of the time/cost frontier
   Format format = Format::table;
 };
@@ -56,7 +30,13 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
   TerminalProgress progress;
-  auto report = scenarios::size_scenario(*scenario, *ws->catalog, &progress);
+  auto report = scenarios::size_scenario(*scenario, *ws->catalog, &progress,
+                                         o.fabric == "simgrid" ? scenarios::CollectiveTiming::simgrid
+                                                               : scenarios::CollectiveTiming::analytic);
+  if (progress.cancelled()) {
+    std::cerr << "capsim: stopped by Ctrl-C; nothing was written\n";
+    return kExitInterrupted;
+  }
   if (!report) return report_errors(report.errors());
   if (o.format == Format::json) std::cout << scenarios::sizing_json(*report);
   else std::cout << scenarios::sizing_text(*report);
@@ -64,6 +44,17 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
   if (!o.chart.empty())
     if (auto status = render::render_frontier_chart(*report, o.chart); !status.empty()) return report_errors(status);
 #endif
+  return kExitOk;
+}
+
+int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  auto report = scenarios::simulate_scenario(*scenario, *ws->catalog);
+  if (!report) return report_errors(report.errors());
+  std::cout << (o.format == Format::json ? scenarios::simulation_json(*report) : scenarios::simulation_text(*report));
   return kExitOk;
 }
 
@@ -194,11 +185,21 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   auto* size = app.add_subcommand("size", "Search GPU types, node counts and parallel layouts for a scenario");
   size->add_option("scenario", size_options->file, "Scenario YAML file")->required();
   add_format_option(*size, size_options->format, {"table", "json"});
+  size->add_option("--fabric", size_options->fabric,
+                   "Collective timing: analytic (alpha-beta, the search) or simgrid (re-time the recommendation's "
+                   "data-parallel all-reduce on the SimGrid fabric)")
+      ->check(CLI::IsMember({"analytic", "simgrid"}));
 #ifdef CAPSIM_HAVE_RENDER
   size->add_option("--chart", size_options->chart, "Also write the time/cost frontier chart (.png or .svg)")
       ->option_text("FILE");
 #endif
   size->callback([&global, &exit_code, size_options] { exit_code = run_size(global, *size_options); });
+
+  auto sim_options = std::make_shared<SizeOptions>();
+  auto* simulate = app.add_subcommand("simulate", "Simulate a scenario's training pipeline: utilization, queues, constraint");
+  simulate->add_option("scenario", sim_options->file, "Scenario YAML file with a simulate: section")->required();
+  add_format_option(*simulate, sim_options->format, {"table", "json"});
+  simulate->callback([&global, &exit_code, sim_options] { exit_code = run_simulate(global, *sim_options); });
 
   auto m = std::make_shared<MemoryOptions>();
   auto* memory = app.add_subcommand("memory", "Memory per GPU to train or serve a model, with the formula");

@@ -77,6 +77,7 @@ class Loader {
     validate(root, scenario_schema(), "");
     if (!errors_.empty()) return errors_;
     Scenario s = build(root);
+    s.text = text;
     if (!errors_.empty()) return errors_;
     return s;
   }
@@ -176,7 +177,7 @@ class Loader {
           return;
         }
         const bool ratio = schema.dim == dims::none;
-        if (ratio ? q->si_value < 0 : q->si_value <= 0)
+        if (ratio ? q->value_si < 0 : q->value_si <= 0)
           error(node, path, std::string("must be ") + (ratio ? "zero or more" : "greater than zero") + ", got '" +
                                 text + "'");
         return;
@@ -220,7 +221,7 @@ class Loader {
   // Phase 2: the values, checked against presets and the catalog. Phase 1 passed, so
   // every conversion below succeeds.
   static long long as_int(const YAML::Node& n) { return std::stoll(n.Scalar()); }
-  static double as_quantity(const YAML::Node& n) { return parse_quantity(n.Scalar())->si_value; }
+  static double as_quantity(const YAML::Node& n) { return parse_quantity(n.Scalar())->value_si; }
   static double as_count(const YAML::Node& n) { return *parse_count(n.Scalar()); }
 
   template <class T, class F>
@@ -244,10 +245,21 @@ class Loader {
         if (commitment_name(k) == c) s.commitment = k;
     }
     if (root["deadline"]) s.deadline = Seconds(as_quantity(root["deadline"]));
+    if (const YAML::Node sim = root["simulate"]) s.simulate = build_simulation(sim, s.training);
     if (root["budget"]) {
       auto q = parse_quantity(root["budget"].Scalar());
-      s.budget = Money(q->si_value, q->currency);
+      s.budget = Money(q->value_si, q->currency);
     }
+    if (const YAML::Node expect = root["expect"])
+      for (std::size_t i = 0; i < expect.size(); ++i) {
+        auto e = parse_expectation(expect[i].Scalar());
+        if (!e) {
+          for (const auto& d : e.errors()) error(expect[i], "expect[" + std::to_string(i) + "]", d.message, d.hint);
+          continue;
+        }
+        e.value().where = {file_, expect[i].Mark().line + 1, expect[i].Mark().column + 1};
+        s.expect.push_back(*e);
+      }
     return s;
   }
 
@@ -346,6 +358,50 @@ class Loader {
     if (h["max_gpus"]) hw.max_gpus = static_cast<int>(as_int(h["max_gpus"]));
     if (h["min_gpus"]) hw.min_gpus = static_cast<int>(as_int(h["min_gpus"]));
     if (hw.min_gpus > hw.max_gpus) error(h["min_gpus"], "hardware.min_gpus", "min_gpus is larger than max_gpus");
+  }
+
+  SimulationSetup build_simulation(const YAML::Node& n, const TrainingWorkload& training) {
+    SimulationSetup sim;
+    sim.node = n["node"].Scalar();
+    if (catalog_.find(hardware::EntityKind::instance, sim.node) == nullptr &&
+        catalog_.find(hardware::EntityKind::server, sim.node) == nullptr) {
+      std::vector<std::string> ids = catalog_.ids(hardware::EntityKind::instance);
+      for (auto& id : catalog_.ids(hardware::EntityKind::server)) ids.push_back(id);
+      error(n["node"], "simulate.node", "no instance or server with id '" + sim.node + "'", did_you_mean(sim.node, ids));
+    }
+    if (training.is_transformer())
+      error(n, "simulate",
+            "the pipeline simulation covers sample models (images and other per-sample data loaders); '" +
+                training.model_name + "' is a transformer, whose token loading is not a constraint worth simulating",
+            "use capsim size for transformers");
+    auto get_int = [&](const YAML::Node& node, const char* key, int fallback) {
+      return node[key] ? static_cast<int>(as_int(node[key])) : fallback;
+    };
+    sim.gpus = get_int(n, "gpus", 1);
+    sim.batch_per_gpu = get_int(n, "batch_per_gpu", 64);
+    sim.prefetch_batches = get_int(n, "prefetch_batches", 4);
+    const YAML::Node host = n["host"];
+    for (const char* key : {"cpu_cores", "decode_time", "sample_size", "storage_bandwidth"})
+      if (!host[key]) error(host, "simulate.host", std::string("missing required key '") + key + "'");
+    if (!errors_.empty()) return sim;
+    sim.cpu_cores = static_cast<int>(as_int(host["cpu_cores"]));
+    sim.decode_time = Seconds(as_quantity(host["decode_time"]));
+    if (host["decode_cv"]) sim.decode_cv = std::stod(host["decode_cv"].Scalar());
+    sim.sample_size = Bytes(as_quantity(host["sample_size"]));
+    sim.storage_bandwidth = BytesPerSecond(as_quantity(host["storage_bandwidth"]));
+    if (host["storage_latency"]) sim.storage_latency = Seconds(as_quantity(host["storage_latency"]));
+    if (const YAML::Node ck = n["checkpoint"]) {
+      if (!ck["every_steps"] || !ck["bandwidth"]) {
+        error(ck, "simulate.checkpoint", "a checkpoint needs every_steps and bandwidth");
+      } else {
+        sim.checkpoint_every_steps = static_cast<int>(as_int(ck["every_steps"]));
+        sim.checkpoint_bandwidth = BytesPerSecond(as_quantity(ck["bandwidth"]));
+      }
+    }
+    if (n["duration"]) sim.duration = Seconds(as_quantity(n["duration"]));
+    if (n["warmup"]) sim.warmup = Seconds(as_quantity(n["warmup"]));
+    if (n["seed"]) sim.seed = static_cast<std::uint64_t>(as_int(n["seed"]));
+    return sim;
   }
 
   void build_search(const YAML::Node& s, SearchSpace& space) {

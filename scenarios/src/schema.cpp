@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace capsim::scenarios {
 namespace {
 
@@ -73,6 +75,16 @@ SchemaNode model_node() {
   return n;
 }
 
+// Marks the named children of the section at `path` (dotted) as required.
+void mark_required(SchemaNode& root, const std::vector<std::string>& path, const std::vector<std::string>& names) {
+  SchemaNode* node = &root;
+  for (const auto& p : path)
+    for (auto& c : node->children)
+      if (c.name == p) node = &c;
+  for (auto& c : node->children)
+    if (std::find(names.begin(), names.end(), c.name) != names.end()) c.required = true;
+}
+
 SchemaNode build() {
   const std::vector<std::string> providers = {"aws",    "gcp",    "azure",    "oci",      "lambda",
                                               "coreweave", "runpod", "paperspace", "vastai", "hetzner",
@@ -135,6 +147,40 @@ SchemaNode build() {
                       list_of("batch_per_gpu", integer("[]", 1, 1 << 16, "samples per GPU per step"),
                               "per-GPU batch sizes for sample models", "[32, 64, 128, 256]"),
                   }),
+          section("simulate", "A discrete-event simulation of one node's training pipeline (sample models): storage "
+                  "read, CPU decode, PCIe, GPU step",
+                  {
+                      leaf("node", ValueKind::catalog_id, "the instance or server the job runs on", {}, true),
+                      integer("gpus", 1, 1024, "GPUs of the node the job uses", "1"),
+                      integer("batch_per_gpu", 1, 1 << 16, "samples per GPU per step", "64"),
+                      section("host", "The host that feeds the GPUs",
+                              {
+                                  integer("cpu_cores", 1, 4096, "cores (vCPUs) the data loader uses", {}),
+                                  quantity("decode_time", dims::seconds,
+                                           "CPU time per sample on one core: read, decode, augment"),
+                                  [] {
+                                    SchemaNode n = leaf("decode_cv", ValueKind::number,
+                                                        "coefficient of variation of the decode time", "0.3");
+                                    n.minimum = 0;
+                                    n.maximum = 10;
+                                    return n;
+                                  }(),
+                                  quantity("sample_size", dims::bytes, "size of one sample on storage"),
+                                  quantity("storage_bandwidth", dims::bytes / dims::seconds,
+                                           "read bandwidth of the dataset's storage"),
+                                  quantity("storage_latency", dims::seconds, "latency of one read", "0 s"),
+                              },
+                              true),
+                      integer("prefetch_batches", 1, 1024, "batches the data loader keeps in flight", "4"),
+                      section("checkpoint", "Periodic checkpoints of the model states",
+                              {
+                                  integer("every_steps", 1, 1 << 30, "steps between checkpoints", {}),
+                                  quantity("bandwidth", dims::bytes / dims::seconds, "write bandwidth"),
+                              }),
+                      quantity("duration", dims::seconds, "simulated time measured", "10 min"),
+                      quantity("warmup", dims::seconds, "simulated time discarded first", "1 min"),
+                      integer("seed", 0, 1e15, "random seed: the same seed gives the same run", "1"),
+                  }),
           section("pricing", "Which prices rank the options",
                   {
                       choice("commitment", {"on_demand", "spot", "reserved_1yr", "reserved_3yr"},
@@ -142,7 +188,12 @@ SchemaNode build() {
                   }),
           quantity("deadline", dims::seconds, "the job must finish within this time, e.g. '90 d'"),
           quantity("budget", dims::money, "the job must cost at most this, e.g. '2000000 USD'"),
+          list_of("expect", leaf("[]", ValueKind::text, "METRIC OP VALUE, e.g. 'training_time < 90 d'"),
+                  "what must hold for `capsim run --check` to pass; metrics: training_time, cost_per_run, "
+                  "gpus, memory_per_gpu, memory_headroom, mfu, step_time, gpu_utilization, samples_per_second"),
       });
+  mark_required(root, {"simulate", "host"}, {"cpu_cores", "decode_time", "sample_size", "storage_bandwidth"});
+  mark_required(root, {"simulate", "checkpoint"}, {"every_steps", "bandwidth"});
   return root;
 }
 

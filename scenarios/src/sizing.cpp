@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "capsim/models/fabric_timing.hpp"
 #include "capsim/models/performance.hpp"
 
 namespace capsim::scenarios {
@@ -65,7 +66,28 @@ std::string pool_name(const NodeType& t) {
 
 }  // namespace
 
-Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress) {
+namespace {
+
+Result<FabricCheck> check_on_fabric(const SizingReport& r) {
+  const Candidate& c = *r.search.recommended;
+  const auto& shape = std::get<models::TransformerShape>(r.scenario.training.model);
+  const auto& cluster = r.search.node_types[c.node_type].cluster;
+  auto fabric = models::fabric_data_parallel_all_reduce(shape, c.par, cluster, c.nodes, r.scenario.training.options);
+  if (!fabric) return fabric.errors();
+  const models::CollectiveOverrides overrides{fabric->time};
+  auto analytic = models::estimate_training_step(shape, c.par, cluster, r.scenario.training.options);
+  auto timed = models::estimate_training_step(shape, c.par, cluster, r.scenario.training.options, &overrides);
+  if (!analytic) return analytic.errors();
+  if (!timed) return timed.errors();
+  const double steps = c.total_time.value() / c.step_time.value();
+  return FabricCheck{fabric->analytic,     fabric->time, fabric->bottleneck_link, analytic->step_time,
+                     timed->step_time, Seconds(timed->step_time.value() * steps)};
+}
+
+}  // namespace
+
+Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress,
+                                   CollectiveTiming collectives) {
   auto attach_file = [&](std::vector<Diagnostic> errors) {
     for (auto& d : errors)
       if (d.where.file.empty()) d.where.file = s.file;
@@ -92,7 +114,13 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   auto result = models::run_search(req, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) return attach_file(result.errors());
-  return SizingReport{s, std::move(result).value(), wall};
+  SizingReport report{s, std::move(result).value(), wall, std::nullopt};
+  if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer()) {
+    auto check = check_on_fabric(report);
+    if (!check) return attach_file(check.errors());
+    report.fabric = *check;
+  }
+  return report;
 }
 
 std::string describe_candidate(const SizingReport& r, const Candidate& c) {
@@ -166,6 +194,13 @@ std::string sizing_text(const SizingReport& r) {
     out += "  constraint: " + std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck))) +
            "\n\nNode pools:\n" + render_text(node_pools_table(r, c));
   }
+  if (r.fabric) {
+    const auto& f = *r.fabric;
+    out += "\nData-parallel all-reduce on the SimGrid fabric: " + to_string(f.fabric_all_reduce) + " (formula " +
+           to_string(f.analytic_all_reduce) + (f.bottleneck_link.empty() ? "" : ", bottleneck link " + f.bottleneck_link) +
+           "); step " + to_string(f.fabric_step) + " (formula " + to_string(f.analytic_step) + "), run " +
+           to_string(f.fabric_total_time) + "\n";
+  }
   if (!res.frontier.empty()) out += "\nPareto frontier (time vs cost per run):\n" + render_text(frontier_table(r));
   out += "\nFastest configuration per node type:\n" + render_text(fastest_table(r));
   if (!res.skipped.empty()) {
@@ -234,6 +269,13 @@ std::string sizing_json(const SizingReport& r) {
   for (const auto& c : r.search.fastest) out["fastest_per_node_type"].push_back(candidate(c));
   out["skipped_node_types"] = json::array();
   for (const auto& [id, why] : r.search.skipped) out["skipped_node_types"].push_back({{"node_type", id}, {"reason", why}});
+  if (r.fabric)
+    out["fabric"] = {{"analytic_all_reduce_s", r.fabric->analytic_all_reduce.value()},
+                     {"fabric_all_reduce_s", r.fabric->fabric_all_reduce.value()},
+                     {"bottleneck_link", r.fabric->bottleneck_link},
+                     {"analytic_step_s", r.fabric->analytic_step.value()},
+                     {"fabric_step_s", r.fabric->fabric_step.value()},
+                     {"fabric_total_time_s", r.fabric->fabric_total_time.value()}};
   out["closest_misses"] = json::array();
   for (const auto& m : r.search.closest_misses) {
     json j = configuration(m.candidate);

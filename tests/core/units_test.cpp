@@ -99,14 +99,14 @@ TEST_CASE("parse_quantity reads every unit form exactly") {
     auto q = parse_quantity(c.text);
     REQUIRE(q.ok());
     CHECK(q->dim == c.dim);
-    CHECK(q->si_value == doctest::Approx(c.si).epsilon(1e-12));
+    CHECK(q->value_si == doctest::Approx(c.si).epsilon(1e-12));
   }
 }
 
 TEST_CASE("binary and decimal prefixes are exact") {
-  CHECK(parse_quantity("80 GiB")->si_value == 85899345920.0);
-  CHECK(parse_quantity("80 GB")->si_value == 80000000000.0);
-  CHECK(parse_quantity("400 Gb/s")->si_value == 50000000000.0);
+  CHECK(parse_quantity("80 GiB")->value_si == 85899345920.0);
+  CHECK(parse_quantity("80 GB")->value_si == 80000000000.0);
+  CHECK(parse_quantity("400 Gb/s")->value_si == 50000000000.0);
 }
 
 TEST_CASE("parse_quantity rejects bad text with a clear message") {

@@ -7,6 +7,7 @@
 
 #include "capsim/hardware/loader.hpp"
 #include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "support/test_support.hpp"
 
@@ -43,6 +44,20 @@ TEST_CASE("golden sizing results of the shipped training scenarios") {
   }
 }
 
+TEST_CASE("golden simulation results of the shipped data-pipeline scenarios") {
+  for (const char* name : {"resnet50-1080ti-4vcpu", "resnet50-1080ti-balanced"}) {
+    CAPTURE(name);
+    auto s = load_scenario_file(testing::example_scenario(name), catalog());
+    REQUIRE(s.ok());
+    auto r = simulate_scenario(*s, catalog());
+    REQUIRE(r.ok());
+    const std::string actual = simulation_json(*r);  // the seed fixes every event
+    const auto path = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / "scenarios" / "golden" / (std::string(name) + ".sim.json");
+    if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << actual;
+    CHECK(testing::read_file(path) == actual);
+  }
+}
+
 TEST_CASE("the recommendation meets the deadline and is on or near the frontier") {
   auto r = size_example("llama-70b-pretrain");
   REQUIRE(r.search.recommended.has_value());
@@ -65,4 +80,17 @@ TEST_CASE("the recommendation meets the deadline and is on or near the frontier"
 TEST_CASE("node count grid: powers of two and one and a half times them") {
   CHECK(models::node_count_grid(1, 20) == std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16});
   CHECK(models::node_count_grid(5, 20) == std::vector<int>{5, 6, 8, 12, 16});
+}
+
+TEST_CASE("the SimGrid fabric re-times the recommended all-reduce and agrees with the formula on a non-blocking fabric") {
+  auto s = load_scenario_file(testing::example_scenario("gpt3-175b-megatron"), catalog());
+  REQUIRE(s.ok());
+  auto r = size_scenario(*s, catalog(), nullptr, CollectiveTiming::simgrid);
+  if (!r.ok()) FAIL(format_diagnostics(r.errors()));
+  REQUIRE(r->fabric.has_value());
+  CHECK(r->fabric->fabric_all_reduce.value() > 0);
+  CHECK(r->fabric->fabric_all_reduce.value() ==
+        doctest::Approx(r->fabric->analytic_all_reduce.value()).epsilon(0.01));
+  CHECK(r->fabric->fabric_step.value() == doctest::Approx(r->fabric->analytic_step.value()).epsilon(0.01));
+  CHECK_FALSE(r->fabric->bottleneck_link.empty());
 }

@@ -16,6 +16,7 @@
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/parallelism.hpp"
 #include "capsim/models/workload.hpp"
+#include "capsim/scenarios/expectations.hpp"
 
 namespace capsim::scenarios {
 
@@ -55,6 +56,25 @@ struct SearchSpace {
   std::vector<int> batch_per_gpu{32, 64, 128, 256};
 };
 
+// `simulate:`: one node's training pipeline in the discrete-event simulator.
+struct SimulationSetup {
+  std::string node;  // instance or server id
+  int gpus = 1;
+  int batch_per_gpu = 64;
+  int cpu_cores = 1;
+  Seconds decode_time{0.0};
+  double decode_cv = 0.3;
+  Bytes sample_size{0.0};
+  BytesPerSecond storage_bandwidth{0.0};
+  Seconds storage_latency{0.0};
+  int prefetch_batches = 4;
+  int checkpoint_every_steps = 0;
+  BytesPerSecond checkpoint_bandwidth{0.0};
+  Seconds duration = Seconds(600);
+  Seconds warmup = Seconds(60);
+  std::uint64_t seed = 1;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -65,6 +85,9 @@ struct Scenario {
   Commitment commitment = Commitment::on_demand;
   std::optional<Seconds> deadline;
   std::optional<Money> budget;
+  std::optional<SimulationSetup> simulate;
+  std::vector<Expectation> expect;
+  std::string text;  // the YAML as loaded, for run history
 };
 
 // Loads and validates a scenario; `catalog` resolves and checks the ids it names.

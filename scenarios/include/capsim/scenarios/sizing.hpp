@@ -14,15 +14,32 @@
 
 namespace capsim::scenarios {
 
+// The recommendation's data-parallel all-reduce timed on the SimGrid fabric, and the
+// step and run re-estimated with it (`capsim size --fabric simgrid`).
+struct FabricCheck {
+  Seconds analytic_all_reduce;
+  Seconds fabric_all_reduce;
+  std::string bottleneck_link;
+  Seconds analytic_step;
+  Seconds fabric_step;
+  Seconds fabric_total_time;
+};
+
 struct SizingReport {
   Scenario scenario;
   models::SearchResult search;
   double wall_seconds = 0;
+  std::optional<FabricCheck> fabric;
 };
 
-// Errors carry the scenario file and the key path (e.g. a model that fits nowhere).
+enum class CollectiveTiming { analytic, simgrid };
+
+// Errors carry the scenario file and the key path (e.g. a model that fits nowhere). The
+// search always uses the analytic collectives; with CollectiveTiming::simgrid the
+// recommendation is then re-timed on the fabric.
 Result<SizingReport> size_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
-                                   ProgressObserver* progress = nullptr);
+                                   ProgressObserver* progress = nullptr,
+                                   CollectiveTiming collectives = CollectiveTiming::analytic);
 
 // One line describing a configuration: "512 x aws-p5-48xlarge (4096 x h100-sxm-80gb), t=8 p=4 ...".
 std::string describe_candidate(const SizingReport& r, const models::Candidate& c);

@@ -1,0 +1,121 @@
+// `capsim run`: a scenario end to end, for CI and people; `capsim history`: past runs.
+#include "run_commands.hpp"
+
+#include <memory>
+
+#include "capsim/core/files.hpp"
+#include "capsim/scenarios/history.hpp"
+#include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/workspace.hpp"
+
+namespace capsim::cli {
+namespace {
+
+struct RunOptions {
+  std::string file;
+  bool check = false;
+  std::string junit;
+  bool no_history = false;
+  Format format = Format::table;
+};
+
+int run_run(const GlobalOptions& g, const RunOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  TerminalProgress progress;
+  auto run = scenarios::run_scenario(*scenario, *ws->catalog, &progress);
+  if (progress.cancelled() || (run && run->sizing && run->sizing->search.cancelled)) {
+    std::cerr << "capsim: stopped by Ctrl-C; nothing was written\n";
+    return kExitInterrupted;
+  }
+  if (!run) return report_errors(run.errors());
+  // Outputs first, each written whole or not at all; then the history.
+  if (!o.junit.empty())
+    if (auto status = write_file_atomically(o.junit, scenarios::junit_xml(*run)); !status.empty())
+      return report_errors(status);
+  if (!o.no_history) {
+    auto id = scenarios::record_run(ws->store, *run);
+    if (!id) return report_errors(id.errors());
+  }
+  std::cout << (o.format == Format::json ? scenarios::run_json(*run) : scenarios::run_summary_text(*run));
+  return o.check && !run->passed() ? kExitExpectationFailed : kExitOk;
+}
+
+struct HistoryOptions {
+  int limit = 20;
+  std::string scenario;
+  long long show_id = 0;
+  long long diff_a = 0, diff_b = 0;
+  Format format = Format::table;
+};
+
+int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto runs = scenarios::list_runs(ws->store, o.limit, o.scenario);
+  if (!runs) return report_errors(runs.errors());
+  scenarios::Table t{{"id", "started (UTC)", "scenario", "status", "catalog", "capsim"}, {}, {true}};
+  for (const auto& r : *runs)
+    t.rows.push_back({std::to_string(r.id), r.started_at, r.scenario, r.status, r.catalog_hash.substr(0, 8),
+                      r.capsim_version});
+  print_table(t, o.format);
+  return kExitOk;
+}
+
+int run_history_show(const GlobalOptions& g, const HistoryOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto run = scenarios::get_run(ws->store, o.show_id);
+  if (!run) return report_errors(run.errors());
+  if (o.format == Format::json) std::cout << run->results_json;
+  else std::cout << "run " << run->id << " of " << run->scenario << " at " << run->started_at << ": " << run->status
+                 << "\n\n" << run->scenario_text;
+  return kExitOk;
+}
+
+int run_history_diff(const GlobalOptions& g, const HistoryOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto a = scenarios::get_run(ws->store, o.diff_a);
+  auto b = scenarios::get_run(ws->store, o.diff_b);
+  std::vector<Diagnostic> errors;
+  if (!a) errors.insert(errors.end(), a.errors().begin(), a.errors().end());
+  if (!b) errors.insert(errors.end(), b.errors().begin(), b.errors().end());
+  if (!errors.empty()) return report_errors(errors);
+  std::cout << scenarios::diff_runs(*a, *b);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto o = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "Run a scenario end to end: sizing, measurements, expectations, history");
+  run->add_option("scenario", o->file, "Scenario YAML file")->required();
+  run->add_flag("--check", o->check, "Exit 1 when an expect: entry fails (exit 2 stays for bad input)");
+  run->add_option("--junit", o->junit, "Write JUnit XML, one test case per expectation")->option_text("FILE");
+  run->add_flag("--no-history", o->no_history, "Do not store the run in the database");
+  add_format_option(*run, o->format, {"table", "json"});
+  run->callback([&global, &exit_code, o] { exit_code = run_run(global, *o); });
+
+  auto h = std::make_shared<HistoryOptions>();
+  auto* history = app.add_subcommand("history", "Past runs stored in the database");
+  history->require_subcommand(1);
+  auto* list = history->add_subcommand("list", "List runs, newest first");
+  list->add_option("--limit,-n", h->limit, "How many")->check(CLI::Range(1, 100000));
+  list->add_option("--scenario", h->scenario, "Only runs of this scenario name");
+  add_format_option(*list, h->format, {"table", "csv", "md"});
+  list->callback([&global, &exit_code, h] { exit_code = run_history_list(global, *h); });
+  auto* show = history->add_subcommand("show", "One run: its scenario, or its full result with --format json");
+  show->add_option("id", h->show_id, "Run id")->required();
+  add_format_option(*show, h->format, {"table", "json"});
+  show->callback([&global, &exit_code, h] { exit_code = run_history_show(global, *h); });
+  auto* diff = history->add_subcommand("diff", "What changed in inputs and outputs between two runs");
+  diff->add_option("a", h->diff_a, "Older run id")->required();
+  diff->add_option("b", h->diff_b, "Newer run id")->required();
+  diff->callback([&global, &exit_code, h] { exit_code = run_history_diff(global, *h); });
+}
+
+}  // namespace capsim::cli

@@ -1,0 +1,58 @@
+// `expect:` in a scenario: what must hold for the plan to pass, checked by `capsim run
+// --check` (exit 1 when one fails). Each expectation is "METRIC OP VALUE" with a unit:
+//
+//   expect:
+//     - training_time < 90 d
+//     - cost_per_run < 50000000 USD
+//     - memory_headroom > 10 %
+//
+// The metrics a run measures are listed by `known_metrics()` with their dimension; the
+// loader rejects unknown metrics (with a suggestion) and values in the wrong unit.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/core/units.hpp"
+
+namespace capsim::scenarios {
+
+enum class ExpectOp { lt, le, gt, ge };
+
+struct Expectation {
+  std::string text;    // as written
+  std::string metric;  // "training_time"
+  ExpectOp op = ExpectOp::lt;
+  ParsedQuantity bound;
+  SourceLocation where;
+};
+
+struct MetricInfo {
+  std::string name;
+  Dim dim;
+  std::string help;
+};
+const std::vector<MetricInfo>& known_metrics();
+
+// Parses "METRIC OP VALUE"; errors name the metric or the unit problem.
+Result<Expectation> parse_expectation(std::string_view text);
+
+// A measured value for every metric the run produced.
+struct Measurement {
+  std::string metric;
+  ParsedQuantity value;
+};
+
+struct ExpectationResult {
+  Expectation expectation;
+  std::optional<ParsedQuantity> measured;  // none: the run does not measure that metric
+  bool passed = false;
+  std::string message;  // "training_time = 61 d < 90 d" or why it failed
+};
+
+std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>& expectations,
+                                                  const std::vector<Measurement>& measured);
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,38 @@
+// Run history in the SQLite database: every `capsim run` stores the scenario as loaded, the
+// catalog hash, the capsim version and the full JSON result, so a run can be reproduced
+// and two runs compared (what CI needs to explain a failing expectation).
+//
+// Each write is one transaction; the database is in WAL mode, so concurrent `capsim run`
+// processes append without losing runs (a writer waits for another's lock).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/store.hpp"
+#include "capsim/scenarios/runner.hpp"
+
+namespace capsim::scenarios {
+
+struct RunRecord {
+  long long id = 0;
+  std::string started_at;
+  std::string scenario;
+  std::string status;
+  std::string catalog_hash;
+  std::string capsim_version;
+  std::string scenario_text;  // the scenario YAML as it was run
+  std::string results_json;   // run_json()
+};
+
+Result<long long> record_run(const hardware::Store& store, const RunResult& run);
+// Newest first; `scenario` empty for all.
+Result<std::vector<RunRecord>> list_runs(const hardware::Store& store, int limit, const std::string& scenario = {});
+Result<RunRecord> get_run(const hardware::Store& store, long long id);
+
+// What changed between two runs: scenario lines removed (-) and added (+), then every
+// result value that differs, by JSON path.
+std::string diff_runs(const RunRecord& a, const RunRecord& b);
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,48 @@
+// `capsim run`: everything a scenario asks for, in one result — the memory check and
+// sizing search for training, the measurements its `expect:` entries are checked against,
+// and the writers for people (a ten-second summary), CI (JUnit XML) and machines (JSON
+// with a versioned schema, docs/run-result.md).
+//
+// The CLI and the GUI both run scenarios through run_scenario.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capsim/core/progress.hpp"
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/scenarios/expectations.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/simulation.hpp"
+#include "capsim/scenarios/sizing.hpp"
+
+namespace capsim::scenarios {
+
+// The JSON schema name and version of a run result; bump the number on any change that
+// removes or renames a field (adding fields keeps it).
+inline constexpr const char* kRunSchema = "capsim-run/1";
+
+struct RunResult {
+  Scenario scenario;
+  std::string catalog_hash;
+  std::string started_at;  // UTC, ISO 8601
+  std::optional<SizingReport> sizing;
+  std::optional<SimulationReport> simulation;  // when the scenario has simulate:
+  std::vector<Measurement> measurements;
+  std::vector<ExpectationResult> expectations;
+
+  bool passed() const;  // every expectation holds (true when there are none)
+  std::string status() const;  // "passed", "failed" or "no expectations"
+};
+
+// Errors: those of the sizing search (e.g. a model that fits nowhere).
+Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                               ProgressObserver* progress = nullptr);
+
+std::string run_summary_text(const RunResult& r);  // what a person reads in ten seconds
+std::string run_json(const RunResult& r);          // kRunSchema
+std::string junit_xml(const RunResult& r);         // one test case per expectation
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,27 @@
+// `capsim simulate`: a scenario's `simulate:` section run through the discrete-event
+// simulator, with the analytic estimate beside it, for people (text) and machines (JSON).
+#pragma once
+
+#include <string>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/models/training_pipeline.hpp"
+#include "capsim/scenarios/scenario.hpp"
+
+namespace capsim::scenarios {
+
+struct SimulationReport {
+  std::string scenario;
+  std::string node;
+  models::TrainingPipelineReport pipeline;
+  double wall_seconds = 0;
+};
+
+// Errors: no `simulate:` section, an unknown node, a pipeline the simulator refuses.
+Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardware::Catalog& catalog);
+
+std::string simulation_text(const SimulationReport& r);
+std::string simulation_json(const SimulationReport& r);  // finite numbers only (null where unknown)
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,112 @@
+#include "capsim/scenarios/expectations.hpp"
+
+#include <array>
+
+#include "capsim/core/suggest.hpp"
+
+namespace capsim::scenarios {
+
+const std::vector<MetricInfo>& known_metrics() {
+  static const std::vector<MetricInfo> metrics = {
+      {"training_time", dims::seconds, "time to train on the recommended configuration"},
+      {"cost_per_run", dims::money, "cost of one training run on the recommended configuration"},
+      {"gpus", dims::none, "GPUs of the recommended configuration"},
+      {"memory_per_gpu", dims::bytes, "memory the recommended configuration needs per GPU"},
+      {"memory_headroom", dims::none, "free share of GPU memory: 1 - needed / capacity"},
+      {"mfu", dims::none, "model FLOPs utilization of the recommended configuration"},
+      {"step_time", dims::seconds, "time of one optimizer step"},
+      {"gpu_utilization", dims::none, "simulated GPU busy fraction (simulate:)"},
+      {"samples_per_second", dims::none, "simulated training throughput (simulate:)"},
+  };
+  return metrics;
+}
+
+namespace {
+
+std::string_view op_text(ExpectOp op) {
+  switch (op) {
+    case ExpectOp::lt: return "<";
+    case ExpectOp::le: return "<=";
+    case ExpectOp::gt: return ">";
+    case ExpectOp::ge: return ">=";
+  }
+  return "";
+}
+
+bool holds(ExpectOp op, double a, double b) {
+  switch (op) {
+    case ExpectOp::lt: return a < b;
+    case ExpectOp::le: return a <= b;
+    case ExpectOp::gt: return a > b;
+    case ExpectOp::ge: return a >= b;
+  }
+  return false;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return std::string(s);
+}
+
+// Percentages read better as percentages.
+std::string value_text(const ParsedQuantity& q) {
+  if (q.dim == dims::none) return to_string(ParsedQuantity{q.value_si * 100, {}, {}}) + " %";
+  return to_string(q);
+}
+
+}  // namespace
+
+Result<Expectation> parse_expectation(std::string_view text) {
+  static constexpr std::array<std::pair<std::string_view, ExpectOp>, 4> ops = {
+      {{"<=", ExpectOp::le}, {">=", ExpectOp::ge}, {"<", ExpectOp::lt}, {">", ExpectOp::gt}}};
+  for (const auto& [symbol, op] : ops) {
+    const std::size_t at = text.find(symbol);
+    if (at == std::string_view::npos) continue;
+    Expectation e;
+    e.text = trim(text);
+    e.metric = trim(text.substr(0, at));
+    e.op = op;
+    const MetricInfo* info = nullptr;
+    std::vector<std::string> names;
+    for (const auto& m : known_metrics()) {
+      names.push_back(m.name);
+      if (m.name == e.metric) info = &m;
+    }
+    if (info == nullptr)
+      return Diagnostic{{}, "", "unknown metric '" + e.metric + "'",
+                        did_you_mean(e.metric, names).empty() ? "known metrics: training_time, cost_per_run, ..."
+                                                              : did_you_mean(e.metric, names)};
+    auto value = parse_quantity(text.substr(at + symbol.size()));
+    if (!value) return value.errors();
+    if (!(value->dim == info->dim))
+      return Diagnostic{{}, "", "'" + e.metric + "' is " + describe_dimension(info->dim) + ", got " +
+                                    describe_dimension(value->dim),
+                        ""};
+    e.bound = *value;
+    return e;
+  }
+  return Diagnostic{{}, "", "expected METRIC OP VALUE with OP one of < <= > >=, got '" + std::string(text) + "'",
+                    "e.g. 'training_time < 90 d'"};
+}
+
+std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>& expectations,
+                                                  const std::vector<Measurement>& measured) {
+  std::vector<ExpectationResult> out;
+  for (const auto& e : expectations) {
+    ExpectationResult r{e, std::nullopt, false, ""};
+    for (const auto& m : measured)
+      if (m.metric == e.metric) r.measured = m.value;
+    if (!r.measured) {
+      r.message = e.metric + " was not measured by this run (" + e.text + ")";
+    } else {
+      r.passed = holds(e.op, r.measured->value_si, e.bound.value_si);
+      r.message = e.metric + " = " + value_text(*r.measured) + (r.passed ? ", meets " : ", fails ") +
+                  std::string(op_text(e.op)) + " " + value_text(e.bound);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,141 @@
+#include "capsim/scenarios/history.hpp"
+
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "capsim/version.hpp"
+
+namespace capsim::scenarios {
+namespace {
+
+Diagnostic db_error(const hardware::Store& store, const std::string& what) {
+  return Diagnostic{{store.path().string()}, "", what + ": " + sqlite3_errmsg(store.handle()), ""};
+}
+
+std::string column(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);
+  return p ? reinterpret_cast<const char*>(p) : "";
+}
+
+RunRecord read_row(sqlite3_stmt* s) {
+  return {sqlite3_column_int64(s, 0), column(s, 1), column(s, 2), column(s, 3),
+          column(s, 4),              column(s, 5), column(s, 6), column(s, 7)};
+}
+
+constexpr const char* kColumns =
+    "id, started_at, scenario, status, catalog_hash, capsim_version, scenario_resolved, results_json";
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Line diff by longest common subsequence (scenario files are small).
+std::string line_diff(const std::string& a_text, const std::string& b_text) {
+  const auto a = lines_of(a_text), b = lines_of(b_text);
+  std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1));
+  for (std::size_t i = a.size(); i-- > 0;)
+    for (std::size_t j = b.size(); j-- > 0;)
+      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::string out;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (i < a.size() && j < b.size() && a[i] == b[j]) {
+      ++i, ++j;
+    } else if (j < b.size() && (i == a.size() || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      out += "+ " + b[j++] + "\n";
+    } else {
+      out += "- " + a[i++] + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<long long> record_run(const hardware::Store& store, const RunResult& run) {
+  sqlite3* db = store.handle();
+  sqlite3_stmt* s = nullptr;
+  const char* sql =
+      "INSERT INTO runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, results_json) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);";
+  if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return db_error(store, "cannot record the run");
+  const std::string json = run_json(run);
+  const std::string status = run.status();
+  const std::string fields[] = {run.started_at, run.scenario.name, run.scenario.text, run.catalog_hash,
+                                CAPSIM_VERSION,  status,            json};
+  for (int i = 0; i < 7; ++i) sqlite3_bind_text(s, i + 1, fields[i].c_str(), -1, SQLITE_TRANSIENT);
+  // One statement is one transaction; with WAL and the store's busy timeout, concurrent
+  // writers queue instead of failing.
+  const int rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return db_error(store, "cannot record the run");
+  return static_cast<long long>(sqlite3_last_insert_rowid(db));
+}
+
+Result<std::vector<RunRecord>> list_runs(const hardware::Store& store, int limit, const std::string& scenario) {
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM runs" +
+                          (scenario.empty() ? "" : " WHERE scenario = ?2") + " ORDER BY id DESC LIMIT ?1;";
+  if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+    return db_error(store, "cannot read the run history");
+  sqlite3_bind_int(s, 1, limit);
+  if (!scenario.empty()) sqlite3_bind_text(s, 2, scenario.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<RunRecord> out;
+  while (sqlite3_step(s) == SQLITE_ROW) out.push_back(read_row(s));
+  sqlite3_finalize(s);
+  return out;
+}
+
+Result<RunRecord> get_run(const hardware::Store& store, long long id) {
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM runs WHERE id = ?1;";
+  if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+    return db_error(store, "cannot read the run history");
+  sqlite3_bind_int64(s, 1, id);
+  std::optional<RunRecord> found;
+  if (sqlite3_step(s) == SQLITE_ROW) found = read_row(s);
+  sqlite3_finalize(s);
+  if (!found) return Diagnostic{{store.path().string()}, "", "no run with id " + std::to_string(id), "see 'capsim history'"};
+  return *found;
+}
+
+std::string diff_runs(const RunRecord& a, const RunRecord& b) {
+  std::string out = "run " + std::to_string(a.id) + " (" + a.started_at + ", " + a.status + ") -> run " +
+                    std::to_string(b.id) + " (" + b.started_at + ", " + b.status + ")\n";
+  if (a.catalog_hash != b.catalog_hash) out += "catalog: " + a.catalog_hash + " -> " + b.catalog_hash + "\n";
+  if (a.capsim_version != b.capsim_version) out += "capsim: " + a.capsim_version + " -> " + b.capsim_version + "\n";
+  const std::string inputs = line_diff(a.scenario_text, b.scenario_text);
+  out += "\ninputs (scenario):\n" + (inputs.empty() ? std::string("  unchanged\n") : inputs);
+  out += "\noutputs:\n";
+  const auto ja = nlohmann::json::parse(a.results_json, nullptr, false).flatten();
+  const auto jb = nlohmann::json::parse(b.results_json, nullptr, false).flatten();
+  int changes = 0;
+  auto skip = [](const std::string& key) {
+    return key == "/started_at" || key.ends_with("/wall_seconds");
+  };
+  for (auto it = ja.begin(); it != ja.end(); ++it) {
+    if (skip(it.key())) continue;
+    auto other = jb.find(it.key());
+    if (other == jb.end()) {
+      out += "  " + it.key() + ": " + it.value().dump() + " -> (gone)\n";
+      ++changes;
+    } else if (*other != it.value()) {
+      out += "  " + it.key() + ": " + it.value().dump() + " -> " + other->dump() + "\n";
+      ++changes;
+    }
+  }
+  for (auto it = jb.begin(); it != jb.end(); ++it)
+    if (!skip(it.key()) && !ja.contains(it.key())) {
+      out += "  " + it.key() + ": (new) " + it.value().dump() + "\n";
+      ++changes;
+    }
+  if (changes == 0) out += "  unchanged\n";
+  return out;
+}
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,120 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "capsim/scenarios/history.hpp"
+#include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/workspace.hpp"
+#include "support/test_support.hpp"
+
+using namespace capsim;
+using namespace capsim::scenarios;
+
+namespace {
+
+Scenario llama(const std::string& extra_expect = {}) {
+  std::string text = testing::read_file(testing::example_scenario("llama-70b-pretrain"));
+  text += extra_expect;
+  auto s = load_scenario("llama.yaml", text, testing::shipped_catalog());
+  if (!s.ok()) FAIL(format_diagnostics(s.errors()));
+  return std::move(s).value();
+}
+
+}  // namespace
+
+TEST_CASE("expectations parse with units and reject unknown metrics") {
+  auto e = parse_expectation("training_time < 90 d");
+  REQUIRE(e.ok());
+  CHECK(e->metric == "training_time");
+  CHECK(e->bound.value_si == 90 * 86400.0);
+  auto typo = parse_expectation("trainig_time < 90 d");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.errors()[0].message == "unknown metric 'trainig_time'");
+  CHECK(typo.errors()[0].hint == "did you mean 'training_time'?");
+  auto unit = parse_expectation("training_time < 90 GB");
+  REQUIRE_FALSE(unit.ok());
+  CHECK(unit.errors()[0].message ==
+        "'training_time' is a duration (e.g. '200 ms' or '14 d'), got a data size (e.g. '80 GB')");
+}
+
+TEST_CASE("every shipped expectation passes and a tightened one fails with its measured value") {
+  auto passing = run_scenario(llama(), testing::shipped_catalog());
+  REQUIRE(passing.ok());
+  REQUIRE_FALSE(passing->expectations.empty());
+  CHECK(passing->passed());
+  CHECK(passing->status() == "passed");
+
+  auto failing = run_scenario(llama("  - training_time < 30 d\n"), testing::shipped_catalog());
+  REQUIRE(failing.ok());
+  CHECK_FALSE(failing->passed());
+  const auto& last = failing->expectations.back();
+  CHECK_FALSE(last.passed);
+  CHECK(last.message.starts_with("training_time = "));
+  CHECK(last.message.ends_with(", fails < 30 d"));
+  const std::string junit = junit_xml(*failing);
+  CHECK(junit.find("failures=\"1\"") != std::string::npos);
+  CHECK(junit.find("<failure message=\"training_time = ") != std::string::npos);
+  CHECK(junit.find("name=\"training_time &lt; 30 d\"") != std::string::npos);
+}
+
+TEST_CASE("the run result JSON carries its schema version and measurements") {
+  auto run = run_scenario(llama(), testing::shipped_catalog());
+  REQUIRE(run.ok());
+  auto j = nlohmann::json::parse(run_json(*run));
+  CHECK(j["schema"] == "capsim-run/1");
+  CHECK(j["status"] == "passed");
+  CHECK(j["measurements"]["training_time"]["unit"] == "s");
+  CHECK(j["measurements"]["cost_per_run"]["unit"] == "USD");
+  CHECK(j["sizing"]["recommended"]["node_type"].is_string());
+  CHECK(j["expectations"].size() == run->expectations.size());
+}
+
+TEST_CASE("run history stores runs and explains what changed between two") {
+  const auto db = testing::scratch_dir("history") / "history.db";
+  std::filesystem::remove(db);
+  auto store = hardware::Store::open(db);
+  REQUIRE(store.ok());
+  auto first = run_scenario(llama(), testing::shipped_catalog());
+  auto second = run_scenario(llama("  - training_time < 30 d\n"), testing::shipped_catalog());
+  REQUIRE((first.ok() && second.ok()));
+  auto id1 = record_run(*store, *first);
+  auto id2 = record_run(*store, *second);
+  REQUIRE((id1.ok() && id2.ok()));
+  auto runs = list_runs(*store, 10);
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 2);
+  CHECK(runs->front().id == *id2);  // newest first
+  CHECK(runs->front().status == "failed");
+  const std::string diff = diff_runs(*get_run(*store, *id1), *get_run(*store, *id2));
+  CHECK(diff.find("+   - training_time < 30 d") != std::string::npos);
+  CHECK(diff.find("/status: \"passed\" -> \"failed\"") != std::string::npos);
+  auto missing = get_run(*store, 999);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.errors()[0].message == "no run with id 999");
+}
+
+TEST_CASE("concurrent writers lose no run") {
+  const auto db = testing::scratch_dir("history") / "concurrent.db";
+  std::filesystem::remove(db);
+  REQUIRE(hardware::Store::open(db).ok());
+  auto run = run_scenario(llama(), testing::shipped_catalog());
+  REQUIRE(run.ok());
+  constexpr int kWriters = 8, kRunsEach = 25;
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWriters; ++w)
+    writers.emplace_back([&] {
+      auto store = hardware::Store::open(db);  // one connection per writer, as separate processes have
+      if (!store.ok()) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < kRunsEach; ++i)
+        if (!record_run(*store, *run).ok()) ++failures;
+    });
+  for (auto& t : writers) t.join();
+  CHECK(failures == 0);
+  auto store = hardware::Store::open(db);
+  CHECK(list_runs(*store, 100000)->size() == kWriters * kRunsEach);
+}
