@@ -1,0 +1,370 @@
+// Serving an inference graph: latency curves, GPU sharing, deployments, and the two
+// answers to "what does this deployment deliver": the analytic queueing estimate and the
+// request-level simulation on the DES kernel, side by side.
+//
+// The pieces, in the order a caller uses them:
+//   1. LatencyCurve: the time of one batch of b inputs of one model on one GPU (or a share
+//      of one), from a roofline (roofline_latency_curve) or a measured table
+//      (LatencyCurve::measured).
+//   2. GpuShare / plan_gpu_sharing: how co-located models split a GPU (exclusive, MIG, MPS,
+//      time-slicing); rejects deployments whose models do not fit in memory.
+//   3. InferenceGraph + Deployment -> plan_deployment -> DeploymentPlan: one stage per
+//      model with its servers, batching and service-time table.
+//   4. estimate_serving (queueing formulas) and simulate_serving (DES), reported together
+//      by evaluate_serving.
+// LLM serving (prefill/decode, continuous batching, KV cache) is in serving_llm.hpp; the
+// SLO sizing search in serving_sizing.hpp.
+//
+// Units: every time is Seconds, every size Bytes, rates are items per second (des::Rate).
+// Ownership: all types are plain values (copies are deep). Thread-safety: all functions
+// are pure; distinct calls may run in parallel threads.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capsim/core/des/metrics.hpp"
+#include "capsim/core/des/pipeline.hpp"
+#include "capsim/core/des/service_time.hpp"
+#include "capsim/core/des/simulator.hpp"
+#include "capsim/core/result.hpp"
+#include "capsim/core/units.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/models/workload.hpp"
+
+namespace capsim::models {
+
+// --- Constants of the serving model ----------------------------------------------------
+
+// Host-side cost of launching one CUDA kernel, which a batch pays once per kernel however
+// small the batch is. NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA
+// Technical Blog, 2019, https://developer.nvidia.com/blog/cuda-graphs/) measures a few
+// microseconds per short kernel launched from a stream; 5 us is the value assumed here.
+inline constexpr double kKernelLaunchSeconds = 5e-6;
+// Published NVIDIA figure for a TensorRT-class engine: Torch-TensorRT "accelerate[s]
+// inference latency by up to 5x compared to eager execution" (NVIDIA/PyTorch,
+// https://github.com/pytorch/TensorRT README, 2024). It is an upper bound ("up to"), so
+// it is not used as a default: a TensorRT-format model needs the user's own speed-up
+// (ExecutionOptions::engine_speedup), and values above this bound are rejected.
+inline constexpr double kTensorRtUpToSpeedup = 5.0;
+// GPU memory a process's CUDA context and framework runtime take before any model weight
+// is loaded (cuBLAS/cuDNN workspaces and kernels). Assumption: 0.5 GB, the order observed
+// for a PyTorch/Triton backend process on A100/H100 (nvidia-smi after torch.cuda.init());
+// it matters because MPS and time-slicing run one process per co-located model.
+inline constexpr double kProcessContextBytes = 0.5e9;
+// Time-slicing: the scheduler gives each context a slice of GPU time and switches between
+// them. Assumptions (NVIDIA does not publish the figures): a slice of 2 ms and a switch
+// cost of 25 us (saving and restoring a context's state), so k >= 2 busy time-sliced
+// processes each get (1/k) x 2 / (2 + 0.025) of the GPU.
+inline constexpr double kTimeSliceSeconds = 2e-3;
+inline constexpr double kContextSwitchSeconds = 25e-6;
+// Image backbones (ResNet, EfficientNet, MobileNet, DBNet/EAST's ResNet feature extractor)
+// downsample by 32: their last stage works on (resolution / 32)^2 pixels per sample, the
+// GEMM rows per sample of the smallest (least efficient) convolutions, lowered to implicit
+// GEMM as cuDNN does.
+inline constexpr int kBackboneStride = 32;
+
+// --- Latency curves --------------------------------------------------------------------
+
+// The serialized form a model runs in.
+enum class EngineFormat { framework, tensorrt };
+std::string_view engine_format_name(EngineFormat f);  // "framework", "tensorrt"
+
+struct ExecutionOptions {
+  Precision precision = Precision::fp16;  // weights and activations; the GPU must have a peak for it
+  EngineFormat format = EngineFormat::framework;
+  // TensorRT-class engines: latency divided by this factor (>= 1, <= kTensorRtUpToSpeedup).
+  // Required when format is tensorrt (no default: see kTensorRtUpToSpeedup); must be
+  // empty for the framework format.
+  std::optional<double> engine_speedup;
+};
+
+// The part of a GPU a model instance runs on. A whole GPU is {1, 1, gpu.memory}.
+struct GpuShare {
+  double compute_fraction = 1.0;    // of the dense peak, (0, 1]
+  double bandwidth_fraction = 1.0;  // of the memory bandwidth, (0, 1]
+  Bytes memory{0.0};                // the memory the instance may use (its slice for MIG)
+  std::string description;          // "whole GPU", "MIG 1g.10gb", "MPS 50 %", "time-sliced 1/3"
+};
+
+// Latency of one batch as a function of its size: a table of rows (batch -> time),
+// batches 1..max_batch, interpolated linearly between rows as des::ServiceTime::empirical
+// does. Invariants (checked by the constructors): latency non-decreasing in the batch and
+// throughput b / latency(b) non-decreasing up to its maximum.
+class LatencyCurve {
+ public:
+  // A measured table. Errors: empty table, batches not strictly increasing from >= 1,
+  // non-positive or decreasing times.
+  static Result<LatencyCurve> measured(std::vector<des::ServiceTime::Row> rows,
+                                       std::string source = "measured");
+
+  Seconds latency(double batch) const;  // batch >= 1; fractional batches interpolate
+  double throughput(int batch) const { return batch / latency(batch).value(); }  // items/s
+  int max_batch() const { return rows_.back().batch; }
+  const std::vector<des::ServiceTime::Row>& rows() const { return rows_; }
+  // "roofline: resnet-50 fp16 on t4 (whole GPU), 40 kernels x 5 us", or the measured source.
+  const std::string& source() const { return source_; }
+  // The curve with every latency multiplied by k > 0 (shares, instances, fan-out).
+  LatencyCurve scaled(double k, std::string why) const;
+  // Rows b -> latency(f x b) for b = 1..max_batch: the time of a batch of b requests that
+  // each carry f items (fan-out). f > 0.
+  LatencyCurve per_request(double items_per_request) const;
+  des::ServiceTime service_time() const { return des::ServiceTime::empirical(rows_); }
+
+ private:
+  std::vector<des::ServiceTime::Row> rows_;
+  std::string source_;
+};
+
+// A model as served: the published per-sample figures plus what the roofline needs.
+struct ServedModel {
+  SampleModel model;  // params, forward FLOPs, activation bytes (at 2 B/element, as the presets)
+  // Kernels launched per forward pass (after the engine's fusion); each costs
+  // kKernelLaunchSeconds once per batch. 0: none counted.
+  int kernels_per_forward = 0;
+  // GEMM rows one sample contributes to the least efficient layers; 0 = derived:
+  // (input_resolution / kBackboneStride)^2 for image models, else 1.
+  double gemm_rows_per_sample = 0;
+  // A measured curve replaces the roofline entirely when set (then precision and format
+  // only name what was measured).
+  std::optional<LatencyCurve> measured_curve;
+};
+
+// Roofline latency of batches 1..max_batch of `m` on `share` of `gpu`:
+//   t(b) = max(F b / (P f_c e(b)), (W + A b) / (B f_b kMemoryBandwidthEfficiency))
+//          + kernels_per_forward x kKernelLaunchSeconds,
+// divided by engine_speedup for TensorRT. F = forward FLOPs per sample, P the GPU's dense
+// peak at the precision, e(b) = kGemmMaxEfficiency x r b / (r b + kGemmHalfSaturationDim)
+// (performance.hpp's GEMM efficiency with r GEMM rows per sample, the other two GEMM
+// dimensions taken as large), W = params x bytes per value, A = (input bytes + activation
+// elements x bytes per value x 2 (written once, read once)) per sample, B the memory
+// bandwidth. Errors: no peak for the precision on the GPU, non-positive FLOPs, max_batch < 1,
+// an engine speed-up missing, out of range, or given for the framework format.
+Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware::GpuSpec& gpu,
+                                            const ExecutionOptions& exec, int max_batch,
+                                            const GpuShare& share = GpuShare{1.0, 1.0, Bytes(0.0), "whole GPU"});
+
+// Memory one instance of `m` needs on the GPU: weights at the precision + max_batch x
+// (input bytes + activation elements x bytes per value) (an upper bound: every activation
+// of the batch resident at once) + kProcessContextBytes.
+Bytes instance_memory(const ServedModel& m, Precision precision, int max_batch);
+
+// --- GPU sharing -----------------------------------------------------------------------
+
+enum class SharingMode { exclusive, mig, mps, time_slicing };
+std::string_view sharing_mode_name(SharingMode m);  // "exclusive", "mig", "mps", "time-slicing"
+
+// One model's presence on one GPU.
+struct CoLocatedModel {
+  std::string model;        // name, used in messages
+  Bytes memory_per_instance{0.0};
+  int instances = 1;        // processes / MIG instances of this model on the GPU
+  std::string mig_profile;  // mig: the profile of each instance ("1g.10gb")
+  double mps_share = 0.0;   // mps: fraction of the SMs per instance (0 = an equal split)
+};
+
+// One MIG instance placed on the GPU: compute slices [first_slice, first_slice + slices)
+// and memory [memory_offset, memory_offset + memory). Instances never overlap in either.
+struct MigInstance {
+  std::string model;
+  std::string profile;
+  int first_slice = 0;
+  int slices = 0;
+  Bytes memory_offset{0.0};
+  Bytes memory{0.0};
+};
+
+struct GpuLayout {
+  SharingMode mode = SharingMode::exclusive;
+  std::vector<GpuShare> shares;         // per CoLocatedModel, what each of its instances gets
+  std::vector<MigInstance> mig;         // mig only
+  Bytes memory_used{0.0};               // sum over instances (MIG: sum of slice sizes)
+  std::vector<std::string> k8s_resources;  // per CoLocatedModel: "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"
+};
+
+// Places the models on one GPU. Rules:
+//   exclusive     one model, its instances share the GPU's compute (each gets 1/instances
+//                 while all are busy) and memory;
+//   mig           each instance gets a slice of its profile: compute_slices / (the GPU's
+//                 largest profile's slices) of the compute, memory / GPU memory of the
+//                 bandwidth (NVIDIA MIG user guide: memory slices carry proportional
+//                 bandwidth), and exactly the profile's memory; the sum of slices must not
+//                 exceed the GPU's, nor instances of a profile its maximum. Placement is
+//                 first-fit by decreasing size on contiguous slices; NVIDIA's exact
+//                 placement table is not modelled.
+//   mps           processes share the compute: shares add up to at most 1; the memory of
+//                 all instances together must fit (no isolation of capacity).
+//   time_slicing  every instance may use the whole GPU, in turns: each of k instances gets
+//                 (1/k) x kTimeSliceSeconds / (kTimeSliceSeconds + kContextSwitchSeconds)
+//                 when all are busy; all memory together must fit.
+// Errors name the model and the GPU, e.g.
+//   "model 'crnn' does not fit on t4 with time-slicing: the co-located models need 17.3 GB
+//    of its 16 GB"
+//   "model 'east' does not fit in MIG profile 1g.10gb of a100-sxm-80gb: it needs 12.1 GB,
+//    the slice has 10 GB".
+Result<GpuLayout> plan_gpu_sharing(const hardware::GpuSpec& gpu, SharingMode mode,
+                                   const std::vector<CoLocatedModel>& models);
+
+// --- Inference graphs and deployments --------------------------------------------------
+
+// A stage of the graph: one model, run `fan_out` times per request on average (the text
+// recognizer runs once per detected crop: fan_out = crops per image). Stages form a chain
+// in the order given: a request visits stage 0, then 1, ... (a single classifier is a
+// one-stage graph). The fan-out is simulated by scaling: one item per request flows
+// through every stage, and a batch of b requests at a stage with fan-out f takes
+// latency(f x b) of that model (LatencyCurve::per_request); the request is done when its
+// last crop is. Fork-join DAGs are not modelled.
+struct GraphStage {
+  std::string name;     // unique, non-empty ("text-detector")
+  ServedModel model;
+  double fan_out = 1.0;  // > 0, model invocations per request
+};
+
+struct InferenceGraph {
+  std::string name;
+  std::vector<GraphStage> stages;  // at least one
+};
+
+struct BatchingPolicy {
+  int max_batch = 1;                // >= 1, in model inputs (crops for a fan-out stage); 1 = off
+  Seconds max_queue_delay{0.0};     // >= 0: how long the oldest request may wait for a batch
+};
+
+// How one stage is deployed.
+struct StageDeployment {
+  int replicas = 1;             // >= 1: GPUs (exclusive), MIG instances, or MPS/time-sliced processes
+  int instances_per_replica = 1;  // >= 1: concurrent model instances in a replica (Triton instance_group)
+  BatchingPolicy batching;
+  ExecutionOptions exec;
+  std::string mig_profile;      // mig: required
+  double mps_share = 0.0;       // mps: SM fraction per replica; 0 = equal split
+};
+
+// Where the graph runs. Placement: exclusive -> each replica on its own GPU; mig -> the
+// replicas' MIG instances packed onto as few GPUs as plan_gpu_sharing accepts (first-fit
+// decreasing); mps and time_slicing -> GPU i hosts replica i of every stage that has more
+// than i replicas (so the GPU count is the largest replica count).
+struct Deployment {
+  hardware::GpuSpec gpu;
+  SharingMode sharing = SharingMode::exclusive;
+  std::vector<StageDeployment> stages;  // one per graph stage, same order
+};
+
+// A stage ready to analyse or simulate.
+struct PlannedStage {
+  std::string name;
+  double fan_out = 1.0;
+  int servers = 1;                  // replicas x instances_per_replica
+  int max_batch_requests = 1;       // max(1, floor(max_batch / fan_out)): batch in requests
+  Seconds max_queue_delay{0.0};
+  LatencyCurve model_curve;         // the model on one instance's share, per model input
+  LatencyCurve request_curve;       // per request batch: model_curve at fan_out x b
+  GpuShare share;
+  Bytes memory_per_instance{0.0};
+  std::string k8s_resource;         // "nvidia.com/gpu" or "nvidia.com/mig-1g.10gb"
+  double k8s_resource_count = 1;    // per replica pod (MPS/time-sliced replicas share a GPU)
+};
+
+struct DeploymentPlan {
+  std::string graph;
+  std::string gpu;                  // GPU id
+  SharingMode sharing = SharingMode::exclusive;
+  std::vector<PlannedStage> stages;
+  int gpus = 0;                     // physical GPUs used
+  std::vector<GpuLayout> layouts;   // mig/mps/time_slicing: one per GPU used
+};
+
+// Builds the stage curves and placements; every problem at once, each naming the stage.
+// Memory is checked per GPU with plan_gpu_sharing (errors name the model and the GPU).
+Result<DeploymentPlan> plan_deployment(const InferenceGraph& graph, const Deployment& deployment);
+
+// --- Arrivals --------------------------------------------------------------------------
+
+struct ArrivalSpec {
+  enum class Kind { poisson, diurnal, trace };
+  Kind kind = Kind::poisson;
+  des::Rate rate{0.0};                  // poisson: rate; diurnal: the base rate (> 0)
+  std::array<double, 24> hourly{};      // diurnal: multipliers per hour of the day
+  std::vector<Seconds> trace;           // trace: arrival times, non-decreasing
+  // The rate the analytic estimate uses: rate for poisson, base x max(hourly) for diurnal
+  // (the peak hour), arrivals / span for a trace.
+  des::Rate peak_rate() const;
+};
+
+// --- Analytic estimate -----------------------------------------------------------------
+
+struct StageEstimate {
+  std::string name;
+  double capacity = 0;           // requests/s: servers x max_batch_requests / latency(max batch)
+  double effective_batch = 1;    // requests per batch at this load (see estimate_serving)
+  double utilization = 0;        // b_eff = 1: rate S(1) / c; else rate / capacity
+  Seconds service{0.0};          // S(b_eff)
+  Seconds mean_wait{0.0};        // queueing delay of a batch + batch forming
+  Seconds mean_latency{0.0};     // mean_wait + service
+  Seconds p99_latency{0.0};      // approximate, see estimate_serving
+  bool stable = true;            // utilization < 1
+};
+
+struct ServingEstimate {
+  double arrival_rate = 0;        // requests/s used
+  double capacity = 0;            // requests/s: the smallest stage capacity
+  std::string constraint;         // that stage
+  std::vector<StageEstimate> stages;
+  Seconds mean_latency{0.0};      // sum over stages
+  Seconds p99_latency{0.0};       // sum of the stage p99s: an upper-side estimate
+  bool stable = true;
+};
+
+// The queueing estimate at `rate` requests/s. Per stage with c servers, max batch B:
+//   - capacity = c B / S(B); rate >= capacity: unstable (infinite latency, stable = false);
+//   - effective batch b: the smallest b in [1, B] with rate S(b) / c <= b (a free server
+//     takes what arrived during the previous service: Triton-style greedy batching);
+//   - b = 1 (servers keep up with single requests): a queue of requests with deterministic
+//     service S(1): c = 1 M/D/1 by Pollaczek-Khinchine (exact); c > 1 Allen-Cunneen's M/G/c
+//     approximation Wq = C(c, a) / (c mu - lambda) x (ca^2 + cs^2) / 2 with ca^2 = 1,
+//     cs^2 = 0 (Allen, "Probability, Statistics and Queueing Theory", 2nd ed., 1990;
+//     Erlang C from core/queueing.hpp);
+//   - b > 1 (servers always busy, batches grow with load): S(b) / 2 waiting for the batch in
+//     service (S(b) at p99) plus the same formulas for full batches (rate / B, S(B)), which
+//     grow without bound as the load nears capacity;
+//   - a batching window (max_queue_delay D > 0): min(D, (B - 1) / rate) / 2 more on
+//     average, the whole window at p99;
+//   - p99 of the queueing part: exponential beyond its atom at zero (exact for M/M/c):
+//     Wq_99 = (Wq / C) ln(C / 0.01) when C > 0.01, else 0.
+ServingEstimate estimate_serving(const DeploymentPlan& plan, double rate);
+
+// --- Simulation ------------------------------------------------------------------------
+
+// One station per stage ("<stage>", servers, request_curve as an empirical service time,
+// max_batch_requests, max_queue_delay), a source "requests" and a sink "done", in a chain.
+Result<des::Pipeline> build_serving_pipeline(const DeploymentPlan& plan, const ArrivalSpec& arrivals);
+
+struct ServingReport {
+  DeploymentPlan plan;
+  ServingEstimate analytic;        // at arrivals.peak_rate()
+  des::SimulationResult simulation;
+  // From the simulation, for convenience (mean and 95 % interval in the fields above):
+  double simulated_throughput = 0;       // requests/s
+  des::Percentiles latency;              // end-to-end, seconds
+  std::vector<double> stage_utilization; // per stage
+};
+
+// Builds, simulates and estimates. Errors: the plan's, the arrivals' (e.g. a zero rate),
+// and the simulator's.
+Result<ServingReport> simulate_serving(const DeploymentPlan& plan, const ArrivalSpec& arrivals,
+                                       const des::RunOptions& run);
+
+// --- Reference models ------------------------------------------------------------------
+
+// Models for the examples and tests (OCR on road signs, food photos), with published
+// figures and their sources. The lead may move these to workload presets.
+//   "horizontal-text-detection-0001" (text detector, Intel Open Model Zoo),
+//   "text-recognition-0012" (text recognizer, OMZ), "resnet-50" (workload preset, 54
+//   fused kernels), "efficientnet-b0" (Tan & Le 2019). Sources in ServedModel::model.source.
+std::vector<ServedModel> reference_served_models();
+const ServedModel* find_reference_served_model(std::string_view name);
+
+}  // namespace capsim::models

@@ -1,0 +1,136 @@
+// Sizing a serving deployment under a latency SLO: the cheapest GPU type, sharing mode,
+// replicas and batching settings that meet the bound at the peak rate, the best few
+// verified by simulation, and the node pools with autoscaling bounds and Kubernetes
+// resource requests to run them.
+//
+// Method (size_serving): for every node type x sharing mode (x MIG profile) x max batch x
+// max queue delay, replicas are allocated greedily: each stage starts with the fewest
+// replicas that keep it stable, then the stage with the largest analytic p99 gets one more
+// replica until the end-to-end analytic p99 (estimate_serving) meets the bound, or the
+// stage limit is reached. Candidates are ranked by cost per hour (GPUs rounded up to whole
+// nodes x the node price; GPU count when unpriced), then by p99. The `verify_top` cheapest
+// are simulated at the peak rate (Poisson); a candidate whose simulated p99 misses the
+// bound gets one more replica at its simulated constraint and is simulated again (at most
+// kMaxVerifyRepairs times). Autoscaling: the same allocation at the trough rate (the
+// lowest hour of a diurnal profile) gives the minimum replicas; the peak gives the maximum.
+//
+// LLMs (size_llm_serving): per node type x tensor parallelism (powers of two up to the
+// node), the largest concurrency whose decode step meets the TPOT bound (and KV allows)
+// sets a replica's throughput (estimate_llm_serving); replicas = peak rate / (throughput x
+// kLlmTargetUtilization), rejecting layouts whose unloaded TTFT misses its bound; the best
+// few are verified with simulate_llm_serving (p99 TTFT and TPOT).
+//
+// Plain values; pure functions, thread-safe for distinct requests.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capsim/core/des/simulator.hpp"
+#include "capsim/core/result.hpp"
+#include "capsim/models/search.hpp"
+#include "capsim/models/serving.hpp"
+#include "capsim/models/serving_llm.hpp"
+
+namespace capsim::models {
+
+// Re-simulations a failed verification may trigger, each adding one replica.
+inline constexpr int kMaxVerifyRepairs = 3;
+// LLM replicas are sized to run at this fraction of their analytic throughput, leaving room
+// for the queueing of prompts that the throughput figure ignores. Assumption (a common
+// capacity-planning headroom), verified by simulation for the best candidates.
+inline constexpr double kLlmTargetUtilization = 0.8;
+
+struct ServingSizingRequest {
+  InferenceGraph graph;
+  ArrivalSpec arrivals;                // peak and trough rates come from here
+  Seconds p99_bound{0.0};              // end-to-end, > 0
+  std::vector<NodeType> node_types;    // at least one (models/search.hpp)
+  std::vector<SharingMode> sharing{SharingMode::exclusive, SharingMode::mig, SharingMode::mps};
+  std::vector<int> max_batch{1, 4, 8, 16, 32};
+  std::vector<Seconds> max_queue_delay{Seconds(0.0), Seconds(0.002), Seconds(0.005)};
+  ExecutionOptions exec;               // every stage
+  int max_replicas_per_stage = 256;
+  int verify_top = 3;                  // candidates simulated
+  des::RunOptions verify_run{Seconds(10.0), Seconds(60.0), 1, 20, 1'000'000'000};
+};
+
+// Kubernetes: what one replica's pod requests.
+struct K8sResourceRequest {
+  std::string stage;
+  std::string resource;   // "nvidia.com/gpu" or "nvidia.com/mig-1g.10gb"
+  int count = 1;          // per pod
+  int min_replicas = 1;   // autoscaler bounds (HPA minReplicas / maxReplicas)
+  int max_replicas = 1;
+};
+
+struct SizedDeployment {
+  std::string node_type;                // NodeType::id
+  Deployment deployment;
+  DeploymentPlan plan;
+  ServingEstimate analytic;             // at the peak rate
+  int gpus = 0;
+  int nodes = 0;                        // peak: the node pool's maximum
+  int min_nodes = 0;                    // trough: the node pool's minimum
+  std::optional<MoneyPerSecond> cost;   // per hour at peak; none when the node type has no price
+  bool verified = false;                // simulated at the peak rate
+  std::optional<des::Percentiles> simulated_latency;
+  bool meets_slo = false;               // analytic, and simulated when verified
+  std::vector<K8sResourceRequest> k8s;  // one per stage
+  std::string summary;                  // "3 x t4 (aws-g4dn-xlarge), exclusive, batch 8 / 2 ms: p99 41 ms"
+};
+
+struct ServingSizingResult {
+  std::size_t evaluated = 0;                // configurations looked at
+  std::vector<SizedDeployment> candidates;  // meeting the SLO analytically, cheapest first
+  std::vector<SizedDeployment> verified;    // the best few after simulation, cheapest first
+  std::optional<SizedDeployment> recommended;  // the cheapest verified one meeting the SLO
+  std::string recommendation;
+  std::vector<std::pair<std::string, std::string>> skipped;  // node type / mode, reason
+};
+
+// Errors: no node types, bound <= 0, invalid arrivals, and no configuration meeting the
+// bound (naming the closest analytic p99 found).
+Result<ServingSizingResult> size_serving(const ServingSizingRequest& request);
+
+struct LlmSizingRequest {
+  TransformerShape shape;
+  LlmRequestMix mix;
+  double peak_rate = 0;                 // requests/s, > 0
+  double trough_rate = 0;               // requests/s, >= 0 (0: minimum one replica)
+  Seconds ttft_p99{0.0};                // > 0
+  Seconds tpot_p99{0.0};                // > 0
+  std::vector<NodeType> node_types;
+  Precision weights = Precision::bf16;
+  int verify_top = 3;
+  Seconds verify_duration{300.0};
+};
+
+struct SizedLlmDeployment {
+  std::string node_type;
+  LlmServingSpec spec;                  // with max_concurrent set to the TPOT-limited batch
+  LlmEstimate estimate;
+  int replicas = 0;                     // at peak
+  int min_replicas = 0;                 // at trough
+  int gpus = 0;
+  int nodes = 0;
+  std::optional<MoneyPerSecond> cost;
+  bool verified = false;
+  std::optional<LlmSimulation> simulation;
+  bool meets_slo = false;
+  K8sResourceRequest k8s;               // nvidia.com/gpu: TP per pod
+  std::string summary;
+};
+
+struct LlmSizingResult {
+  std::vector<SizedLlmDeployment> candidates;  // cheapest first
+  std::optional<SizedLlmDeployment> recommended;
+  std::string recommendation;
+  std::vector<std::pair<std::string, std::string>> skipped;
+};
+
+Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& request);
+
+}  // namespace capsim::models

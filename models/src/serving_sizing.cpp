@@ -1,0 +1,312 @@
+// The SLO sizing search for inference graphs and LLM serving.
+#include "capsim/models/serving_sizing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace capsim::models {
+namespace {
+
+Diagnostic invalid(const std::string& key, const std::string& message) {
+  return Diagnostic{{}, key, message, ""};
+}
+
+std::string num(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string ms(Seconds s) { return std::isfinite(s.value()) ? num(s.value() * 1e3) + " ms" : "unbounded"; }
+
+struct Setting {
+  SharingMode sharing;
+  std::string mig_profile;
+  int max_batch;
+  Seconds delay;
+};
+
+Deployment make_deployment(const hardware::GpuSpec& gpu, const InferenceGraph& g, const Setting& s,
+                           const ExecutionOptions& exec, const std::vector<int>& replicas) {
+  Deployment d;
+  d.gpu = gpu;
+  d.sharing = s.sharing;
+  for (std::size_t i = 0; i < g.stages.size(); ++i) {
+    StageDeployment sd;
+    sd.replicas = replicas[i];
+    sd.batching = {s.max_batch, s.delay};
+    sd.exec = exec;
+    sd.mig_profile = s.mig_profile;
+    d.stages.push_back(sd);
+  }
+  return d;
+}
+
+struct Allocation {
+  std::vector<int> replicas;
+  DeploymentPlan plan;
+  ServingEstimate estimate;
+};
+
+// Greedy replica allocation meeting `bound` at `rate`; an error when it cannot.
+Result<Allocation> allocate(const hardware::GpuSpec& gpu, const InferenceGraph& g, const Setting& s,
+                            const ExecutionOptions& exec, double rate, Seconds bound, int max_replicas) {
+  std::vector<int> replicas(g.stages.size(), 1);
+  auto plan = plan_deployment(g, make_deployment(gpu, g, s, exec, replicas));
+  if (!plan) return plan.errors();
+  // Start every stage at the fewest replicas that keep it stable.
+  for (std::size_t i = 0; i < g.stages.size(); ++i) {
+    const auto one = estimate_serving(*plan, rate).stages[i];
+    replicas[i] = static_cast<int>(std::floor(rate / one.capacity)) + 1;  // capacity of one replica
+    if (replicas[i] > max_replicas) return invalid("replicas", "stage '" + g.stages[i].name + "' needs more than " +
+                                                               std::to_string(max_replicas) + " replicas");
+  }
+  for (int step = 0; step < 4 * max_replicas; ++step) {
+    plan = plan_deployment(g, make_deployment(gpu, g, s, exec, replicas));
+    if (!plan) return plan.errors();
+    auto est = estimate_serving(*plan, rate);
+    if (est.stable && est.p99_latency <= bound) return Allocation{replicas, std::move(plan).value(), std::move(est)};
+    // One more replica where the p99 is largest.
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < est.stages.size(); ++i)
+      if (est.stages[i].p99_latency > est.stages[worst].p99_latency) worst = i;
+    // A stage already past the bound on its service time alone cannot be helped by replicas.
+    if (est.stages[worst].stable && est.stages[worst].service > bound)
+      return invalid("p99", "stage '" + g.stages[worst].name + "' alone takes " + ms(est.stages[worst].service));
+    if (replicas[worst] >= max_replicas) return invalid("replicas", "replica limit reached");
+    replicas[worst] += 1;
+  }
+  return invalid("replicas", "no allocation found");
+}
+
+std::vector<Setting> settings(const ServingSizingRequest& r, const hardware::GpuSpec& gpu) {
+  std::vector<Setting> out;
+  for (SharingMode mode : r.sharing) {
+    std::vector<std::string> profiles{""};
+    if (mode == SharingMode::mig) {
+      profiles.clear();
+      for (const auto& p : gpu.mig_profiles) profiles.push_back(p.name);
+    }
+    for (const auto& profile : profiles)
+      for (int b : r.max_batch)
+        for (Seconds d : r.max_queue_delay) {
+          if (b == 1 && d.value() > 0) continue;  // a delay without batching only adds latency
+          out.push_back({mode, profile, b, d});
+        }
+  }
+  return out;
+}
+
+double trough_rate(const ArrivalSpec& a) {
+  if (a.kind != ArrivalSpec::Kind::diurnal) return a.peak_rate().value();
+  return a.rate.value() * *std::min_element(a.hourly.begin(), a.hourly.end());
+}
+
+int physical_gpus(const DeploymentPlan& p) { return p.gpus; }
+
+void finish(SizedDeployment& d, const NodeType& nt, const ServingSizingRequest& r, const Setting& s) {
+  d.gpus = physical_gpus(d.plan);
+  const int gpn = nt.cluster.gpus_per_node;
+  d.nodes = (d.gpus + gpn - 1) / gpn;
+  if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
+  d.k8s.clear();
+  for (std::size_t i = 0; i < d.plan.stages.size(); ++i)
+    d.k8s.push_back({d.plan.stages[i].name, d.plan.stages[i].k8s_resource, 1, 1, d.deployment.stages[i].replicas});
+  // Trough: the same settings at the lowest rate give the autoscaler's minimum.
+  auto low = allocate(nt.cluster.gpu, r.graph, s, r.exec, std::max(trough_rate(r.arrivals), 1e-9), r.p99_bound,
+                      r.max_replicas_per_stage);
+  d.min_nodes = d.nodes;
+  if (low) {
+    for (std::size_t i = 0; i < d.k8s.size(); ++i) d.k8s[i].min_replicas = std::min(low->replicas[i], d.k8s[i].max_replicas);
+    d.min_nodes = (low->plan.gpus + gpn - 1) / gpn;
+  }
+  d.summary = std::to_string(d.gpus) + " x " + nt.cluster.gpu.id + " (" + nt.id + "), " +
+              std::string(sharing_mode_name(s.sharing)) + (s.mig_profile.empty() ? "" : " " + s.mig_profile) +
+              ", batch " + std::to_string(s.max_batch) + " / " + ms(s.delay) + ": analytic p99 " +
+              ms(d.analytic.p99_latency);
+}
+
+bool cheaper(const SizedDeployment& a, const SizedDeployment& b) {
+  const double ca = a.cost ? a.cost->value() : std::numeric_limits<double>::infinity();
+  const double cb = b.cost ? b.cost->value() : std::numeric_limits<double>::infinity();
+  if (ca != cb) return ca < cb;
+  if (a.gpus != b.gpus) return a.gpus < b.gpus;
+  return a.analytic.p99_latency < b.analytic.p99_latency;
+}
+
+void verify(SizedDeployment& d, const ServingSizingRequest& r) {
+  ArrivalSpec peak;
+  peak.kind = ArrivalSpec::Kind::poisson;
+  peak.rate = r.arrivals.peak_rate();
+  for (int attempt = 0; attempt <= kMaxVerifyRepairs; ++attempt) {
+    auto rep = simulate_serving(d.plan, peak, r.verify_run);
+    if (!rep) return;
+    d.verified = true;
+    d.simulated_latency = rep->latency;
+    d.meets_slo = rep->latency.p99.mean <= r.p99_bound.value();
+    if (d.meets_slo || attempt == kMaxVerifyRepairs) return;
+    // Elevate the simulated constraint by one replica and try again.
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < rep->stage_utilization.size(); ++i)
+      if (rep->stage_utilization[i] > rep->stage_utilization[worst]) worst = i;
+    d.deployment.stages[worst].replicas += 1;
+    auto plan = plan_deployment(r.graph, d.deployment);
+    if (!plan) return;
+    d.plan = std::move(plan).value();
+    d.analytic = estimate_serving(d.plan, peak.rate.value());
+    d.k8s[worst].max_replicas = d.deployment.stages[worst].replicas;
+  }
+}
+
+}  // namespace
+
+Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
+  std::vector<Diagnostic> errors;
+  if (r.node_types.empty()) errors.push_back(invalid("node_types", "no node types to size for"));
+  if (!(r.p99_bound.value() > 0)) errors.push_back(invalid("slo.p99", "must be greater than zero"));
+  if (!(r.arrivals.peak_rate().value() > 0)) errors.push_back(invalid("arrivals", "the peak rate must be above zero"));
+  if (r.graph.stages.empty()) errors.push_back(invalid("graph", "the graph has no stages"));
+  if (!errors.empty()) return errors;
+
+  ServingSizingResult out;
+  const double peak = r.arrivals.peak_rate().value();
+  Seconds closest(std::numeric_limits<double>::infinity());
+  for (const auto& nt : r.node_types) {
+    const auto& gpu = nt.cluster.gpu;
+    for (const auto& s : settings(r, gpu)) {
+      out.evaluated += 1;
+      auto a = allocate(gpu, r.graph, s, r.exec, peak, r.p99_bound, r.max_replicas_per_stage);
+      if (!a) {
+        const std::string what = nt.id + " " + std::string(sharing_mode_name(s.sharing)) +
+                                 (s.mig_profile.empty() ? "" : " " + s.mig_profile) + " batch " +
+                                 std::to_string(s.max_batch);
+        out.skipped.push_back({what, a.errors().front().message});
+        continue;
+      }
+      SizedDeployment d;
+      d.node_type = nt.id;
+      d.deployment = make_deployment(gpu, r.graph, s, r.exec, a->replicas);
+      d.plan = std::move(a->plan);
+      d.analytic = std::move(a->estimate);
+      d.meets_slo = true;
+      closest = std::min(closest, d.analytic.p99_latency);
+      finish(d, nt, r, s);
+      out.candidates.push_back(std::move(d));
+    }
+  }
+  if (out.candidates.empty()) {
+    std::string why = out.skipped.empty() ? "" : " (e.g. " + out.skipped.front().first + ": " + out.skipped.front().second + ")";
+    return invalid("slo.p99", "no deployment meets a p99 of " + ms(r.p99_bound) + " at " + num(peak) + " requests/s" + why);
+  }
+  std::stable_sort(out.candidates.begin(), out.candidates.end(), cheaper);
+  for (int i = 0; i < r.verify_top && i < static_cast<int>(out.candidates.size()); ++i) {
+    SizedDeployment d = out.candidates[static_cast<std::size_t>(i)];
+    verify(d, r);
+    out.verified.push_back(std::move(d));
+  }
+  std::stable_sort(out.verified.begin(), out.verified.end(), cheaper);
+  for (const auto& d : out.verified)
+    if (d.meets_slo) {
+      out.recommended = d;
+      out.recommendation = "the cheapest deployment whose simulated p99 (" + ms(Seconds(d.simulated_latency->p99.mean)) +
+                           ") meets the " + ms(r.p99_bound) + " bound at " + num(peak) + " requests/s: " + d.summary;
+      break;
+    }
+  if (!out.recommended) out.recommendation = "none of the verified candidates met the bound in simulation";
+  return out;
+}
+
+// --- LLM ---------------------------------------------------------------------------------
+
+Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
+  std::vector<Diagnostic> errors;
+  if (r.node_types.empty()) errors.push_back(invalid("node_types", "no node types to size for"));
+  if (!(r.peak_rate > 0)) errors.push_back(invalid("peak_rate", "must be greater than zero"));
+  if (!(r.ttft_p99.value() > 0) || !(r.tpot_p99.value() > 0))
+    errors.push_back(invalid("slo", "TTFT and TPOT bounds must be greater than zero"));
+  if (!errors.empty()) return errors;
+
+  LlmSizingResult out;
+  for (const auto& nt : r.node_types) {
+    for (int tp = 1; tp <= nt.cluster.gpus_per_node; tp *= 2) {
+      LlmServingSpec spec{r.shape, nt.cluster, tp, r.weights, r.weights, kVllmGpuMemoryUtilization, kVllmMaxNumSeqs};
+      const std::string what = nt.id + " TP=" + std::to_string(tp);
+      auto est = estimate_llm_serving(spec, r.mix);
+      if (!est) {
+        out.skipped.push_back({what, est.errors().front().message});
+        continue;
+      }
+      if (est->ttft_unloaded > r.ttft_p99) {
+        out.skipped.push_back({what, "unloaded TTFT " + ms(est->ttft_unloaded) + " exceeds the bound"});
+        continue;
+      }
+      // The largest concurrency whose decode step meets the TPOT bound.
+      const double context = r.mix.prompt_tokens + r.mix.output_tokens / 2.0;
+      int n = est->max_concurrent_sequences;
+      while (n > 0 && llm_decode_step(spec, n, context * n) > r.tpot_p99) n -= std::max(1, n / 16);
+      if (n <= 0) {
+        out.skipped.push_back({what, "even one sequence's decode step exceeds the TPOT bound"});
+        continue;
+      }
+      spec.max_concurrent = n;
+      auto capped = estimate_llm_serving(spec, r.mix);
+      SizedLlmDeployment d;
+      d.node_type = nt.id;
+      d.spec = spec;
+      d.estimate = *capped;
+      const double per_replica = capped->requests_per_second * kLlmTargetUtilization;
+      d.replicas = static_cast<int>(std::ceil(r.peak_rate / per_replica));
+      d.min_replicas = std::max(1, static_cast<int>(std::ceil(r.trough_rate / per_replica)));
+      d.gpus = d.replicas * tp;
+      const int per_node = nt.cluster.gpus_per_node / tp;
+      d.nodes = (d.replicas + per_node - 1) / per_node;
+      if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
+      d.k8s = {r.shape.name, "nvidia.com/gpu", tp, d.min_replicas, d.replicas};
+      d.meets_slo = true;
+      d.summary = std::to_string(d.replicas) + " replicas x TP=" + std::to_string(tp) + " on " + nt.id + " (" +
+                  std::to_string(d.nodes) + " nodes), batch <= " + std::to_string(n) + ", TPOT " +
+                  ms(llm_decode_step(spec, n, context * n)) + ", TTFT " + ms(capped->ttft_unloaded);
+      out.candidates.push_back(std::move(d));
+    }
+  }
+  if (out.candidates.empty()) return invalid("slo", "no node type and tensor parallelism meets the TTFT/TPOT bounds" +
+                                                        (out.skipped.empty() ? std::string() : " (e.g. " + out.skipped.front().first + ": " + out.skipped.front().second + ")"));
+  std::stable_sort(out.candidates.begin(), out.candidates.end(), [](const auto& a, const auto& b) {
+    const double ca = a.cost ? a.cost->value() : std::numeric_limits<double>::infinity();
+    const double cb = b.cost ? b.cost->value() : std::numeric_limits<double>::infinity();
+    return ca != cb ? ca < cb : a.gpus < b.gpus;
+  });
+  for (int i = 0; i < r.verify_top && i < static_cast<int>(out.candidates.size()); ++i) {
+    auto& d = out.candidates[static_cast<std::size_t>(i)];
+    for (int attempt = 0; attempt <= kMaxVerifyRepairs; ++attempt) {
+      LlmSimulationOptions o;
+      o.rate = r.peak_rate;
+      o.replicas = d.replicas;
+      o.duration = r.verify_duration;
+      o.warmup = Seconds(r.verify_duration.value() / 5);
+      auto sim = simulate_llm_serving(d.spec, r.mix, o);
+      if (!sim) break;
+      d.verified = true;
+      d.simulation = *sim;
+      d.meets_slo = sim->ttft.p99.mean <= r.ttft_p99.value() && sim->tpot.p99.mean <= r.tpot_p99.value();
+      if (d.meets_slo) break;
+      d.replicas += 1;
+      d.gpus = d.replicas * d.spec.tensor_parallel;
+      const int per_node = d.spec.cluster.gpus_per_node / d.spec.tensor_parallel;
+      d.nodes = (d.replicas + per_node - 1) / per_node;
+      for (const auto& nt : r.node_types)
+        if (nt.id == d.node_type && nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
+      d.k8s.max_replicas = d.replicas;
+    }
+    if (d.meets_slo && !out.recommended) {
+      out.recommended = d;
+      out.recommendation = "the cheapest layout verified by simulation: " + d.summary;
+    }
+  }
+  if (!out.recommended) out.recommendation = "none of the verified candidates met the bounds in simulation";
+  return out;
+}
+
+}  // namespace capsim::models

@@ -1,0 +1,56 @@
+#include <doctest/doctest.h>
+
+#include "capsim/models/serving_sizing.hpp"
+#include "support/test_support.hpp"
+
+using namespace capsim;
+using namespace capsim::models;
+
+TEST_CASE("serving sizing finds a verified cheapest deployment with autoscaling bounds") {
+  const auto& cat = testing::shipped_catalog();
+  ServingSizingRequest r;
+  r.graph = {"food", {{"classify", *find_reference_served_model("resnet-50"), 1.0}}};
+  r.arrivals.kind = ArrivalSpec::Kind::diurnal;
+  r.arrivals.rate = des::Rate(100);
+  r.arrivals.hourly.fill(1.0);
+  r.arrivals.hourly[3] = 0.2;   // trough 20 requests/s
+  r.arrivals.hourly[19] = 8.0;  // peak 800 requests/s
+  r.p99_bound = Seconds(0.1);
+  r.node_types = {*node_type_by_id(cat, "aws-g4dn-xlarge"), *node_type_by_id(cat, "gcp-a2-highgpu-1g")};
+  r.max_batch = {1, 8, 16};
+  r.max_queue_delay = {Seconds(0.0), Seconds(0.005)};
+  r.verify_top = 2;
+  r.verify_run = {Seconds(5), Seconds(30), 1, 20, 1'000'000'000};
+  auto s = size_serving(r);
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  REQUIRE(s->recommended);
+  const auto& best = *s->recommended;
+  MESSAGE(s->recommendation << "; nodes " << best.min_nodes << ".." << best.nodes << "; evaluated " << s->evaluated);
+  CHECK(best.verified);
+  CHECK(best.simulated_latency->p99.mean <= 0.1);
+  CHECK(best.k8s.size() == 1);
+  CHECK(best.k8s[0].min_replicas <= best.k8s[0].max_replicas);
+  CHECK(best.min_nodes <= best.nodes);
+  CHECK((best.k8s[0].resource == "nvidia.com/gpu" || best.k8s[0].resource.rfind("nvidia.com/mig-", 0) == 0));
+}
+
+TEST_CASE("serving llm sizing meets TTFT and TPOT bounds") {
+  const auto& cat = testing::shipped_catalog();
+  LlmSizingRequest r;
+  r.shape = find_transformer_preset("llama-2-7b")->shape;
+  r.mix = {512, 128};
+  r.peak_rate = 20;
+  r.trough_rate = 2;
+  r.ttft_p99 = Seconds(1.0);
+  r.tpot_p99 = Seconds(0.05);
+  r.node_types = {*node_type_by_id(cat, "lambda-1x-h100-sxm"), *node_type_by_id(cat, "aws-g5-xlarge")};
+  r.verify_top = 2;
+  r.verify_duration = Seconds(120);
+  auto s = size_llm_serving(r);
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  REQUIRE(s->recommended);
+  MESSAGE(s->recommendation);
+  CHECK(s->recommended->simulation->tpot.p99.mean <= 0.05);
+  CHECK(s->recommended->k8s.resource == "nvidia.com/gpu");
+  CHECK(s->recommended->min_replicas <= s->recommended->replicas);
+}
