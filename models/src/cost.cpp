@@ -159,6 +159,7 @@ std::optional<double> break_even_utilization(const CostOption& a, const CostOpti
                                              bool& a_cheaper_below) {
   auto diff = [&](double u) {
     d.profile.busy_fraction = u;
+    d.units_per_month = u;  // for per-unit options: the sweep runs over units per month
     auto ca = cost_option(a, d), cb = cost_option(b, d);
     return ca->over(horizon).value() - cb->over(horizon).value();
   };
@@ -205,14 +206,31 @@ std::vector<Input> sensitivity_inputs() {
       {"staff cost", [each](CostInputs& in, double k) { each(in, [k](CostOption& o) { o.owned.staff_cost_per_fte = o.owned.staff_cost_per_fte * k; }); }},
       {"maintenance rate", [each](CostInputs& in, double k) { each(in, [k](CostOption& o) { o.owned.maintenance_per_year *= k; }); }},
       {"depreciation period", [each](CostInputs& in, double k) { each(in, [k](CostOption& o) { o.owned.depreciation = o.owned.depreciation * k; }); }},
-      {"utilization", [](CostInputs& in, double k) { in.demand.profile.busy_fraction = std::min(1.0, in.demand.profile.busy_fraction * k); }},
+      {"utilization and work per month", [](CostInputs& in, double k) {
+         in.demand.profile.busy_fraction = std::min(1.0, in.demand.profile.busy_fraction * k);
+         in.demand.units_per_month *= k;
+       }},
       {"horizon", [](CostInputs& in, double k) { in.horizon = in.horizon * k; }},
   };
 }
 
 }  // namespace
 
-Result<CostBreakdown> cost_option(const CostOption& option, const Demand& demand) {
+// The demand as one option sees it: its own cluster size and busy time per unit of work.
+Demand effective_demand(const CostOption& o, const Demand& d) {
+  Demand e = d;
+  if (o.gpus > 0) e.gpus = o.gpus;
+  if (o.busy_per_unit > 0) {
+    const double busy = d.units_per_month * o.busy_per_unit;
+    const double clusters = std::max(1.0, std::ceil(busy - 1e-9));
+    e.gpus *= static_cast<int>(clusters);
+    e.profile = measured(busy / clusters);
+  }
+  return e;
+}
+
+Result<CostBreakdown> cost_option(const CostOption& option, const Demand& requested) {
+  const Demand demand = effective_demand(option, requested);
   if (demand.gpus < 1) return Diagnostic{{}, "cost.demand.gpus", "the demand must be at least one GPU", ""};
   if (!(demand.profile.busy_fraction > 0) || demand.profile.busy_fraction > 1)
     return Diagnostic{{}, "cost.utilization", "utilization must be greater than 0 and at most 100 %", ""};
@@ -244,8 +262,19 @@ Result<CostComparison> compare_costs(const CostInputs& in) {
   }
   for (std::size_t i = 0; i < out.options.size(); ++i)
     for (std::size_t j = i + 1; j < out.options.size(); ++j) {
-      BreakEven be{out.options[i].name, out.options[j].name, std::nullopt, false, std::nullopt};
-      be.utilization = break_even_utilization(in.options[i], in.options[j], in.demand, in.horizon, be.a_cheaper_below);
+      BreakEven be{out.options[i].name, out.options[j].name, std::nullopt, std::nullopt, false, std::nullopt};
+      if (in.options[i].busy_per_unit > 0 || in.options[j].busy_per_unit > 0) {
+        // Sweep units of work per month up to where the slower option is busy all month.
+        const double full = 1.0 / std::max(in.options[i].busy_per_unit, in.options[j].busy_per_unit);
+        Demand scaled = in.demand;
+        CostOption a = in.options[i], b = in.options[j];
+        a.busy_per_unit *= full;  // so u in (0, 1] spans 0 .. `full` units per month
+        b.busy_per_unit *= full;
+        auto u = break_even_utilization(a, b, scaled, in.horizon, be.a_cheaper_below);
+        if (u) be.units_per_month = *u * full;
+      } else {
+        be.utilization = break_even_utilization(in.options[i], in.options[j], in.demand, in.horizon, be.a_cheaper_below);
+      }
       be.month = break_even_month(out.options[i], out.options[j]);
       if (!be.month) {
         // Perhaps b is the one with the capital cost; report its crossover instead.

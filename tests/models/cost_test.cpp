@@ -179,3 +179,33 @@ TEST_CASE("zero prices and utilizations are clear errors") {
   CHECK(cost_option(no_power, sixteen_gpus()).errors()[0].message ==
         "on-prem: on-prem needs an electricity price greater than zero");
 }
+
+TEST_CASE("per-run work: each option's own run time, cost per run and break-even runs per month") {
+  // A run takes 100 h on a cloud GPU at 0.50 USD/h and 20 h on a rented server at
+  // 300 USD/month (730 h): the cloud costs 50 USD a run, the server 300 USD a month.
+  CostOption cloud_gpu;
+  cloud_gpu.name = "cloud";
+  cloud_gpu.rented.price_per_node = usd_per_hour(0.5);
+  cloud_gpu.gpus = 1;
+  cloud_gpu.busy_per_unit = 100.0 / 730.0;
+  CostOption server;
+  server.name = "rented server";
+  server.kind = OptionKind::bare_metal;
+  server.rented.price_per_node = *parse_as<MoneyPerSecond>("300 USD/month");
+  server.gpus = 1;
+  server.busy_per_unit = 20.0 / 730.0;
+  CostInputs in{{cloud_gpu, server}, {1, always_on(), "training run", 4}, Seconds(12 * units::month)};
+  auto r = compare_costs(in);
+  REQUIRE(r.ok());
+  // 4 runs a month for 12 months = 48 runs: cloud 48 x 50 = 2,400 USD (50 per run);
+  // server 12 x 300 = 3,600 USD (75 per run).
+  CHECK(r->totals[0].value() == doctest::Approx(2400));
+  CHECK(r->per_unit[0].value() == doctest::Approx(50));
+  CHECK(r->per_unit[1].value() == doctest::Approx(75));
+  // Equal when 50 r = 300, at 6 runs a month.
+  REQUIRE(r->break_even[0].units_per_month.has_value());
+  CHECK(*r->break_even[0].units_per_month == doctest::Approx(6.0).epsilon(1e-4));
+  // 50 runs a month keep the server busy 50 x 20 / 730 = 137 %: two servers.
+  in.demand.units_per_month = 50;
+  CHECK(compare_costs(in)->options[1].nodes == 2);
+}

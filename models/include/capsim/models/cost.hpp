@@ -84,6 +84,13 @@ struct CostOption {
   MoneyPerSecond egress;   // per month, as a rate
   // Share of a GPU the workload pays for (MIG slice, MPS share): 1 = whole GPUs.
   double gpu_share = 1.0;
+  // Work whose duration depends on the option (a training run is faster on a faster GPU):
+  // `gpus` the option's own cluster size (0: the demand's), `busy_per_unit` the fraction of
+  // a month one unit of work keeps it busy (0: the demand's utilization profile applies).
+  // The option is then busy units_per_month x busy_per_unit of the time; past 100 % it
+  // needs that many clusters side by side.
+  int gpus = 0;
+  double busy_per_unit = 0;
 };
 
 struct Demand {
@@ -134,6 +141,9 @@ Result<CostBreakdown> cost_option(const CostOption& option, const Demand& demand
 
 struct BreakEven {
   std::string a, b;
+  // With per-unit work (busy_per_unit), the units of work per month at which a and b cost
+  // the same, instead of a utilization.
+  std::optional<double> units_per_month;
   // Utilization at which a and b cost the same over the horizon (a is cheaper below it
   // when `a_cheaper_below`); none when one is cheaper at every utilization.
   // `month`: a is the option that costs more cash at the start (it buys hardware); the

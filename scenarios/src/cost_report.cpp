@@ -1,0 +1,352 @@
+#include "capsim/scenarios/cost_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "capsim/models/search.hpp"
+
+namespace capsim::scenarios {
+namespace {
+
+using hardware::Entity;
+using hardware::EntityKind;
+using models::CostOption;
+using models::OptionKind;
+
+std::string money_text(double usd) {
+  char buf[64];
+  const double a = std::fabs(usd);
+  if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", usd / 1e6);
+  else if (a >= 1e4) std::snprintf(buf, sizeof buf, "%.1f k", usd / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", usd);
+  return buf;
+}
+
+class Builder {
+ public:
+  Builder(const Scenario& s, const hardware::Catalog& c) : s_(s), c_(c), setup_(*s.cost) {}
+
+  Result<CostReport> build() {
+    CostReport r;
+    r.scenario = s_.name;
+    r.inputs.horizon = setup_.horizon;
+    r.inputs.demand = demand();
+    r.work_unit = r.inputs.demand.work_unit;
+    for (std::size_t i = 0; i < setup_.options.size(); ++i) {
+      auto o = option(setup_.options[i], i);
+      if (o) {
+        r.inputs.options.push_back(o->first);
+        r.option_notes.push_back(o->second);
+      }
+    }
+    if (!errors_.empty()) return errors_;
+    auto comparison = models::compare_costs(r.inputs);
+    if (!comparison) return with_file(comparison.errors());
+    r.comparison = std::move(comparison).value();
+    return r;
+  }
+
+ private:
+  std::vector<Diagnostic> with_file(std::vector<Diagnostic> ds) const {
+    for (auto& d : ds)
+      if (d.where.file.empty()) d.where.file = s_.file;
+    return ds;
+  }
+
+  void error(const CostOptionSetup& o, std::size_t i, const std::string& message, const std::string& hint = {}) {
+    errors_.push_back({o.where, "cost.options[" + std::to_string(i) + "]", o.name + ": " + message, hint});
+  }
+
+  models::Demand demand() const {
+    models::Demand d;
+    if (setup_.profile == "business-hours") d.profile = models::business_hours(setup_.hours_per_day, setup_.days_per_week);
+    else if (setup_.profile == "campaigns") d.profile = models::campaigns(setup_.weeks_on, setup_.period_weeks);
+    else if (setup_.profile == "measured") d.profile = models::measured(setup_.busy);
+    else d.profile = models::always_on();
+    if (s_.training.service) {
+      d.gpus = s_.training.service_gpus;
+      d.work_unit = "month";
+      d.units_per_month = 1;
+    } else {
+      d.gpus = 1;  // each option brings its own cluster
+      d.work_unit = "training run";
+      d.units_per_month = setup_.runs_per_month;
+    }
+    return d;
+  }
+
+  // Converts an amount in any currency to US dollars with the scenario's rates.
+  std::optional<double> to_usd(double value, Currency currency, const CostOptionSetup& o, std::size_t i,
+                               const std::string& what) {
+    if (currency == Currency::usd || currency == Currency::none) return value;
+    for (const auto& [cur, rate] : setup_.usd_per_unit)
+      if (cur == currency) return value * rate;
+    error(o, i, what + " is in " + std::string(currency_code(currency)) + " and the scenario gives no exchange rate",
+          "add cost.exchange_rates: [{currency: " + std::string(currency_code(currency)) + ", usd: ..., source: ...}]");
+    return std::nullopt;
+  }
+
+  template <class Q>
+  std::optional<Q> usd_quantity(std::optional<Q> q, const CostOptionSetup& o, std::size_t i, const std::string& what) {
+    if (!q) return std::nullopt;
+    auto v = to_usd(q->value(), q->currency(), o, i, what);
+    if (!v) return std::nullopt;
+    return Q(*v, Currency::usd);
+  }
+
+  // Training: the option's run time and cluster from the performance model on its node type.
+  bool attach_run(CostOption& option, const std::string& node_id, const CostOptionSetup& o, std::size_t i,
+                  std::string& note) {
+    auto node = models::node_type_by_id(c_, node_id);
+    if (!node) {
+      error(o, i, node.errors()[0].message);
+      return false;
+    }
+    models::SearchRequest req;
+    req.model = s_.training.model;
+    req.options = s_.training.options;
+    req.tokens = s_.training.tokens;
+    req.samples = s_.training.samples * s_.training.epochs;
+    req.global_batch = s_.training.global_batch;
+    req.grid = {s_.search.micro_batch,     s_.search.zero_stage,        s_.search.recompute,
+                s_.search.tensor_parallel, s_.search.pipeline_parallel, s_.search.batch_per_gpu,
+                s_.hardware.min_gpus,      s_.hardware.max_gpus};
+    req.node_types = {*node};
+    auto result = models::run_search(req);
+    if (!result || !result->recommended) {
+      error(o, i, "the workload cannot run on " + node_id +
+                      (result ? "" : ": " + result.errors()[0].message));
+      return false;
+    }
+    const auto& c = *result->recommended;
+    option.gpus = c.par.data * c.par.tensor * c.par.pipeline;
+    option.busy_per_unit = c.total_time.value() / units::month;
+    note += ", a run takes " + to_string(c.total_time) + " on " + std::to_string(option.gpus) + " GPU" +
+            (option.gpus > 1 ? "s" : "");
+    return true;
+  }
+
+  std::optional<std::pair<CostOption, std::string>> option(const CostOptionSetup& o, std::size_t i) {
+    CostOption out;
+    out.name = o.name;
+    out.gpu_share = o.gpu_share;
+    const MoneyPerSecond none(0, Currency::usd);
+    out.storage = usd_quantity<MoneyPerSecond>(setup_.storage, o, i, "storage").value_or(none);
+    out.egress = usd_quantity<MoneyPerSecond>(setup_.egress, o, i, "egress").value_or(none);
+    std::string note;
+    const std::size_t errors_before = errors_.size();
+    if (!o.instance.empty()) {
+      const Entity* e = c_.find(EntityKind::instance, o.instance);
+      const bool bare = e->find("bare_metal") && e->find("bare_metal")->number != 0;
+      out.kind = bare ? OptionKind::bare_metal : OptionKind::cloud;
+      out.rented.pricing = o.pricing == "spot"           ? models::CloudPricing::spot
+                           : o.pricing == "reserved_1yr" ? models::CloudPricing::reserved_1yr
+                           : o.pricing == "reserved_3yr" ? models::CloudPricing::reserved_3yr
+                           : o.pricing == "capacity_block" ? models::CloudPricing::capacity_block
+                                                           : models::CloudPricing::on_demand;
+      auto price = e->quantity<MoneyPerSecond>("price." + o.pricing);
+      if (!price) {
+        error(o, i, o.instance + " has no " + o.pricing + " price in the catalog");
+      } else if (auto usd_price = usd_quantity<MoneyPerSecond>(price, o, i, o.instance + "'s price")) {
+        out.rented.price_per_node = *usd_price;
+        note = o.instance + " at " + to_string(*price) + (price->currency() != Currency::usd ? " (" + to_string(*usd_price) + ")" : "");
+      }
+      out.rented.gpus_per_node = static_cast<int>(e->integer("gpu_count").value_or(1));
+      out.rented.interruptions_per_hour = o.interruptions_per_hour;
+      out.rented.checkpoint_interval = o.checkpoint_interval;
+      out.rented.restart_time = o.restart_time;
+      if (!s_.training.service && errors_.size() == errors_before) attach_run(out, o.instance, o, i, note);
+    } else {
+      const Entity* server = c_.find(EntityKind::server, o.server);
+      const Entity* facility = c_.find(EntityKind::facility, o.facility);
+      if (server == nullptr || facility == nullptr) return std::nullopt;  // reported by the loader
+      out.kind = facility->text("kind") == "colocation" ? OptionKind::colocation : OptionKind::on_prem;
+      auto& w = out.owned;
+      w.gpus_per_server = static_cast<int>(server->integer("gpu_count").value_or(1));
+      if (auto price = usd_quantity<Money>(server->quantity<Money>("purchase_price"), o, i, "the server price"))
+        w.server_price = *price;
+      else
+        error(o, i, o.server + " has no purchase price in the catalog", "no price was published for it");
+      if (auto power = server->quantity<Watts>("power_max")) {
+        w.max_power = *power;
+        w.idle_power = *power * o.idle_power.value_or(0);
+      } else {
+        error(o, i, o.server + " has no maximum power in the catalog");
+      }
+      w.depreciation = o.depreciation;
+      if (auto v = usd_quantity<Money>(o.network_per_server, o, i, "network_per_server")) w.network_per_server = *v;
+      w.maintenance_per_year = o.maintenance_per_year;
+      if (auto v = usd_quantity<Money>(o.licences_per_gpu_per_year, o, i, "licences")) w.licences_per_gpu_per_year = *v;
+      w.staff_fte = o.staff_fte;
+      if (auto v = usd_quantity<MoneyPerSecond>(o.space_per_server, o, i, "space")) w.space_per_server = *v;
+      w.pue = facility->quantity<Ratio>("pue").value_or(Ratio(1.0)).value();
+      if (auto e = usd_quantity<MoneyPerJoule>(facility->quantity<MoneyPerJoule>("electricity_price"), o, i, "electricity"))
+        w.electricity_price = *e;
+      else if (out.kind == OptionKind::on_prem)
+        error(o, i, o.facility + " has no electricity price in the catalog");
+      if (o.staff_fte > 0) {
+        if (auto s = usd_quantity<MoneyPerSecond>(facility->quantity<MoneyPerSecond>("staff_cost"), o, i, "staff cost"))
+          w.staff_cost_per_fte = *s;
+        else
+          error(o, i, o.facility + " has no staff cost in the catalog, but staff_fte is " + std::to_string(o.staff_fte));
+      }
+      if (out.kind == OptionKind::colocation) {
+        if (auto p = usd_quantity<MoneyPerJoule>(facility->quantity<MoneyPerJoule>("colocation_price"), o, i, "colocation"))
+          w.colocation_price = *p;
+        else
+          error(o, i, o.facility + " has no colocation price in the catalog");
+        w.cross_connects = o.cross_connects;
+        auto cross = o.cross_connect_price ? o.cross_connect_price : facility->quantity<MoneyPerSecond>("cross_connect_price");
+        if (o.cross_connects > 0 && !cross)
+          error(o, i, "cross-connects need a price: give cross_connect_price (" + o.facility + " has none in the catalog)");
+        if (auto v = usd_quantity<MoneyPerSecond>(cross, o, i, "cross-connect price")) w.cross_connect_price = *v;
+        w.remote_hands_per_month = o.remote_hands_per_month;
+        auto hands = o.remote_hands_price ? o.remote_hands_price : facility->quantity<MoneyPerSecond>("remote_hands_price");
+        if (o.remote_hands_per_month.value() > 0 && !hands)
+          error(o, i, "remote hands need a price: give remote_hands_price (" + o.facility + " has none in the catalog)");
+        if (auto v = usd_quantity<MoneyPerSecond>(hands, o, i, "remote hands price")) w.remote_hands_price = *v;
+      }
+      note = o.server + " at " + (server->quantity<Money>("purchase_price") ? to_string(*server->quantity<Money>("purchase_price")) : "?") +
+             " in " + o.facility;
+      if (!s_.training.service && errors_.size() == errors_before) attach_run(out, o.server, o, i, note);
+    }
+    if (errors_.size() != errors_before) return std::nullopt;
+    return std::make_pair(out, note);
+  }
+
+  const Scenario& s_;
+  const hardware::Catalog& c_;
+  const CostSetup& setup_;
+  std::vector<Diagnostic> errors_;
+};
+
+double months(Seconds s) { return s.value() / units::month; }
+
+}  // namespace
+
+Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catalog& catalog) {
+  if (!scenario.cost)
+    return Diagnostic{{scenario.file}, "cost", "the scenario has no cost: section", "see docs/scenario-reference.md"};
+  return Builder(scenario, catalog).build();
+}
+
+Table cost_table(const CostReport& r) {
+  const auto& c = r.comparison;
+  const bool per_unit = r.work_unit != "month";  // a service's unit is the month itself
+  Table t{{"option", "kind", "nodes", "capex", "per month", "total"}, {}, {false, false, true, true, true, true}};
+  if (per_unit) {
+    t.columns.push_back("per " + r.work_unit);
+    t.right_align.push_back(true);
+  }
+  t.columns.push_back("source");
+  for (std::size_t i = 0; i < c.options.size(); ++i) {
+    const auto& o = c.options[i];
+    std::vector<std::string> row{o.name + (static_cast<int>(i) == c.cheapest ? " *" : ""),
+                                 std::string(models::option_kind_name(o.kind)), std::to_string(o.nodes),
+                                 o.capex.value() > 0 ? money_text(o.capex.value()) : "-",
+                                 money_text(o.monthly_amortized().value() * units::month), money_text(c.totals[i].value())};
+    if (per_unit) row.push_back(money_text(c.per_unit[i].value()));
+    row.push_back(r.option_notes[i]);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table break_even_table(const CostReport& r) {
+  Table t{{"between", "break-even", "cash break-even"}, {}, {false, false, false}};
+  for (const auto& be : r.comparison.break_even) {
+    std::string at = "-";
+    if (be.utilization)
+      at = (be.a_cheaper_below ? be.a : be.b) + " cheaper below " + to_string(ParsedQuantity{100 * *be.utilization, {}, {}}) +
+           " % utilization";
+    else if (be.units_per_month)
+      at = (be.a_cheaper_below ? be.a : be.b) + " cheaper below " + to_string(ParsedQuantity{*be.units_per_month, {}, {}}) +
+           " " + r.work_unit + "s a month";
+    else
+      at = "none: one is cheaper at every utilization";
+    const std::string month = be.month ? be.a + " pays off in month " + std::to_string(*be.month) : "-";
+    t.rows.push_back({be.a + " / " + be.b, at, month});
+  }
+  return t;
+}
+
+Table sensitivity_table(const CostReport& r) {
+  Table t{{"input", "-25 %: cheapest", "+25 %: cheapest", "swing"}, {}, {false, false, false, true}};
+  for (const auto& row : r.comparison.sensitivity)
+    t.rows.push_back({row.input, row.low_best + " " + money_text(row.low_total.value()),
+                      row.high_best + " " + money_text(row.high_total.value()),
+                      to_string(ParsedQuantity{100 * row.swing, {}, {}}) + " %"});
+  return t;
+}
+
+std::string cost_text(const CostReport& r) {
+  const auto& c = r.comparison;
+  std::string out = "Cost: " + r.scenario + ", over " + to_string(ParsedQuantity{months(c.horizon), {}, {}}) +
+                    " months, in USD";
+  out += r.work_unit == "month" ? " (" + std::to_string(r.inputs.demand.gpus) + " GPUs, " + r.inputs.demand.profile.name +
+                                      ")\n\n"
+                                : " (" + to_string(ParsedQuantity{r.inputs.demand.units_per_month, {}, {}}) +
+                                      " training runs a month)\n\n";
+  out += render_text(cost_table(r));
+  out += "\n* cheapest: " + c.options[c.cheapest].name + ", " + money_text(c.totals[c.cheapest].value()) +
+         " USD over the horizon. Owned hardware is depreciated over its life; total counts the part used up.\n";
+  out += "\nBreak-even:\n" + render_text(break_even_table(r));
+  out += "\nSensitivity (each input -25 % and +25 %; the cheapest option then and its total):\n" +
+         render_text(sensitivity_table(r));
+  return out;
+}
+
+std::string cost_json(const CostReport& r) {
+  using nlohmann::json;
+  const auto& c = r.comparison;
+  json j;
+  j["scenario"] = r.scenario;
+  j["currency"] = "USD";
+  j["horizon_months"] = months(c.horizon);
+  j["work_unit"] = r.work_unit;
+  j["cheapest"] = c.options[c.cheapest].name;
+  j["options"] = json::array();
+  for (std::size_t i = 0; i < c.options.size(); ++i) {
+    const auto& o = c.options[i];
+    auto monthly = [](MoneyPerSecond m) { return m.value() * units::month; };
+    j["options"].push_back({{"name", o.name},
+                            {"kind", std::string(models::option_kind_name(o.kind))},
+                            {"nodes", o.nodes},
+                            {"capex", o.capex.value()},
+                            {"monthly", {{"compute", monthly(o.compute)},
+                                         {"power", monthly(o.power)},
+                                         {"maintenance", monthly(o.maintenance)},
+                                         {"licences", monthly(o.licences)},
+                                         {"staff", monthly(o.staff)},
+                                         {"space", monthly(o.space)},
+                                         {"storage_egress", monthly(o.storage_egress)},
+                                         {"depreciation", monthly(o.depreciation)},
+                                         {"total", monthly(o.monthly_amortized())}}},
+                            {"total", c.totals[i].value()},
+                            {"per_unit", c.per_unit[i].value()},
+                            {"residual_value", o.residual_value(c.horizon).value()},
+                            {"spot_overhead", o.spot_overhead},
+                            {"source", r.option_notes[i]}});
+  }
+  j["break_even"] = json::array();
+  for (const auto& be : c.break_even)
+    j["break_even"].push_back({{"a", be.a},
+                               {"b", be.b},
+                               {"utilization", be.utilization ? json(*be.utilization) : json(nullptr)},
+                               {"units_per_month", be.units_per_month ? json(*be.units_per_month) : json(nullptr)},
+                               {"a_cheaper_below", be.a_cheaper_below},
+                               {"month", be.month ? json(*be.month) : json(nullptr)}});
+  j["sensitivity"] = json::array();
+  for (const auto& row : c.sensitivity)
+    j["sensitivity"].push_back({{"input", row.input},
+                                {"low_cheapest", row.low_best},
+                                {"low_total", row.low_total.value()},
+                                {"high_cheapest", row.high_best},
+                                {"high_total", row.high_total.value()},
+                                {"swing", row.swing}});
+  return j.dump(2) + "\n";
+}
+
+}  // namespace capsim::scenarios
