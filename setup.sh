@@ -51,6 +51,9 @@ install_missing
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ "$sanitize" = ON ]; then build=build-asan; else build=build; fi
 werror=ON  # the shipped build is warning-free; keep it so (CI and users build the same way)
+# Under the sanitizers GCC 12 reports false -Wuninitialized/-Wmaybe-uninitialized inside
+# third-party headers (Boost.Graph, std::regex) it inlines: keep the warnings, not the error.
+[ "$sanitize" = ON ] && werror=OFF
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" >/dev/null
 cmake --build "$build" -j "$jobs"

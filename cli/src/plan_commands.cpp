@@ -7,6 +7,8 @@
 #include "capsim/core/units.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/workload.hpp"
+#include "capsim/core/files.hpp"
+#include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/workspace.hpp"
@@ -55,6 +57,48 @@ int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
   auto report = scenarios::simulate_scenario(*scenario, *ws->catalog);
   if (!report) return report_errors(report.errors());
   std::cout << (o.format == Format::json ? scenarios::simulation_json(*report) : scenarios::simulation_text(*report));
+  return kExitOk;
+}
+
+int run_cost(const GlobalOptions& g, const SizeOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  auto report = scenarios::cost_scenario(*scenario, *ws->catalog);
+  if (!report) return report_errors(report.errors());
+  std::cout << (o.format == Format::json ? scenarios::cost_json(*report) : scenarios::cost_text(*report));
+  return kExitOk;
+}
+
+struct ExportOptions {
+  std::string format;
+  std::string file;
+  std::string output;
+  std::string node_type;
+  std::string cluster = "capsim";
+};
+
+int run_export(const GlobalOptions& g, const ExportOptions& o) {
+  auto format = scenarios::parse_export_format(o.format);
+  if (!format) return report_errors(format.errors());
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  if (scenario->training.service)
+    return report_errors({{{scenario->file}, "workload", "a service scenario has no sizing recommendation to export", ""}});
+  auto report = scenarios::size_scenario(*scenario, *ws->catalog);
+  if (!report) return report_errors(report.errors());
+  auto pools = scenarios::sizing_node_pools(*report, o.node_type);
+  if (!pools) return report_errors(pools.errors());
+  auto text = scenarios::export_node_pools(*pools, *format, o.cluster);
+  if (!text) return report_errors(text.errors());
+  if (o.output.empty()) {
+    std::cout << *text;
+    return kExitOk;
+  }
+  if (auto status = write_file_atomically(o.output, *text); !status.empty()) return report_errors(status);
   return kExitOk;
 }
 
@@ -200,6 +244,22 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   simulate->add_option("scenario", sim_options->file, "Scenario YAML file with a simulate: section")->required();
   add_format_option(*simulate, sim_options->format, {"table", "json"});
   simulate->callback([&global, &exit_code, sim_options] { exit_code = run_simulate(global, *sim_options); });
+
+  auto cost_options = std::make_shared<SizeOptions>();
+  auto* cost = app.add_subcommand("cost", "Compare cloud, bare metal, on-prem and colocation: totals, break-even, sensitivity");
+  cost->add_option("scenario", cost_options->file, "Scenario YAML file with a cost: section")->required();
+  add_format_option(*cost, cost_options->format, {"table", "json"});
+  cost->callback([&global, &exit_code, cost_options] { exit_code = run_cost(global, *cost_options); });
+
+  auto e = std::make_shared<ExportOptions>();
+  auto* exp = app.add_subcommand("export", "Node pools of the recommendation for GKE, Karpenter, Terraform or a Pod spec");
+  exp->add_option("format", e->format, "gke, karpenter, terraform (google_container_node_pool, JSON syntax) or k8s")
+      ->required();
+  exp->add_option("scenario", e->file, "Scenario YAML file")->required();
+  exp->add_option("-o,--output", e->output, "Write to FILE (default: standard output)")->option_text("FILE");
+  exp->add_option("--node-type", e->node_type, "Export this node type's fastest configuration instead (e.g. gcp-a3-highgpu-8g)");
+  exp->add_option("--cluster", e->cluster, "Cluster name for GKE and Terraform");
+  exp->callback([&global, &exit_code, e] { exit_code = run_export(global, *e); });
 
   auto m = std::make_shared<MemoryOptions>();
   auto* memory = app.add_subcommand("memory", "Memory per GPU to train or serve a model, with the formula");

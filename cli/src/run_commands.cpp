@@ -1,18 +1,39 @@
 // `capsim run`: a scenario end to end, for CI and people; `capsim history`: past runs.
 #include "run_commands.hpp"
 
+#include <filesystem>
 #include <memory>
 
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/report.hpp"
 #include "capsim/scenarios/workspace.hpp"
+#ifdef CAPSIM_HAVE_RENDER
+#include "capsim/render/report.hpp"
+#endif
 
 namespace capsim::cli {
 namespace {
 
+// A report by extension; HTML and PDF need the Qt render library.
+Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path) {
+#ifdef CAPSIM_HAVE_RENDER
+  return render::write_report(run, catalog, path);
+#else
+  const std::string ext = std::filesystem::path(path).extension().string();
+  const auto doc = scenarios::build_report(run, catalog);
+  if (ext == ".md") return write_file_atomically(path, scenarios::report_markdown(doc));
+  if (ext == ".csv") return write_file_atomically(path, scenarios::report_csv(doc));
+  if (ext == ".json") return write_file_atomically(path, scenarios::run_json(run));
+  return {Diagnostic{{path}, "", "this capsim was built without Qt (CAPSIM_BUILD_GUI=OFF): reports can be .md, .csv "
+                                 "or .json, not '" + ext + "'", ""}};
+#endif
+}
+
 struct RunOptions {
   std::string file;
+  std::string report;
   bool check = false;
   std::string junit;
   bool no_history = false;
@@ -35,6 +56,8 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
   if (!o.junit.empty())
     if (auto status = write_file_atomically(o.junit, scenarios::junit_xml(*run)); !status.empty())
       return report_errors(status);
+  if (!o.report.empty())
+    if (auto status = write_report(*run, *ws->catalog, o.report); !status.empty()) return report_errors(status);
   if (!o.no_history) {
     auto id = scenarios::record_run(ws->store, *run);
     if (!id) return report_errors(id.errors());
@@ -97,8 +120,34 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   run->add_flag("--check", o->check, "Exit 1 when an expect: entry fails (exit 2 stays for bad input)");
   run->add_option("--junit", o->junit, "Write JUnit XML, one test case per expectation")->option_text("FILE");
   run->add_flag("--no-history", o->no_history, "Do not store the run in the database");
+  run->add_option("--report", o->report, "Also write the sizing report: .html, .pdf, .md, .csv or .json")
+      ->option_text("FILE");
   add_format_option(*run, o->format, {"table", "json"});
   run->callback([&global, &exit_code, o] { exit_code = run_run(global, *o); });
+
+  auto rep = std::make_shared<RunOptions>();
+  auto* report = app.add_subcommand("report", "Write a scenario's sizing report (.html, .pdf, .md, .csv, .json)");
+  report->add_option("scenario", rep->file, "Scenario YAML file")->required();
+  report->add_option("-o,--output", rep->report, "Report file; the extension picks the format")->required();
+  report->callback([&global, &exit_code, rep] {
+    auto ws = scenarios::open_workspace({global.catalog_dir, global.db_path});
+    if (!ws) {
+      exit_code = report_errors(ws.errors());
+      return;
+    }
+    auto scenario = scenarios::load_scenario_file(rep->file, *ws->catalog);
+    if (!scenario) {
+      exit_code = report_errors(scenario.errors());
+      return;
+    }
+    auto run = scenarios::run_scenario(*scenario, *ws->catalog);
+    if (!run) {
+      exit_code = report_errors(run.errors());
+      return;
+    }
+    auto status = write_report(*run, *ws->catalog, rep->report);
+    exit_code = status.empty() ? kExitOk : report_errors(status);
+  });
 
   auto h = std::make_shared<HistoryOptions>();
   auto* history = app.add_subcommand("history", "Past runs stored in the database");

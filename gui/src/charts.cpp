@@ -13,13 +13,15 @@
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
 
 #include "capsim/core/units.hpp"
+#include "chart_builders.hpp"
 
 namespace capsim::render {
-namespace {
 
 // Qt needs an application object before any widget; make one once, offscreen when there
 // is no display, and keep it for the life of the process.
@@ -28,11 +30,21 @@ void ensure_application() {
   if (std::getenv("QT_QPA_PLATFORM") == nullptr && std::getenv("DISPLAY") == nullptr &&
       std::getenv("WAYLAND_DISPLAY") == nullptr)
     setenv("QT_QPA_PLATFORM", "offscreen", 0);
+  // Qt wants a private runtime directory; without one it warns on every start.
+  if (std::getenv("XDG_RUNTIME_DIR") == nullptr) {
+    const auto dir = std::filesystem::temp_directory_path() / ("capsim-runtime-" + std::to_string(::getuid()));
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+    if (!ec) setenv("XDG_RUNTIME_DIR", dir.c_str(), 0);
+  }
   static int argc = 1;
   static char name[] = "capsim";
   static char* argv[] = {name, nullptr};
   static QApplication app(argc, argv);
 }
+
+namespace {
 
 double days(Seconds s) { return s.value() / units::day; }
 
@@ -72,14 +84,11 @@ Status save(QGraphicsScene& scene, const QSize& size, const std::filesystem::pat
 
 }  // namespace
 
-Status render_frontier_chart(const scenarios::SizingReport& report, const std::filesystem::path& file,
-                             ChartSize size) {
-  ensure_application();
+QChart* frontier_chart(const scenarios::SizingReport& report) {
   const auto& res = report.search;
-  auto* chart = new QChart();  // owned by the scene below
+  auto* chart = new QChart();
   chart->setTitle(QString::fromStdString("Time vs cost per run: " + report.scenario.name));
   chart->setAnimationOptions(QChart::NoAnimation);
-
   // Costs in millions when they are large, so the axis reads "41" not "4.1e+07".
   double max_cost = 0;
   for (const auto& c : res.fastest)
@@ -112,8 +121,12 @@ Status render_frontier_chart(const scenarios::SizingReport& report, const std::f
       min_y = std::min(min_y, p.y());
       max_y = std::max(max_y, p.y());
     }
-  if (!(max_x > 0))
-    return {Diagnostic{{file.string()}, "", "nothing to chart: no configuration has a price", ""}};
+  if (!(max_x > 0)) {
+    chart->setTitle(chart->title() + " (no configuration has a price)");
+    min_x = 1;
+    max_x = 10;
+    max_y = 1;
+  }
 
   for (auto* s : {static_cast<QXYSeries*>(frontier), static_cast<QXYSeries*>(fastest),
                   static_cast<QXYSeries*>(recommended)})
@@ -149,6 +162,30 @@ Status render_frontier_chart(const scenarios::SizingReport& report, const std::f
   }
   chart->legend()->setAlignment(Qt::AlignBottom);
 
+  return chart;
+}
+
+QImage chart_image(QChart* chart, int width, int height) {
+  QGraphicsScene scene;
+  scene.addItem(chart);  // the scene owns and deletes the chart
+  chart->setGeometry(0, 0, width, height);
+  scene.setSceneRect(0, 0, width, height);
+  QImage image(QSize(width, height), QImage::Format_ARGB32);
+  image.fill(Qt::white);
+  QPainter painter(&image);
+  painter.setRenderHint(QPainter::Antialiasing);
+  scene.render(&painter);
+  painter.end();
+  return image;
+}
+
+Status render_frontier_chart(const scenarios::SizingReport& report, const std::filesystem::path& file,
+                             ChartSize size) {
+  ensure_application();
+  bool priced = false;
+  for (const auto& c : report.search.fastest) priced = priced || c.cost.has_value();
+  if (!priced) return {Diagnostic{{file.string()}, "", "nothing to chart: no configuration has a price", ""}};
+  QChart* chart = frontier_chart(report);
   QGraphicsScene scene;
   scene.addItem(chart);
   chart->setGeometry(0, 0, size.width, size.height);

@@ -16,6 +16,8 @@ const std::vector<MetricInfo>& known_metrics() {
       {"mfu", dims::none, "model FLOPs utilization of the recommended configuration"},
       {"step_time", dims::seconds, "time of one optimizer step"},
       {"gpu_utilization", dims::none, "simulated GPU busy fraction (simulate:)"},
+      {"monthly_cost", dims::money / dims::seconds, "the cheapest cost option per month, e.g. '50000 USD/month' (cost:)"},
+      {"total_cost", dims::money, "the cheapest cost option over the horizon (cost:)"},
       {"samples_per_second", dims::none, "simulated training throughput (simulate:)"},
   };
   return metrics;

@@ -70,10 +70,21 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
   r.scenario = scenario;
   r.catalog_hash = catalog.content_hash;
   r.started_at = utc_now();
-  auto sizing = size_scenario(scenario, catalog, progress);
-  if (!sizing) return sizing.errors();
-  r.sizing = std::move(sizing).value();
-  r.measurements = training_measurements(*r.sizing);
+  if (!scenario.training.service) {
+    auto sizing = size_scenario(scenario, catalog, progress);
+    if (!sizing) return sizing.errors();
+    r.sizing = std::move(sizing).value();
+    r.measurements = training_measurements(*r.sizing);
+  }
+  if (scenario.cost) {
+    auto cost = cost_scenario(scenario, catalog);
+    if (!cost) return cost.errors();
+    r.cost = std::move(cost).value();
+    const auto& c = r.cost->comparison;
+    r.measurements.push_back(
+        {"monthly_cost", {c.options[c.cheapest].monthly_amortized().value(), dims::money / dims::seconds, Currency::usd}});
+    r.measurements.push_back({"total_cost", {c.totals[c.cheapest].value(), dims::money, Currency::usd}});
+  }
   if (scenario.simulate) {
     auto sim = simulate_scenario(scenario, catalog);
     if (!sim) return sim.errors();
@@ -111,6 +122,11 @@ std::string run_summary_text(const RunResult& r) {
            to_string(ParsedQuantity{100 * p.gpu_utilization, {}, {}}) + " % busy, constraint " +
            p.simulation.constraint + "\n";
   }
+  if (r.cost) {
+    const auto& c = r.cost->comparison;
+    out += "  cheapest        " + c.options[c.cheapest].name + ": " + to_string(c.totals[c.cheapest]) + " over " +
+           to_string(c.horizon) + " (" + to_string(c.options[c.cheapest].monthly_amortized()) + ")\n";
+  }
   for (const auto& e : r.expectations) out += std::string(e.passed ? "  ok    " : "  FAIL  ") + e.message + "\n";
   return out;
 }
@@ -137,6 +153,7 @@ std::string run_json(const RunResult& r) {
                                  {"measured", e.measured ? json(e.measured->value_si) : json(nullptr)},
                                  {"message", e.message}});
   if (r.simulation) j["simulation"] = json::parse(simulation_json(*r.simulation));
+  if (r.cost) j["cost"] = json::parse(cost_json(*r.cost));
   if (r.sizing) {
     json sizing = json::parse(sizing_json(*r.sizing));
     sizing.erase("scenario");

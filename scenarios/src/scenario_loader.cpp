@@ -237,7 +237,11 @@ class Loader {
     s.name = root["name"].Scalar();
     if (root["description"]) s.description = root["description"].Scalar();
     build_workload(root["workload"], s.training);
-    build_hardware(root["hardware"], s.hardware);
+    if (root["hardware"]) build_hardware(root["hardware"], s.hardware);
+    if (!s.training.service && (!root["hardware"] || !root["hardware"]["gpus"]))
+      error(root["hardware"] ? root["hardware"] : root, root["hardware"] ? "hardware" : "",
+            "missing required key '" + std::string(root["hardware"] ? "gpus" : "hardware") + "' for training",
+            "the GPU types to consider, e.g. hardware: {gpus: [h100-sxm-80gb]}");
     if (const YAML::Node search = root["search"]) build_search(search, s.search);
     if (const YAML::Node pricing = root["pricing"]; pricing && pricing["commitment"]) {
       const std::string c = pricing["commitment"].Scalar();
@@ -246,6 +250,8 @@ class Loader {
     }
     if (root["deadline"]) s.deadline = Seconds(as_quantity(root["deadline"]));
     if (const YAML::Node sim = root["simulate"]) s.simulate = build_simulation(sim, s.training);
+    if (const YAML::Node cost = root["cost"]) s.cost = build_cost(cost);
+    if (s.training.service && !s.cost) error(root["workload"], "workload", "a service workload needs a cost: section");
     if (root["budget"]) {
       auto q = parse_quantity(root["budget"].Scalar());
       s.budget = Money(q->value_si, q->currency);
@@ -265,6 +271,20 @@ class Loader {
 
   void build_workload(const YAML::Node& w, TrainingWorkload& t) {
     const YAML::Node model = w["model"];
+    if (w["type"].Scalar() == "service") {
+      t.service = true;
+      if (!w["gpus"]) error(w, "workload", "missing required key 'gpus' for a service", "e.g. gpus: 16");
+      else t.service_gpus = static_cast<int>(as_int(w["gpus"]));
+      for (const char* key : {"model", "tokens", "samples"})
+        if (w[key]) error(w[key], std::string("workload.") + key, std::string(key) + " applies to training workloads");
+      t.model = models::SampleModel{};
+      return;
+    }
+    if (!model) {
+      error(w, "workload", "missing required key 'model' for training", "e.g. model: llama-2-7b");
+      return;
+    }
+    if (w["gpus"]) error(w["gpus"], "workload.gpus", "gpus applies to service workloads; training is sized by the search");
     if (model.IsScalar()) {
       t.model_name = model.Scalar();
       if (const auto* p = models::find_transformer_preset(t.model_name)) {
@@ -402,6 +422,91 @@ class Loader {
     if (n["warmup"]) sim.warmup = Seconds(as_quantity(n["warmup"]));
     if (n["seed"]) sim.seed = static_cast<std::uint64_t>(as_int(n["seed"]));
     return sim;
+  }
+
+  MoneyPerSecond price_rate(const YAML::Node& n) {
+    auto q = parse_quantity(n.Scalar());
+    return MoneyPerSecond(q->value_si, q->currency);
+  }
+  Money money(const YAML::Node& n) {
+    auto q = parse_quantity(n.Scalar());
+    return Money(q->value_si, q->currency);
+  }
+
+  CostSetup build_cost(const YAML::Node& n) {
+    CostSetup c;
+    if (n["horizon"]) c.horizon = Seconds(as_quantity(n["horizon"]));
+    if (const YAML::Node u = n["utilization"]) {
+      if (u["profile"]) c.profile = u["profile"].Scalar();
+      if (u["hours_per_day"]) c.hours_per_day = std::stod(u["hours_per_day"].Scalar());
+      if (u["days_per_week"]) c.days_per_week = std::stod(u["days_per_week"].Scalar());
+      if (u["weeks_on"]) c.weeks_on = std::stod(u["weeks_on"].Scalar());
+      if (u["period_weeks"]) c.period_weeks = std::stod(u["period_weeks"].Scalar());
+      if (u["busy"]) c.busy = as_quantity(u["busy"]);
+      if (c.profile == "campaigns" && (!u["weeks_on"] || !u["period_weeks"]))
+        error(u, "cost.utilization", "campaigns needs weeks_on and period_weeks");
+      if (c.profile == "measured" && !u["busy"]) error(u, "cost.utilization", "measured needs busy, e.g. '65 %'");
+      if (c.busy <= 0 || c.busy > 1) error(u["busy"], "cost.utilization.busy", "must be greater than 0 % and at most 100 %");
+    }
+    if (n["runs_per_month"]) c.runs_per_month = std::stod(n["runs_per_month"].Scalar());
+    if (n["storage"]) c.storage = price_rate(n["storage"]);
+    if (n["egress"]) c.egress = price_rate(n["egress"]);
+    if (const YAML::Node rates = n["exchange_rates"])
+      for (std::size_t i = 0; i < rates.size(); ++i)
+        c.usd_per_unit.emplace_back(rates[i]["currency"].Scalar() == "EUR" ? Currency::eur : Currency::gbp,
+                                    std::stod(rates[i]["usd"].Scalar()));
+    const YAML::Node options = n["options"];
+    for (std::size_t i = 0; i < options.size(); ++i) c.options.push_back(build_cost_option(options[i], i));
+    return c;
+  }
+
+  CostOptionSetup build_cost_option(const YAML::Node& n, std::size_t index) {
+    const std::string path = "cost.options[" + std::to_string(index) + "]";
+    CostOptionSetup o;
+    o.where = {file_, n.Mark().line + 1, n.Mark().column + 1};
+    o.name = n["name"].Scalar();
+    auto text = [&](const char* key) { return n[key] ? n[key].Scalar() : std::string(); };
+    o.instance = text("instance");
+    o.server = text("server");
+    o.facility = text("facility");
+    if (o.instance.empty() == o.server.empty())
+      error(n, path, "an option names either an instance (cloud, bare metal) or a server (owned)");
+    if (!o.instance.empty()) {
+      if (auto found = catalog_.get(hardware::EntityKind::instance, o.instance); !found)
+        error(n["instance"], path + ".instance", found.errors()[0].message, found.errors()[0].hint);
+    }
+    if (!o.server.empty()) {
+      if (auto found = catalog_.get(hardware::EntityKind::server, o.server); !found)
+        error(n["server"], path + ".server", found.errors()[0].message, found.errors()[0].hint);
+      if (o.facility.empty()) error(n, path, "an owned server needs a facility: (on-prem or colocation)");
+      if (!n["idle_power"])
+        error(n, path, "an owned server needs idle_power: its draw when idle, as a share of its maximum",
+              "e.g. idle_power: 30 %");
+    }
+    if (!o.facility.empty())
+      if (auto found = catalog_.get(hardware::EntityKind::facility, o.facility); !found)
+        error(n["facility"], path + ".facility", found.errors()[0].message, found.errors()[0].hint);
+    if (n["pricing"]) o.pricing = n["pricing"].Scalar();
+    if (n["interruptions_per_hour"]) o.interruptions_per_hour = std::stod(n["interruptions_per_hour"].Scalar());
+    if (n["checkpoint_interval"]) o.checkpoint_interval = Seconds(as_quantity(n["checkpoint_interval"]));
+    if (n["restart_time"]) o.restart_time = Seconds(as_quantity(n["restart_time"]));
+    if (o.pricing == "spot" && o.interruptions_per_hour > 0 && !n["checkpoint_interval"])
+      error(n, path, "spot with interruptions needs checkpoint_interval");
+    if (n["depreciation"]) o.depreciation = Seconds(as_quantity(n["depreciation"]));
+    if (n["network_per_server"]) o.network_per_server = money(n["network_per_server"]);
+    if (n["maintenance_per_year"]) o.maintenance_per_year = as_quantity(n["maintenance_per_year"]);
+    if (n["licences_per_gpu_per_year"]) o.licences_per_gpu_per_year = money(n["licences_per_gpu_per_year"]);
+    if (n["staff_fte"]) o.staff_fte = std::stod(n["staff_fte"].Scalar());
+    if (n["space_per_server"]) o.space_per_server = price_rate(n["space_per_server"]);
+    if (n["idle_power"]) o.idle_power = as_quantity(n["idle_power"]);
+    if (o.idle_power && *o.idle_power > 1) error(n["idle_power"], path + ".idle_power", "must be at most 100 %");
+    if (n["cross_connects"]) o.cross_connects = static_cast<int>(as_int(n["cross_connects"]));
+    if (n["cross_connect_price"]) o.cross_connect_price = price_rate(n["cross_connect_price"]);
+    if (n["remote_hands_per_month"]) o.remote_hands_per_month = Seconds(as_quantity(n["remote_hands_per_month"]));
+    if (n["remote_hands_price"]) o.remote_hands_price = price_rate(n["remote_hands_price"]);
+    if (n["gpu_share"]) o.gpu_share = as_quantity(n["gpu_share"]);
+    if (o.gpu_share <= 0 || o.gpu_share > 1) error(n["gpu_share"], path + ".gpu_share", "must be greater than 0 % and at most 100 %");
+    return o;
   }
 
   void build_search(const YAML::Node& s, SearchSpace& space) {

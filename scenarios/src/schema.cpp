@@ -54,8 +54,8 @@ SchemaNode section(std::string name, std::string help, std::vector<SchemaNode> c
 SchemaNode model_node() {
   SchemaNode n = leaf("model", ValueKind::model,
                       "A preset name (e.g. 'llama-3.1-70b', 'gpt3-175b', 'resnet-101'; `capsim models` lists "
-                      "them) or a transformer shape",
-                      {}, true);
+                      "them) or a transformer shape (required for training)",
+                      {}, false);
   n.children = {
       integer("layers", 1, 1000, "transformer layers", {}),
       integer("hidden", 1, 1 << 20, "model width", {}),
@@ -85,6 +85,68 @@ void mark_required(SchemaNode& root, const std::vector<std::string>& path, const
     if (std::find(names.begin(), names.end(), c.name) != names.end()) c.required = true;
 }
 
+SchemaNode number(std::string name, double minimum, double maximum, std::string help, std::string def = {}) {
+  SchemaNode n = leaf(std::move(name), ValueKind::number, std::move(help), std::move(def));
+  n.minimum = minimum;
+  n.maximum = maximum;
+  return n;
+}
+
+// `cost:`: where to run — cloud, rented bare metal, owned servers on-prem or in colocation.
+SchemaNode cost_section() {
+  constexpr Dim kPricePerTime = dims::money / dims::seconds;
+  SchemaNode option = section(
+      "[]", "One way to run the work",
+      {
+          leaf("name", ValueKind::text, "label in the tables", {}, true),
+          leaf("instance", ValueKind::catalog_id, "a cloud instance or rented bare-metal server (catalog id)"),
+          leaf("server", ValueKind::catalog_id, "an owned server model (catalog id), with facility:"),
+          leaf("facility", ValueKind::catalog_id, "where owned servers stand (catalog id: colocation or on-prem)"),
+          choice("pricing", {"on_demand", "spot", "reserved_1yr", "reserved_3yr", "capacity_block"},
+                 "which instance price", "on_demand"),
+          number("interruptions_per_hour", 0, 100, "spot: interruptions per instance-hour", "0"),
+          quantity("checkpoint_interval", dims::seconds, "spot: time between checkpoints"),
+          quantity("restart_time", dims::seconds, "spot: time to restart after an interruption", "0 s"),
+          quantity("depreciation", dims::seconds, "owned: straight-line depreciation period", "36 months"),
+          quantity("network_per_server", dims::money, "owned: switches, NICs and cables per server", "0 USD"),
+          quantity("maintenance_per_year", dims::none, "owned: support contracts per year, share of the price", "0 %"),
+          quantity("licences_per_gpu_per_year", dims::money, "owned: software licences per GPU per year", "0 USD"),
+          number("staff_fte", 0, 1e4, "owned: people to run it, in full-time equivalents", "0"),
+          quantity("space_per_server", kPricePerTime, "on-prem: floor space and racks per server, e.g. '150 USD/month'",
+                   "0 USD/month"),
+          quantity("idle_power", dims::none, "owned: power drawn idle, as a share of the server's maximum", {}),
+          integer("cross_connects", 0, 1e4, "colocation: cross-connects", "0"),
+          quantity("cross_connect_price", kPricePerTime, "colocation: per cross-connect (default: the facility's)"),
+          quantity("remote_hands_per_month", dims::seconds, "colocation: remote-hands time per month", "0 h"),
+          quantity("remote_hands_price", kPricePerTime, "colocation: per hour (default: the facility's)"),
+          quantity("gpu_share", dims::none, "share of a GPU paid for (a MIG slice, an MPS share)", "100 %"),
+      });
+  SchemaNode rate = section("[]", "An exchange rate to the comparison's currency",
+                            {choice("currency", {"EUR", "GBP"}, "the foreign currency", {}, true),
+                             number("usd", 1e-6, 1e6, "US dollars per unit of it", {}),
+                             leaf("source", ValueKind::text, "where the rate comes from", {}, true)});
+  rate.children[1].required = true;
+  return section(
+      "cost", "Compare where to run it: cloud, rented bare metal, owned servers on-prem or in colocation",
+      {
+          quantity("horizon", dims::seconds, "how long the comparison runs", "24 months"),
+          section("utilization", "How much of the calendar the GPUs work",
+                  {
+                      choice("profile", {"24/7", "business-hours", "campaigns", "measured"}, "the pattern", "24/7"),
+                      number("hours_per_day", 0.1, 24, "business-hours: hours a day", "10"),
+                      number("days_per_week", 0.1, 7, "business-hours: days a week", "5"),
+                      number("weeks_on", 0.1, 1e4, "campaigns: busy weeks", {}),
+                      number("period_weeks", 0.1, 1e4, "campaigns: out of every so many weeks", {}),
+                      quantity("busy", dims::none, "measured: the busy share, e.g. '65 %'"),
+                  }),
+          number("runs_per_month", 1e-6, 1e9, "training: runs a month, for the cost per run", "1"),
+          quantity("storage", kPricePerTime, "storage per month, the same for every option", "0 USD/month"),
+          quantity("egress", kPricePerTime, "data egress per month, the same for every option", "0 USD/month"),
+          list_of("exchange_rates", rate, "rates for prices not in US dollars"),
+          list_of("options", option, "the ways to compare", {}, true),
+      });
+}
+
 SchemaNode build() {
   const std::vector<std::string> providers = {"aws",    "gcp",    "azure",    "oci",      "lambda",
                                               "coreweave", "runpod", "paperspace", "vastai", "hetzner",
@@ -100,8 +162,10 @@ SchemaNode build() {
           leaf("description", ValueKind::text, "the question in a sentence"),
           section("workload", "What runs",
                   {
-                      choice("type", {"training"}, "the kind of workload", {}, true),
+                      choice("type", {"training", "service"}, "training: a model to train; service: a steady "
+                             "demand for GPUs (with cost:)", {}, true),
                       model_node(),
+                      integer("gpus", 1, 1e6, "service: GPUs the services keep busy while they run", {}),
                       leaf("tokens", ValueKind::count, "tokens to train on (transformers), e.g. '15T'"),
                       leaf("samples", ValueKind::count, "samples per epoch (sample models such as ResNet), e.g. '1.28M'"),
                       [] {
@@ -124,7 +188,7 @@ SchemaNode build() {
                   true),
           section("hardware", "The candidate hardware",
                   {
-                      list_of("gpus", gpu_id, "GPU types to consider", {}, true),
+                      list_of("gpus", gpu_id, "GPU types to consider (required for training)", {}, false),
                       list_of("providers", choice("[]", providers, "provider"),
                               "price instances of these providers (default: all with a price)"),
                       list_of("instances", instance_id, "only these instance types (default: every instance with a candidate GPU)"),
@@ -132,7 +196,7 @@ SchemaNode build() {
                       integer("max_gpus", 1, 1e6, "largest cluster to consider", "4096"),
                       integer("min_gpus", 1, 1e6, "smallest cluster to consider", "1"),
                   },
-                  true),
+                  false),
           section("search", "Limits on the configurations the sizing search enumerates",
                   {
                       list_of("micro_batch", integer("[]", 1, 1 << 16, "sequences per micro-batch"),
@@ -181,6 +245,7 @@ SchemaNode build() {
                       quantity("warmup", dims::seconds, "simulated time discarded first", "1 min"),
                       integer("seed", 0, 1e15, "random seed: the same seed gives the same run", "1"),
                   }),
+          cost_section(),
           section("pricing", "Which prices rank the options",
                   {
                       choice("commitment", {"on_demand", "spot", "reserved_1yr", "reserved_3yr"},
@@ -190,7 +255,8 @@ SchemaNode build() {
           quantity("budget", dims::money, "the job must cost at most this, e.g. '2000000 USD'"),
           list_of("expect", leaf("[]", ValueKind::text, "METRIC OP VALUE, e.g. 'training_time < 90 d'"),
                   "what must hold for `capsim run --check` to pass; metrics: training_time, cost_per_run, "
-                  "gpus, memory_per_gpu, memory_headroom, mfu, step_time, gpu_utilization, samples_per_second"),
+                  "gpus, memory_per_gpu, memory_headroom, mfu, step_time, gpu_utilization, samples_per_second, monthly_cost, "
+                  "total_cost"),
       });
   mark_required(root, {"simulate", "host"}, {"cpu_cores", "decode_time", "sample_size", "storage_bandwidth"});
   mark_required(root, {"simulate", "checkpoint"}, {"every_steps", "bandwidth"});

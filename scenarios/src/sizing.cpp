@@ -167,6 +167,37 @@ Table frontier_table(const SizingReport& r) {
 
 Table fastest_table(const SizingReport& r) { return candidates_table(r, r.search.fastest); }
 
+Result<std::vector<NodePool>> sizing_node_pools(const SizingReport& r, const std::string& node_type) {
+  const Candidate* chosen = r.search.recommended ? &*r.search.recommended : nullptr;
+  if (!node_type.empty()) {
+    chosen = nullptr;
+    for (const auto& c : r.search.fastest)
+      if (r.search.node_types[c.node_type].id == node_type) chosen = &c;
+    if (chosen == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& c : r.search.fastest) ids.push_back(r.search.node_types[c.node_type].id);
+      std::string list;
+      for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+      return Diagnostic{{}, "--node-type", "no fitting configuration on node type '" + node_type + "'",
+                        "node types with one: " + list};
+    }
+  }
+  if (chosen == nullptr) return Diagnostic{{}, "", "the search recommended nothing to export", ""};
+  const NodeType& t = r.search.node_types[chosen->node_type];
+  NodePool pool;
+  pool.name = pool_name(t);
+  pool.provider = t.provider;
+  pool.instance_type = t.name;
+  pool.gpu_id = t.cluster.gpu.id;
+  pool.gpus_per_node = t.cluster.gpus_per_node;
+  pool.nodes = chosen->nodes;
+  pool.min_nodes = 0;  // a training job: nodes come up for the run and go away after it
+  pool.max_nodes = chosen->nodes;
+  pool.gpus_per_pod = std::min(t.cluster.gpus_per_node, gpus_used(*chosen));
+  pool.spot = r.scenario.commitment == Commitment::spot;
+  return std::vector<NodePool>{pool};
+}
+
 std::string sizing_text(const SizingReport& r) {
   const auto& s = r.scenario;
   const auto& res = r.search;

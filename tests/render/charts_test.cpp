@@ -55,3 +55,70 @@ TEST_CASE("an unknown chart format is an error and writes nothing") {
   CHECK(status[0].message == "unknown chart format '.bmp'");
   CHECK_FALSE(std::filesystem::exists(bad));
 }
+
+#include "capsim/render/report.hpp"
+#include "capsim/scenarios/runner.hpp"
+
+namespace {
+
+scenarios::RunResult run_of(const char* name) {
+  auto s = scenarios::load_scenario_file(testing::example_scenario(name), testing::shipped_catalog());
+  REQUIRE(s.ok());
+  auto r = scenarios::run_scenario(*s, testing::shipped_catalog());
+  if (!r.ok()) FAIL(format_diagnostics(r.errors()));
+  return std::move(r).value();
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("reports in every format for a training scenario with a simulation and for a cost scenario") {
+  for (const char* name : {"resnet50-1080ti-4vcpu", "llama-70b-pretrain", "ml-services-24x7"}) {
+    CAPTURE(name);
+    const auto run = run_of(name);
+    const auto dir = testing::scratch_dir("report");
+    for (const char* ext : {".html", ".pdf", ".md", ".csv", ".json"}) {
+      CAPTURE(ext);
+      const auto path = dir / (std::string(name) + ext);
+      REQUIRE(render::write_report(run, testing::shipped_catalog(), path).empty());
+      REQUIRE(std::filesystem::file_size(path) > 500);
+      CHECK_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+    }
+    const std::string html = read_file(dir / (std::string(name) + ".html"));
+    CHECK(html.find("<h2 id=\"question\">") != std::string::npos);
+    CHECK(html.find("<h2 id=\"sources\">Assumptions and sources</h2>") != std::string::npos);
+    CHECK(html.find("capsim 0.1.0, catalog ") != std::string::npos);
+    const std::string pdf = read_file(dir / (std::string(name) + ".pdf"));
+    CHECK(pdf.starts_with("%PDF-"));
+    CHECK(count(pdf, "/Subtype /Image") >= 1);  // the charts are in the PDF
+    const std::string md = read_file(dir / (std::string(name) + ".md"));
+    CHECK(md.starts_with("# Sizing report: " + std::string(name)));
+  }
+  const auto dir = testing::scratch_dir("report");
+  // The training run: recommendation, frontier, memory; the simulated pipeline with its chart.
+  const std::string sim = read_file(dir / "resnet50-1080ti-4vcpu.html");
+  CHECK(sim.find("<h2 id=\"simulation\">") != std::string::npos);
+  CHECK(count(sim, "src=\"data:image/png;base64,") == 2);  // memory and utilization (no prices: no frontier)
+  const std::string llama = read_file(dir / "llama-70b-pretrain.html");
+  CHECK(count(llama, "src=\"data:image/png;base64,") == 2);  // frontier and memory
+  CHECK(llama.find("<h2 id=\"recommendation\">") != std::string::npos);
+  // The cost run: comparison with break-even, sensitivity, the cost chart.
+  const std::string cost = read_file(dir / "ml-services-24x7.html");
+  CHECK(cost.find("<h2 id=\"cost\">") != std::string::npos);
+  CHECK(cost.find("<h2 id=\"sensitivity\">") != std::string::npos);
+  CHECK(count(cost, "src=\"data:image/png;base64,") == 1);
+  const std::string csv = read_file(dir / "ml-services-24x7.csv");
+  CHECK(csv.find("# cost: Where to run it: cost") != std::string::npos);
+}
+
+TEST_CASE("an unknown report format is refused") {
+  const auto run = run_of("ml-services-24x7");
+  auto status = render::write_report(run, testing::shipped_catalog(), testing::scratch_dir("report") / "r.docx");
+  REQUIRE(status.size() == 1);
+  CHECK(status[0].message == "unknown report format '.docx'");
+}

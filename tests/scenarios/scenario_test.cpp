@@ -67,8 +67,10 @@ TEST_CASE("scenario errors name the place and suggest a fix") {
       {"unknown preset", "name: t\nworkload: {type: training, model: lama-2-7b, tokens: 1B}\nhardware: {gpus: [t4]}\n",
        "s.yaml:2:35: error: workload.model: unknown model preset 'lama-2-7b' (did you mean 'llama-2-7b'?)\n"},
       {"missing sections", "name: t\n",
-       "s.yaml:1:1: error: missing required key 'workload' (What runs)\n"
-       "s.yaml:1:1: error: missing required key 'hardware' (The candidate hardware)\n"},
+       "s.yaml:1:1: error: missing required key 'workload' (What runs)\n"},
+      {"training without hardware", "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 1B}\n",
+       "s.yaml:1:1: error: missing required key 'hardware' for training (the GPU types to consider, e.g. hardware: "
+       "{gpus: [h100-sxm-80gb]})\n"},
       {"out of range and bad choice",
        std::string(kValid) + "search:\n  zero_stage: [4]\npricing: {commitment: reserved}\n",
        "s.yaml:9:16: error: search.zero_stage[0]: must be between 0 and 3, got 4\n"

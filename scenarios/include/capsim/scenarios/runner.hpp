@@ -14,6 +14,7 @@
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/scenarios/expectations.hpp"
+#include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
@@ -30,6 +31,7 @@ struct RunResult {
   std::string started_at;  // UTC, ISO 8601
   std::optional<SizingReport> sizing;
   std::optional<SimulationReport> simulation;  // when the scenario has simulate:
+  std::optional<CostReport> cost;              // when the scenario has cost:
   std::vector<Measurement> measurements;
   std::vector<ExpectationResult> expectations;
 

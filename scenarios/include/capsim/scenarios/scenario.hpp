@@ -26,6 +26,8 @@ std::string_view commitment_name(Commitment c);
 std::string_view commitment_price_field(Commitment c);
 
 struct TrainingWorkload {
+  bool service = false;    // type: service — a steady demand for `service_gpus` GPUs, no model
+  int service_gpus = 0;
   std::string model_name;  // preset name, or "custom" for an explicit shape
   models::Workload model;  // TransformerShape or SampleModel
   double tokens = 0;       // transformers: tokens to train on
@@ -75,6 +77,42 @@ struct SimulationSetup {
   std::uint64_t seed = 1;
 };
 
+// One way to run the work in `cost:`.
+struct CostOptionSetup {
+  std::string name;
+  std::string instance;  // cloud or bare metal
+  std::string server;    // owned
+  std::string facility;  // owned: where it stands
+  std::string pricing = "on_demand";
+  double interruptions_per_hour = 0;
+  Seconds checkpoint_interval{0.0};
+  Seconds restart_time{0.0};
+  Seconds depreciation = Seconds(36 * units::month);
+  Money network_per_server = usd(0);
+  double maintenance_per_year = 0;
+  Money licences_per_gpu_per_year = usd(0);
+  double staff_fte = 0;
+  MoneyPerSecond space_per_server = MoneyPerSecond(0, Currency::usd);
+  std::optional<double> idle_power;  // share of maximum
+  int cross_connects = 0;
+  std::optional<MoneyPerSecond> cross_connect_price;
+  Seconds remote_hands_per_month{0.0};
+  std::optional<MoneyPerSecond> remote_hands_price;
+  double gpu_share = 1.0;
+  SourceLocation where;
+};
+
+struct CostSetup {
+  Seconds horizon = Seconds(24 * units::month);
+  std::string profile = "24/7";  // 24/7, business-hours, campaigns, measured
+  double hours_per_day = 10, days_per_week = 5, weeks_on = 0, period_weeks = 0, busy = 1;
+  double runs_per_month = 1;
+  MoneyPerSecond storage = MoneyPerSecond(0, Currency::usd);
+  MoneyPerSecond egress = MoneyPerSecond(0, Currency::usd);
+  std::vector<std::pair<Currency, double>> usd_per_unit;  // exchange rates
+  std::vector<CostOptionSetup> options;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -86,6 +124,7 @@ struct Scenario {
   std::optional<Seconds> deadline;
   std::optional<Money> budget;
   std::optional<SimulationSetup> simulate;
+  std::optional<CostSetup> cost;
   std::vector<Expectation> expect;
   std::string text;  // the YAML as loaded, for run history
 };

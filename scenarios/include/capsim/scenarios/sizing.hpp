@@ -9,6 +9,7 @@
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/search.hpp"
+#include "capsim/scenarios/export.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/table.hpp"
 
@@ -50,6 +51,11 @@ Table node_pools_table(const SizingReport& r, const models::Candidate& c);
 Table frontier_table(const SizingReport& r);
 // The fastest fitting configuration of each node type.
 Table fastest_table(const SizingReport& r);
+
+// The node pools to create for the recommendation, or for the fastest configuration of
+// `node_type` (an id of the search's node types). A training pool scales from zero to the
+// nodes the run needs. Errors: an unknown node type, or one with no fitting configuration.
+Result<std::vector<NodePool>> sizing_node_pools(const SizingReport& r, const std::string& node_type = {});
 
 std::string sizing_text(const SizingReport& r);  // the report people read
 std::string sizing_json(const SizingReport& r);  // the same, for machines

@@ -1,0 +1,23 @@
+// Writes a run's sizing report, the format chosen by the file's extension:
+//   .html  one self-contained file, charts embedded as PNG images
+//   .pdf   the same document through Qt's PDF writer
+//   .md    Markdown (tables, no charts)
+//   .csv   every table, each under a "# section: title" line
+//   .json  the run result (docs/run-result.md)
+// Charts are the Qt Charts the desktop app shows, drawn headless. The file is written to a
+// temporary name and renamed, so an interrupted run leaves the previous report intact.
+// Not thread-safe (Qt): call from one thread.
+#pragma once
+
+#include <filesystem>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/scenarios/runner.hpp"
+
+namespace capsim::render {
+
+Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog,
+                    const std::filesystem::path& file);
+
+}  // namespace capsim::render

@@ -1,0 +1,63 @@
+// The sizing report a manager reads: one document built from a run, written as Markdown,
+// CSV (its tables) or JSON here, and as HTML or PDF with charts by the render library
+// (gui/, Qt), which draws the charts named in each section.
+//
+// Sections, in order: the question (the scenario as resolved, with units), the
+// recommendation and node pools, the time/cost frontier, memory per GPU, the simulated
+// pipeline, the cost comparison with break-even and sensitivity, and the assumptions with
+// the source and date of every catalog figure used; the footer names the capsim version and
+// the catalog hash.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/table.hpp"
+
+namespace capsim::scenarios {
+
+enum class ChartKind { frontier, memory_breakdown, station_utilization, cost_over_horizon };
+
+struct ReportSection {
+  std::string id;      // "recommendation", ... (HTML anchors, CSV section names)
+  std::string title;
+  std::vector<std::string> paragraphs;
+  std::vector<Table> tables;
+  std::vector<ChartKind> charts;
+  std::string preformatted;  // shown as is (the scenario YAML)
+};
+
+struct ReportDocument {
+  std::string title;
+  std::string subtitle;
+  std::vector<ReportSection> sections;
+  std::string footer;  // capsim version, catalog hash, time
+};
+
+ReportDocument build_report(const RunResult& run, const hardware::Catalog& catalog);
+
+std::string report_markdown(const ReportDocument& doc);
+std::string report_csv(const ReportDocument& doc);  // every table, each under a "# section: title" line
+
+// Data of the charts, shared by the writers and the Qt charts.
+struct MemoryBar {
+  std::string label;  // "h100-sxm-80gb (t=4 p=1 ...)"
+  std::vector<std::pair<std::string, double>> parts;  // component, bytes
+  double capacity = 0;                                 // bytes
+};
+std::vector<MemoryBar> memory_bars(const RunResult& run);
+struct UtilizationBar {
+  std::string name;
+  double utilization = 0;
+  bool constraint = false;
+};
+std::vector<UtilizationBar> utilization_bars(const RunResult& run);
+struct CostLine {
+  std::string option;
+  std::vector<std::pair<double, double>> points;  // month, cumulative cash in USD
+};
+std::vector<CostLine> cost_lines(const RunResult& run);
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,266 @@
+#include "capsim/scenarios/report.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "capsim/models/memory.hpp"
+#include "capsim/models/performance.hpp"
+#include "capsim/scenarios/catalog_views.hpp"
+#include "capsim/version.hpp"
+
+namespace capsim::scenarios {
+namespace {
+
+using hardware::Entity;
+using hardware::EntityKind;
+
+std::string pct(double v) { return to_string(ParsedQuantity{100 * v, {}, {}}) + " %"; }
+
+ReportSection question(const RunResult& run) {
+  const auto& s = run.scenario;
+  ReportSection sec{"question", "The question", {}, {}, {}, s.text};
+  if (!s.description.empty()) sec.paragraphs.push_back(s.description);
+  Table t{{"input", "value"}, {}, {false, false}};
+  if (s.training.service) {
+    t.rows.push_back({"workload", std::to_string(s.training.service_gpus) + " GPUs of services"});
+  } else {
+    t.rows.push_back({"model", s.training.model_name});
+    if (s.training.is_transformer())
+      t.rows.push_back({"tokens", to_string(ParsedQuantity{s.training.tokens, {}, {}})});
+    else
+      t.rows.push_back({"samples", to_string(ParsedQuantity{s.training.samples * s.training.epochs, {}, {}}) +
+                                       " (" + to_string(ParsedQuantity{s.training.epochs, {}, {}}) + " epochs)"});
+    t.rows.push_back({"precision", std::string(models::precision_name(s.training.options.compute))});
+    std::string gpus;
+    for (const auto& g : s.hardware.gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+    t.rows.push_back({"candidate GPUs", gpus});
+    t.rows.push_back({"GPUs", std::to_string(s.hardware.min_gpus) + " to " + std::to_string(s.hardware.max_gpus)});
+  }
+  if (s.deadline) t.rows.push_back({"deadline", to_string(*s.deadline)});
+  if (s.budget) t.rows.push_back({"budget", to_string(*s.budget)});
+  for (const auto& e : s.expect) t.rows.push_back({"expect", e.text});
+  sec.tables.push_back(t);
+  return sec;
+}
+
+ReportSection recommendation(const RunResult& run) {
+  ReportSection sec{"recommendation", "Recommendation", {}, {}, {}, {}};
+  const auto& r = *run.sizing;
+  if (!r.search.recommended) {
+    sec.paragraphs.push_back("The search found no configuration to recommend.");
+    return sec;
+  }
+  const auto& c = *r.search.recommended;
+  sec.paragraphs.push_back(describe_candidate(r, c) + ": " + r.search.recommendation + ".");
+  Table t{{"figure", "value"}, {}, {false, false}};
+  t.rows.push_back({"time to train", to_string(c.total_time)});
+  t.rows.push_back({"cost per run", c.cost ? to_string(*c.cost) : "no catalog price"});
+  t.rows.push_back({"GPU-hours", to_string(ParsedQuantity{c.gpu_hours, {}, {}})});
+  t.rows.push_back({"model FLOPs utilization", pct(c.mfu)});
+  t.rows.push_back({"memory per GPU", to_string(c.memory_per_gpu) + " of " +
+                                          to_string(r.search.node_types[c.node_type].cluster.gpu.memory)});
+  t.rows.push_back({"constraint", std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck)))});
+  sec.tables.push_back(t);
+  sec.tables.push_back(node_pools_table(r, c));
+  return sec;
+}
+
+ReportSection frontier(const RunResult& run) {
+  ReportSection sec{"frontier", "Time against cost", {}, {}, {}, {}};
+  bool priced = false;
+  for (const auto& c : run.sizing->search.fastest) priced = priced || c.cost.has_value();
+  if (priced) sec.charts.push_back(ChartKind::frontier);
+  sec.paragraphs.push_back("Every configuration that fits in memory was ranked; the frontier keeps those for which no "
+                           "other is both faster and cheaper. Searched " +
+                           std::to_string(run.sizing->search.evaluated) + " configurations, " +
+                           std::to_string(run.sizing->search.fitting) + " fit.");
+  if (!run.sizing->search.frontier.empty()) sec.tables.push_back(frontier_table(*run.sizing));
+  sec.tables.push_back(fastest_table(*run.sizing));
+  return sec;
+}
+
+ReportSection memory(const RunResult& run) {
+  ReportSection sec{"memory", "Memory per GPU", {}, {}, {ChartKind::memory_breakdown}, {}};
+  Table t{{"configuration", "weights", "gradients", "optimizer", "activations", "overhead", "total", "capacity"},
+          {},
+          {false, true, true, true, true, true, true, true}};
+  for (const auto& bar : memory_bars(run)) {
+    std::vector<std::string> row{bar.label};
+    double total = 0;
+    for (const auto& [name, bytes] : bar.parts) {
+      if (name == "kv_cache") continue;
+      row.push_back(to_string(Bytes(bytes)));
+      total += bytes;
+    }
+    row.push_back(to_string(Bytes(total)));
+    row.push_back(to_string(Bytes(bar.capacity)));
+    t.rows.push_back(row);
+  }
+  sec.tables.push_back(t);
+  return sec;
+}
+
+ReportSection simulation(const RunResult& run) {
+  const auto& p = run.simulation->pipeline;
+  ReportSection sec{"simulation", "The simulated pipeline", {}, {}, {ChartKind::station_utilization}, {}};
+  sec.paragraphs.push_back("A discrete-event simulation of " + run.simulation->node + ": " +
+                           to_string(ParsedQuantity{p.simulated_samples_per_second, {}, {}}) +
+                           " samples/s, the GPU " + pct(p.gpu_utilization) + " busy. The constraint is " +
+                           p.simulation.constraint + (p.simulation.constraint == "cpu decode"
+                                                          ? "; " + std::to_string(p.cores_to_feed_gpus) +
+                                                                " cores would keep the GPUs fed."
+                                                          : "."));
+  Table t{{"station or conveyor", "utilization", "constraint"}, {}, {false, true, false}};
+  for (const auto& b : utilization_bars(run)) t.rows.push_back({b.name, pct(b.utilization), b.constraint ? "yes" : ""});
+  sec.tables.push_back(t);
+  return sec;
+}
+
+ReportSection cost(const RunResult& run) {
+  ReportSection sec{"cost", "Where to run it: cost", {}, {}, {ChartKind::cost_over_horizon}, {}};
+  const auto& c = run.cost->comparison;
+  sec.paragraphs.push_back("Cheapest over the horizon: " + c.options[c.cheapest].name + ", " +
+                           to_string(c.totals[c.cheapest]) + ". Owned hardware counts the part of its price used up "
+                           "over the horizon; the chart shows cumulative cash, purchases in month 0.");
+  sec.tables.push_back(cost_table(*run.cost));
+  sec.tables.push_back(break_even_table(*run.cost));
+  return sec;
+}
+
+// Every catalog figure the run relied on, with its source and date.
+ReportSection sources(const RunResult& run, const hardware::Catalog& catalog) {
+  ReportSection sec{"sources", "Assumptions and sources", {}, {}, {}, {}};
+  sec.paragraphs.push_back(
+      "Models: memory rules after Korthikanti et al. 2022 and Rajbhandari et al. 2020 (ZeRO); step time from "
+      "per-operation rooflines and alpha-beta collectives, validated against Narayanan et al. 2021 (Megatron-LM, "
+      "SC'21); costs over the horizon depreciate owned hardware straight-line.");
+  std::set<std::string> ids;
+  if (run.sizing && run.sizing->search.recommended) {
+    const auto& type = run.sizing->search.node_types[run.sizing->search.recommended->node_type];
+    ids.insert(type.id);
+    ids.insert(type.cluster.gpu.id);
+  }
+  if (run.simulation) {
+    ids.insert(run.simulation->node);
+    if (const Entity* n = catalog.find(run.simulation->node)) ids.insert(n->text("gpu"));
+  }
+  if (run.cost)
+    for (const auto& o : run.scenario.cost->options)
+      for (const auto* id : {&o.instance, &o.server, &o.facility})
+        if (!id->empty()) ids.insert(*id);
+  Table t{{"figure", "value", "source", "as of"}, {}, {false, true, false, false}};
+  for (const auto& id : ids) {
+    const Entity* e = catalog.find(id);
+    if (e == nullptr) continue;
+    for (const auto& def : hardware::fields_of(e->kind)) {
+      const auto* v = e->find(def.name);
+      if (v == nullptr || !v->provenance) continue;
+      t.rows.push_back({id + " " + std::string(def.name), display_value(def, *v), v->provenance->source, v->provenance->as_of});
+    }
+  }
+  sec.tables.push_back(t);
+  return sec;
+}
+
+}  // namespace
+
+std::vector<MemoryBar> memory_bars(const RunResult& run) {
+  std::vector<MemoryBar> bars;
+  if (!run.sizing || !run.sizing->search.recommended) return bars;
+  const auto& s = run.scenario;
+  auto add = [&](const models::Candidate& c) {
+    const auto& type = run.sizing->search.node_types[c.node_type];
+    models::MemoryBreakdown m;
+    if (const auto* shape = std::get_if<models::TransformerShape>(&s.training.model))
+      m = models::training_memory_per_gpu(*shape, c.par, s.training.options);
+    else
+      m = models::sample_model_training_memory(std::get<models::SampleModel>(s.training.model), c.batch_per_gpu,
+                                               s.training.options);
+    bars.push_back({type.id + " (" + std::to_string(c.par.data * c.par.tensor * c.par.pipeline) + " GPUs)",
+                    {{"weights", m.weights.value()},
+                     {"gradients", m.gradients.value()},
+                     {"optimizer", m.optimizer.value()},
+                     {"activations", m.activations.value()},
+                     {"overhead", m.overhead.value()}},
+                    type.cluster.gpu.memory.value()});
+  };
+  add(*run.sizing->search.recommended);
+  for (const auto& c : run.sizing->search.fastest) {
+    if (bars.size() >= 4) break;
+    if (c.node_type != run.sizing->search.recommended->node_type) add(c);
+  }
+  return bars;
+}
+
+std::vector<UtilizationBar> utilization_bars(const RunResult& run) {
+  std::vector<UtilizationBar> bars;
+  if (!run.simulation) return bars;
+  const auto& sim = run.simulation->pipeline.simulation;
+  for (const auto& c : sim.conveyors) bars.push_back({c.name, c.utilization.mean, c.name == sim.constraint});
+  for (const auto& s : sim.stations) bars.push_back({s.name, s.utilization.mean, s.name == sim.constraint});
+  return bars;
+}
+
+std::vector<CostLine> cost_lines(const RunResult& run) {
+  std::vector<CostLine> lines;
+  if (!run.cost) return lines;
+  const auto& c = run.cost->comparison;
+  const int months = static_cast<int>(std::ceil(c.horizon.value() / units::month));
+  for (const auto& o : c.options) {
+    CostLine line{o.name, {}};
+    for (int m = 0; m <= months; ++m) line.points.emplace_back(m, o.cumulative(Seconds(m * units::month)).value());
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+ReportDocument build_report(const RunResult& run, const hardware::Catalog& catalog) {
+  ReportDocument doc;
+  doc.title = "Sizing report: " + run.scenario.name;
+  doc.subtitle = "Status " + run.status() + ", " + run.started_at;
+  doc.sections.push_back(question(run));
+  if (run.sizing) {
+    doc.sections.push_back(recommendation(run));
+    doc.sections.push_back(frontier(run));
+    doc.sections.push_back(memory(run));
+  }
+  if (run.simulation) doc.sections.push_back(simulation(run));
+  if (run.cost) {
+    doc.sections.push_back(cost(run));
+    doc.sections.push_back({"sensitivity", "Sensitivity",
+                            {"Each input varied by -25 % and +25 %: the cheapest option then, its total, and the swing "
+                             "relative to the base case, largest first."},
+                            {sensitivity_table(*run.cost)},
+                            {},
+                            {}});
+  }
+  if (!run.expectations.empty()) {
+    Table t{{"expectation", "result", "measured"}, {}, {false, false, false}};
+    for (const auto& e : run.expectations)
+      t.rows.push_back({e.expectation.text, e.passed ? "passed" : "FAILED", e.message});
+    doc.sections.push_back({"expectations", "Expectations", {}, {t}, {}, {}});
+  }
+  doc.sections.push_back(sources(run, catalog));
+  doc.footer = "capsim " + std::string(CAPSIM_VERSION) + ", catalog " + run.catalog_hash + ", run " + run.started_at;
+  return doc;
+}
+
+std::string report_markdown(const ReportDocument& doc) {
+  std::string out = "# " + doc.title + "\n\n" + doc.subtitle + "\n";
+  for (const auto& s : doc.sections) {
+    out += "\n## " + s.title + "\n\n";
+    for (const auto& p : s.paragraphs) out += p + "\n\n";
+    if (!s.preformatted.empty()) out += "```yaml\n" + s.preformatted + (s.preformatted.ends_with("\n") ? "" : "\n") + "```\n\n";
+    for (const auto& t : s.tables) out += render_markdown(t) + "\n";
+  }
+  return out + "---\n" + doc.footer + "\n";
+}
+
+std::string report_csv(const ReportDocument& doc) {
+  std::string out;
+  for (const auto& s : doc.sections)
+    for (const auto& t : s.tables) out += "# " + s.id + ": " + s.title + "\r\n" + render_csv(t) + "\r\n";
+  return out;
+}
+
+}  // namespace capsim::scenarios
