@@ -9,6 +9,7 @@
 #include "capsim/models/workload.hpp"
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/cost_report.hpp"
+#include "capsim/scenarios/serving_report.hpp"
 #include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/workspace.hpp"
@@ -31,6 +32,13 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
+  if (scenario->inference) {
+    auto serving = scenarios::size_serving_scenario(*scenario, *ws->catalog);
+    if (!serving) return report_errors(serving.errors());
+    std::cout << (o.format == Format::json ? scenarios::serving_sizing_json(*serving)
+                                           : scenarios::serving_sizing_text(*serving));
+    return kExitOk;
+  }
   TerminalProgress progress;
   auto report = scenarios::size_scenario(*scenario, *ws->catalog, &progress,
                                          o.fabric == "simgrid" ? scenarios::CollectiveTiming::simgrid
@@ -54,6 +62,13 @@ int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
+  if (scenario->inference) {
+    auto serving = scenarios::simulate_serving_scenario(*scenario, *ws->catalog);
+    if (!serving) return report_errors(serving.errors());
+    std::cout << (o.format == Format::json ? scenarios::serving_simulation_json(*serving)
+                                           : scenarios::serving_simulation_text(*serving));
+    return kExitOk;
+  }
   auto report = scenarios::simulate_scenario(*scenario, *ws->catalog);
   if (!report) return report_errors(report.errors());
   std::cout << (o.format == Format::json ? scenarios::simulation_json(*report) : scenarios::simulation_text(*report));
@@ -88,9 +103,16 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   if (!scenario) return report_errors(scenario.errors());
   if (scenario->training.service)
     return report_errors({{{scenario->file}, "workload", "a service scenario has no sizing recommendation to export", ""}});
-  auto report = scenarios::size_scenario(*scenario, *ws->catalog);
-  if (!report) return report_errors(report.errors());
-  auto pools = scenarios::sizing_node_pools(*report, o.node_type);
+  Result<std::vector<scenarios::NodePool>> pools = std::vector<scenarios::NodePool>{};
+  if (scenario->inference) {
+    auto serving = scenarios::size_serving_scenario(*scenario, *ws->catalog);
+    if (!serving) return report_errors(serving.errors());
+    pools = scenarios::serving_node_pools(*serving);
+  } else {
+    auto report = scenarios::size_scenario(*scenario, *ws->catalog);
+    if (!report) return report_errors(report.errors());
+    pools = scenarios::sizing_node_pools(*report, o.node_type);
+  }
   if (!pools) return report_errors(pools.errors());
   auto text = scenarios::export_node_pools(*pools, *format, o.cluster);
   if (!text) return report_errors(text.errors());

@@ -19,6 +19,7 @@ QChart* frontier_chart(const scenarios::SizingReport& report);
 QChart* memory_chart(const std::vector<scenarios::MemoryBar>& bars);
 QChart* utilization_chart(const std::vector<scenarios::UtilizationBar>& bars);
 QChart* cost_chart(const std::vector<scenarios::CostLine>& lines);
+QChart* latency_cdf_chart(const scenarios::LatencyCdf& cdf);
 
 // Draws a chart (taking ownership) into an image of the given size, white background.
 QImage chart_image(QChart* chart, int width, int height);

@@ -151,4 +151,42 @@ QChart* cost_chart(const std::vector<scenarios::CostLine>& lines) {
   return chart;
 }
 
+QChart* latency_cdf_chart(const scenarios::LatencyCdf& cdf) {
+  QChart* chart = new_chart("End-to-end latency distribution (simulated), against the p99 bound");
+  auto* line = new QLineSeries();
+  line->setName("requests at or below");
+  line->setPointsVisible(true);
+  double max_ms = 0;
+  for (const auto& [seconds, fraction] : cdf.points) {
+    line->append(seconds * 1e3, 100 * fraction);
+    max_ms = std::max(max_ms, seconds * 1e3);
+  }
+  chart->addSeries(line);
+  if (cdf.slo_seconds > 0) {
+    auto* slo = new QLineSeries();
+    slo->setName(QString("p99 bound %1 ms").arg(cdf.slo_seconds * 1e3));
+    QPen pen(QColor(200, 30, 30));
+    pen.setStyle(Qt::DashLine);
+    pen.setWidth(2);
+    slo->setPen(pen);
+    slo->append(cdf.slo_seconds * 1e3, 0);
+    slo->append(cdf.slo_seconds * 1e3, 100);
+    chart->addSeries(slo);
+    max_ms = std::max(max_ms, cdf.slo_seconds * 1e3);
+  }
+  auto* x = new QValueAxis();
+  x->setRange(0, std::max(max_ms * 1.05, 1e-3));
+  x->setTitleText("latency (ms)");
+  auto* y = new QValueAxis();
+  y->setRange(0, 100);
+  y->setTitleText("% of requests");
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (auto* s : chart->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  return chart;
+}
+
 }  // namespace capsim::render

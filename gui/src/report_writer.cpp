@@ -44,6 +44,7 @@ QImage chart_for(ChartKind kind, const scenarios::RunResult& run, int w, int h) 
     case ChartKind::station_utilization:
       return chart_image(utilization_chart(scenarios::utilization_bars(run)), w, h);
     case ChartKind::cost_over_horizon: return chart_image(cost_chart(scenarios::cost_lines(run)), w, h);
+    case ChartKind::latency_cdf: return chart_image(latency_cdf_chart(scenarios::latency_cdf(run)), w, h);
   }
   return {};
 }

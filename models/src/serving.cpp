@@ -519,7 +519,9 @@ std::vector<ServedModel> reference_served_models() {
                                    "https://docs.openvino.ai/2021.2/omz_models_intel_horizontal_text_detection_0001_"
                                    "description_horizontal_text_detection_0001.html",
                          .as_of = "2021-02"},
-               .kernels_per_forward = 0,
+               // Counted from the architecture, one kernel per fused convolution (+ norm +
+               // activation): MobileNetV2's 52 convolutions plus about 20 in the FPN and FCOS head.
+               .kernels_per_forward = 72,
                .gemm_rows_per_sample = 0,
                .measured_curve = std::nullopt});
   // Intel Open Model Zoo text-recognition-0012: VGG16-like backbone + BiLSTM, CTC over 36
@@ -534,7 +536,10 @@ std::vector<ServedModel> reference_served_models() {
                                    "MParams 5.568, input 1x32x120x1), "
                                    "https://docs.openvino.ai/2022.3/omz_models_model_text_recognition_0012.html",
                          .as_of = "2022-12"},
-               // 30 output time steps (the card's output shape 30x1x37): the LSTM's GEMM rows.
+               // 13 VGG16 convolutions, one cuDNN call per LSTM direction, the classifier and the
+               // CTC decode: 17 kernels. 30 output time steps (output shape 30x1x37) are the
+               // LSTM's GEMM rows.
+               .kernels_per_forward = 17,
                .gemm_rows_per_sample = 30,
                .measured_curve = std::nullopt});
   // ResNet-50 from workload.hpp's presets; 53 convolutions + 1 fully connected layer, each a
@@ -550,7 +555,9 @@ std::vector<ServedModel> reference_served_models() {
                          .source = "Tan & Le 2019, EfficientNet, Table 2 (0.39B FLOPs as multiply-adds, 5.3M params), "
                                    "https://arxiv.org/abs/1905.11946",
                          .as_of = "2019-05"},
-               .kernels_per_forward = 0,
+               // 16 MBConv blocks of expansion, depthwise, squeeze-excite (2) and projection
+               // kernels (the first block has no expansion), plus stem, head and classifier: 82.
+               .kernels_per_forward = 82,
                .gemm_rows_per_sample = 0,
                .measured_curve = std::nullopt});
   return v;

@@ -6,6 +6,7 @@
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
+#include "capsim/scenarios/serving_report.hpp"
 #include "capsim/version.hpp"
 
 namespace capsim::scenarios {
@@ -127,6 +128,61 @@ ReportSection cost(const RunResult& run) {
   return sec;
 }
 
+ReportSection serving_simulation(const RunResult& run) {
+  const auto& s = *run.serving_simulation;
+  ReportSection sec{"serving", "The simulated deployment", {}, {}, {}, {}};
+  Table t{{"figure", "simulated", "analytic"}, {}, {false, false, false}};
+  auto ms = [](double v) { return std::isfinite(v) ? to_string(Seconds(v)) : std::string("n/a"); };
+  if (s.llm) {
+    sec.paragraphs.push_back("Request by request, with continuous batching and the KV cache as the limit on concurrent "
+                             "sequences, at " + to_string(ParsedQuantity{s.rate, {}, {}}) + " requests/s on " + s.node + ".");
+    t.rows.push_back({"time to first token p99", ms(s.llm->ttft.p99.mean), ms(s.llm_estimate->ttft_unloaded.value()) + " unloaded"});
+    t.rows.push_back({"time per output token p99", ms(s.llm->tpot.p99.mean), ms(s.llm_estimate->tpot_single.value()) + " at one sequence"});
+    t.rows.push_back({"output tokens/s", to_string(ParsedQuantity{s.llm->output_tokens_per_second, {}, {}}),
+                      to_string(ParsedQuantity{s.llm_estimate->output_tokens_per_second * s.replicas, {}, {}}) + " capacity"});
+    t.rows.push_back({"concurrent sequences (peak)", std::to_string(s.llm->peak_running),
+                      std::to_string(s.llm_estimate->max_concurrent_sequences) + " fit"});
+  } else {
+    const auto& g = *s.graph;
+    sec.charts.push_back(ChartKind::latency_cdf);
+    sec.paragraphs.push_back("Request by request at " + to_string(ParsedQuantity{s.rate, {}, {}}) + " requests/s on " +
+                             s.node + ": the constraint is " + g.simulation.constraint + ".");
+    t.rows.push_back({"throughput (requests/s)", to_string(ParsedQuantity{g.simulated_throughput, {}, {}}),
+                      to_string(ParsedQuantity{g.analytic.capacity, {}, {}}) + " capacity"});
+    t.rows.push_back({"latency p50", ms(g.latency.p50.mean), ""});
+    t.rows.push_back({"latency p99", ms(g.latency.p99.mean), ms(g.analytic.p99_latency.value()) + " (upper-side)"});
+    Table stages{{"stage", "servers", "batch", "utilization"}, {}, {false, true, true, true}};
+    for (std::size_t i = 0; i < g.plan.stages.size(); ++i)
+      stages.rows.push_back({g.plan.stages[i].name, std::to_string(g.plan.stages[i].servers),
+                             std::to_string(g.plan.stages[i].max_batch_requests), pct(g.stage_utilization[i])});
+    sec.tables.push_back(t);
+    sec.tables.push_back(stages);
+    return sec;
+  }
+  sec.tables.push_back(t);
+  return sec;
+}
+
+ReportSection serving_sizing(const RunResult& run) {
+  const auto& z = *run.serving_sizing;
+  ReportSection sec{"recommendation", "Recommendation", {}, {}, {}, {}};
+  const std::string summary = z.llm ? (z.llm->recommended ? z.llm->recommended->summary + ": " + z.llm->recommendation
+                                                          : "no deployment meets the SLO: " + z.llm->recommendation)
+                                    : (z.graph->recommended ? z.graph->recommended->summary + ": " + z.graph->recommendation
+                                                            : "no deployment meets the SLO: " + z.graph->recommendation);
+  sec.paragraphs.push_back(summary);
+  if (auto pools = serving_node_pools(z)) {
+    Table t{{"pool", "node type", "GPUs/node", "min nodes", "max nodes", "Kubernetes request per pod"}, {}, {false, false, true, true, true, false}};
+    for (const auto& p : *pools)
+      t.rows.push_back({p.name, p.instance_type + " (" + p.provider + ")", std::to_string(p.gpus_per_node),
+                        std::to_string(p.min_nodes), std::to_string(p.max_nodes),
+                        (p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu")) + ": " +
+                            std::to_string(p.gpus_per_pod)});
+    sec.tables.push_back(t);
+  }
+  return sec;
+}
+
 // Every catalog figure the run relied on, with its source and date.
 ReportSection sources(const RunResult& run, const hardware::Catalog& catalog) {
   ReportSection sec{"sources", "Assumptions and sources", {}, {}, {}, {}};
@@ -139,6 +195,10 @@ ReportSection sources(const RunResult& run, const hardware::Catalog& catalog) {
     const auto& type = run.sizing->search.node_types[run.sizing->search.recommended->node_type];
     ids.insert(type.id);
     ids.insert(type.cluster.gpu.id);
+  }
+  if (run.serving_simulation) {
+    ids.insert(run.serving_simulation->node);
+    if (const Entity* n = catalog.find(run.serving_simulation->node)) ids.insert(n->text("gpu"));
   }
   if (run.simulation) {
     ids.insert(run.simulation->node);
@@ -201,6 +261,14 @@ std::vector<UtilizationBar> utilization_bars(const RunResult& run) {
   return bars;
 }
 
+LatencyCdf latency_cdf(const RunResult& run) {
+  LatencyCdf out;
+  if (!run.serving_simulation || !run.serving_simulation->graph) return out;
+  out.points = run.serving_simulation->graph->simulation.latency_cdf;
+  if (run.scenario.inference && run.scenario.inference->p99) out.slo_seconds = run.scenario.inference->p99->value();
+  return out;
+}
+
 std::vector<CostLine> cost_lines(const RunResult& run) {
   std::vector<CostLine> lines;
   if (!run.cost) return lines;
@@ -225,6 +293,8 @@ ReportDocument build_report(const RunResult& run, const hardware::Catalog& catal
     doc.sections.push_back(memory(run));
   }
   if (run.simulation) doc.sections.push_back(simulation(run));
+  if (run.serving_sizing) doc.sections.push_back(serving_sizing(run));
+  if (run.serving_simulation) doc.sections.push_back(serving_simulation(run));
   if (run.cost) {
     doc.sections.push_back(cost(run));
     doc.sections.push_back({"sensitivity", "Sensitivity",

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include "capsim/models/performance.hpp"
@@ -54,6 +55,44 @@ std::string xml_escape(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// The serving part of a run: simulate the stated deployment, size one under the SLO.
+Status run_serving(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r) {
+  auto add = [&](const char* metric, double value, Dim dim) {
+    if (std::isfinite(value)) r.measurements.push_back({metric, {value, dim, Currency::none}});
+  };
+  if (!scenario.inference->node.empty()) {
+    auto sim = simulate_serving_scenario(scenario, catalog);
+    if (!sim) return sim.errors();
+    r.serving_simulation = std::move(sim).value();
+    const auto& s = *r.serving_simulation;
+    if (s.llm) {
+      add("ttft_p99", s.llm->ttft.p99.mean, dims::seconds);
+      add("tpot_p99", s.llm->tpot.p99.mean, dims::seconds);
+      add("throughput", s.llm->requests_per_second, dims::none);
+    } else {
+      add("p99_latency", s.graph->latency.p99.mean, dims::seconds);
+      add("throughput", s.graph->simulated_throughput, dims::none);
+    }
+  }
+  if (!scenario.hardware.gpus.empty()) {
+    auto sized = size_serving_scenario(scenario, catalog);
+    if (!sized) return sized.errors();
+    r.serving_sizing = std::move(sized).value();
+    const auto& z = *r.serving_sizing;
+    std::optional<MoneyPerSecond> cost = z.llm ? (z.llm->recommended ? z.llm->recommended->cost : std::nullopt)
+                                               : (z.graph->recommended ? z.graph->recommended->cost : std::nullopt);
+    if (cost) r.measurements.push_back({"monthly_cost", {cost->value(), dims::money / dims::seconds, Currency::usd}});
+    const int gpus = z.llm ? (z.llm->recommended ? z.llm->recommended->gpus : 0)
+                           : (z.graph->recommended ? z.graph->recommended->gpus : 0);
+    if (gpus > 0) add("gpus", gpus, dims::none);
+  }
+  return {};
+}
+
+}  // namespace
+
 bool RunResult::passed() const {
   for (const auto& e : expectations)
     if (!e.passed) return false;
@@ -70,7 +109,9 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
   r.scenario = scenario;
   r.catalog_hash = catalog.content_hash;
   r.started_at = utc_now();
-  if (!scenario.training.service) {
+  if (scenario.inference) {
+    if (auto status = run_serving(scenario, catalog, r); !status.empty()) return status;
+  } else if (!scenario.training.service) {
     auto sizing = size_scenario(scenario, catalog, progress);
     if (!sizing) return sizing.errors();
     r.sizing = std::move(sizing).value();
@@ -85,7 +126,7 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
         {"monthly_cost", {c.options[c.cheapest].monthly_amortized().value(), dims::money / dims::seconds, Currency::usd}});
     r.measurements.push_back({"total_cost", {c.totals[c.cheapest].value(), dims::money, Currency::usd}});
   }
-  if (scenario.simulate) {
+  if (scenario.simulate && !scenario.inference) {  // inference: simulate: only sets the run
     auto sim = simulate_scenario(scenario, catalog);
     if (!sim) return sim.errors();
     r.simulation = std::move(sim).value();
@@ -122,6 +163,8 @@ std::string run_summary_text(const RunResult& r) {
            to_string(ParsedQuantity{100 * p.gpu_utilization, {}, {}}) + " % busy, constraint " +
            p.simulation.constraint + "\n";
   }
+  if (r.serving_simulation) out += "\n" + serving_simulation_text(*r.serving_simulation);
+  if (r.serving_sizing) out += "\n" + serving_sizing_text(*r.serving_sizing);
   if (r.cost) {
     const auto& c = r.cost->comparison;
     out += "  cheapest        " + c.options[c.cheapest].name + ": " + to_string(c.totals[c.cheapest]) + " over " +
@@ -154,6 +197,8 @@ std::string run_json(const RunResult& r) {
                                  {"message", e.message}});
   if (r.simulation) j["simulation"] = json::parse(simulation_json(*r.simulation));
   if (r.cost) j["cost"] = json::parse(cost_json(*r.cost));
+  if (r.serving_simulation) j["serving_simulation"] = json::parse(serving_simulation_json(*r.serving_simulation));
+  if (r.serving_sizing) j["serving_sizing"] = json::parse(serving_sizing_json(*r.serving_sizing));
   if (r.sizing) {
     json sizing = json::parse(sizing_json(*r.sizing));
     sizing.erase("scenario");

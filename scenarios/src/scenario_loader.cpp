@@ -238,7 +238,7 @@ class Loader {
     if (root["description"]) s.description = root["description"].Scalar();
     build_workload(root["workload"], s.training);
     if (root["hardware"]) build_hardware(root["hardware"], s.hardware);
-    if (!s.training.service && (!root["hardware"] || !root["hardware"]["gpus"]))
+    if (!s.training.service && !s.inference && (!root["hardware"] || !root["hardware"]["gpus"]))
       error(root["hardware"] ? root["hardware"] : root, root["hardware"] ? "hardware" : "",
             "missing required key '" + std::string(root["hardware"] ? "gpus" : "hardware") + "' for training",
             "the GPU types to consider, e.g. hardware: {gpus: [h100-sxm-80gb]}");
@@ -249,7 +249,24 @@ class Loader {
         if (commitment_name(k) == c) s.commitment = k;
     }
     if (root["deadline"]) s.deadline = Seconds(as_quantity(root["deadline"]));
-    if (const YAML::Node sim = root["simulate"]) s.simulate = build_simulation(sim, s.training);
+    const std::string type = root["workload"]["type"].Scalar();
+    if (type == "inference" || type == "llm-serving") {
+      s.inference = build_inference(root, type == "llm-serving");
+      if (const YAML::Node sim = root["simulate"]) {
+        // For serving, simulate: only sets the run: length, warm-up and seed.
+        SimulationSetup run;
+        for (const char* key : {"node", "gpus", "batch_per_gpu", "host", "prefetch_batches", "checkpoint"})
+          if (sim[key]) error(sim[key], std::string("simulate.") + key, std::string(key) + " applies to training pipelines");
+        if (sim["duration"]) run.duration = Seconds(as_quantity(sim["duration"]));
+        if (sim["warmup"]) run.warmup = Seconds(as_quantity(sim["warmup"]));
+        if (sim["seed"]) run.seed = static_cast<std::uint64_t>(as_int(sim["seed"]));
+        s.simulate = run;
+      }
+    } else {
+      for (const char* key : {"arrivals", "slo", "deployment"})
+        if (root[key]) error(root[key], key, std::string(key) + " applies to inference and llm-serving workloads");
+      if (const YAML::Node sim = root["simulate"]) s.simulate = build_simulation(sim, s.training);
+    }
     if (const YAML::Node cost = root["cost"]) s.cost = build_cost(cost);
     if (s.training.service && !s.cost) error(root["workload"], "workload", "a service workload needs a cost: section");
     if (root["budget"]) {
@@ -271,7 +288,14 @@ class Loader {
 
   void build_workload(const YAML::Node& w, TrainingWorkload& t) {
     const YAML::Node model = w["model"];
-    if (w["type"].Scalar() == "service") {
+    const std::string type = w["type"].Scalar();
+    if (type == "inference" || type == "llm-serving") {
+      t.service = false;
+      t.model = models::SampleModel{};
+      t.model_name = type;
+      return;  // the rest is read by build_inference
+    }
+    if (type == "service") {
       t.service = true;
       if (!w["gpus"]) error(w, "workload", "missing required key 'gpus' for a service", "e.g. gpus: 16");
       else t.service_gpus = static_cast<int>(as_int(w["gpus"]));
@@ -422,6 +446,162 @@ class Loader {
     if (n["warmup"]) sim.warmup = Seconds(as_quantity(n["warmup"]));
     if (n["seed"]) sim.seed = static_cast<std::uint64_t>(as_int(n["seed"]));
     return sim;
+  }
+
+  InferenceSetup build_inference(const YAML::Node& root, bool llm) {
+    InferenceSetup inf;
+    inf.llm = llm;
+    const YAML::Node w = root["workload"];
+    if (w["precision"]) inf.exec.precision = *models::precision_from_name(w["precision"].Scalar());
+    if (llm) {
+      inf.shape = transformer_preset(w["model"], "workload.model");
+      if (w["prompt_tokens"]) inf.mix.prompt_tokens = static_cast<int>(as_int(w["prompt_tokens"]));
+      if (w["output_tokens"]) inf.mix.output_tokens = static_cast<int>(as_int(w["output_tokens"]));
+      if (w["graph"]) error(w["graph"], "workload.graph", "graph applies to inference; llm-serving names a model");
+    } else {
+      if (w["engine"] && w["engine"].Scalar() == "tensorrt") {
+        inf.exec.format = models::EngineFormat::tensorrt;
+        if (!w["engine_speedup"])
+          error(w, "workload", "tensorrt needs engine_speedup: the speed-up you measured over the framework",
+                "NVIDIA states 'up to 5x' (Torch-TensorRT); capsim has no default");
+        else
+          inf.exec.engine_speedup = std::stod(w["engine_speedup"].Scalar());
+      }
+      const YAML::Node graph = w["graph"];
+      if (!graph) error(w, "workload", "missing required key 'graph' for inference", "a list of {name, model, fan_out}");
+      for (std::size_t i = 0; graph && i < graph.size(); ++i) {
+        const std::string model = graph[i]["model"].Scalar();
+        const models::ServedModel* served = models::find_reference_served_model(model);
+        if (served == nullptr) {
+          std::vector<std::string> names;
+          for (const auto& m : models::reference_served_models()) names.push_back(m.model.name);
+          error(graph[i]["model"], "workload.graph[" + std::to_string(i) + "].model",
+                "unknown served model '" + model + "'", did_you_mean(model, names));
+          continue;
+        }
+        models::GraphStage stage{graph[i]["name"].Scalar(), *served, 1.0};
+        if (graph[i]["fan_out"]) stage.fan_out = std::stod(graph[i]["fan_out"].Scalar());
+        inf.graph.stages.push_back(stage);
+      }
+      inf.graph.name = root["name"].Scalar();
+    }
+    const YAML::Node a = root["arrivals"];
+    if (!a || !a["rate"]) {
+      error(a ? a : root, a ? "arrivals" : "", "missing required key '" + std::string(a ? "rate" : "arrivals") + "'",
+            "requests per second, e.g. arrivals: {kind: poisson, rate: 200}");
+    } else {
+      inf.arrivals.rate = des::Rate(std::stod(a["rate"].Scalar()));
+      const std::string kind = a["kind"] ? a["kind"].Scalar() : "poisson";
+      if (kind == "diurnal") {
+        inf.arrivals.kind = models::ArrivalSpec::Kind::diurnal;
+        const YAML::Node h = a["hourly"];
+        if (!h || h.size() != 24) {
+          error(h ? h : a, "arrivals.hourly", "diurnal arrivals need 24 hourly multipliers");
+        } else {
+          for (std::size_t i = 0; i < 24; ++i) inf.arrivals.hourly[i] = std::stod(h[i].Scalar());
+        }
+      } else if (kind == "trace") {
+        inf.arrivals.kind = models::ArrivalSpec::Kind::trace;
+        if (!a["trace"]) error(a, "arrivals", "trace arrivals need trace: a file of arrival times");
+        else read_trace(a["trace"], inf.arrivals);
+      }
+    }
+    if (const YAML::Node slo = root["slo"]) {
+      if (slo["p99"]) inf.p99 = Seconds(as_quantity(slo["p99"]));
+      if (slo["ttft_p99"]) inf.ttft_p99 = Seconds(as_quantity(slo["ttft_p99"]));
+      if (slo["tpot_p99"]) inf.tpot_p99 = Seconds(as_quantity(slo["tpot_p99"]));
+    }
+    if (llm && (!inf.ttft_p99 || !inf.tpot_p99))
+      error(root["slo"] ? root["slo"] : root, "slo", "llm-serving needs slo.ttft_p99 and slo.tpot_p99");
+    if (!llm && !inf.p99) error(root["slo"] ? root["slo"] : root, "slo", "inference needs slo.p99");
+    if (const YAML::Node d = root["deployment"]) build_deployment(d, inf);
+    if (const YAML::Node s = root["search"]) {
+      auto to_int = [](const YAML::Node& n) { return static_cast<int>(std::stoll(n.Scalar())); };
+      read_list(s["max_batch"], inf.max_batch, to_int);
+      read_list(s["max_queue_delay"], inf.max_queue_delay, [](const YAML::Node& n) { return Seconds(as_quantity(n)); });
+      read_list(s["sharing"], inf.sharing_modes, [](const YAML::Node& n) { return sharing_mode(n.Scalar()); });
+    }
+    if (!root["deployment"] && !(root["hardware"] && root["hardware"]["gpus"]))
+      error(root, "", "an inference scenario needs a deployment: to simulate or hardware.gpus to size");
+    return inf;
+  }
+
+  static models::SharingMode sharing_mode(const std::string& s) {
+    return s == "mig" ? models::SharingMode::mig
+           : s == "mps" ? models::SharingMode::mps
+           : s == "time-slicing" ? models::SharingMode::time_slicing
+                                 : models::SharingMode::exclusive;
+  }
+
+  models::TransformerShape transformer_preset(const YAML::Node& model, const std::string& path) {
+    if (!model || !model.IsScalar()) {
+      error(model ? model : YAML::Node(), path, "llm-serving needs model: a transformer preset", "e.g. llama-2-70b");
+      return {};
+    }
+    if (const auto* p = models::find_transformer_preset(model.Scalar())) return p->shape;
+    std::vector<std::string> names;
+    for (const auto& p : models::transformer_presets()) names.push_back(p.shape.name);
+    error(model, path, "unknown transformer preset '" + model.Scalar() + "'", did_you_mean(model.Scalar(), names));
+    return {};
+  }
+
+  void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
+    std::filesystem::path path = n.Scalar();
+    if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+    std::ifstream in(path);
+    if (!in) {
+      error(n, "arrivals.trace", "cannot read the trace file '" + path.string() + "'");
+      return;
+    }
+    double previous = 0;
+    int line = 0;
+    for (std::string text; std::getline(in, text);) {
+      ++line;
+      if (text.empty() || text[0] == '#') continue;
+      double t = 0;
+      if (!parse_double(text, t) || t < previous) {
+        errors_.push_back({{path.string(), line, 1}, "arrivals.trace",
+                           "expected a time in seconds, not before the previous one, got '" + text + "'", ""});
+        return;
+      }
+      previous = t;
+      arrivals.trace.push_back(Seconds(t));
+    }
+    if (arrivals.trace.empty()) error(n, "arrivals.trace", "the trace file holds no arrivals");
+  }
+
+  void build_deployment(const YAML::Node& d, InferenceSetup& inf) {
+    inf.node = d["node"].Scalar();
+    if (catalog_.find(hardware::EntityKind::instance, inf.node) == nullptr &&
+        catalog_.find(hardware::EntityKind::server, inf.node) == nullptr) {
+      std::vector<std::string> ids = catalog_.ids(hardware::EntityKind::instance);
+      for (auto& id : catalog_.ids(hardware::EntityKind::server)) ids.push_back(id);
+      error(d["node"], "deployment.node", "no instance or server with id '" + inf.node + "'", did_you_mean(inf.node, ids));
+    }
+    if (d["sharing"]) inf.sharing = sharing_mode(d["sharing"].Scalar());
+    if (d["tensor_parallel"]) inf.tensor_parallel = static_cast<int>(as_int(d["tensor_parallel"]));
+    if (d["replicas"]) inf.replicas = static_cast<int>(as_int(d["replicas"]));
+    if (inf.llm) return;
+    const YAML::Node stages = d["stages"];
+    if (!stages || stages.size() != inf.graph.stages.size()) {
+      error(stages ? stages : d, "deployment.stages",
+            "expected one entry per graph stage (" + std::to_string(inf.graph.stages.size()) + ")");
+      return;
+    }
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const YAML::Node s = stages[i];
+      models::StageDeployment st;
+      st.exec = inf.exec;
+      if (s["replicas"]) st.replicas = static_cast<int>(as_int(s["replicas"]));
+      if (s["instances"]) st.instances_per_replica = static_cast<int>(as_int(s["instances"]));
+      if (s["max_batch"]) st.batching.max_batch = static_cast<int>(as_int(s["max_batch"]));
+      if (s["max_queue_delay"]) st.batching.max_queue_delay = Seconds(as_quantity(s["max_queue_delay"]));
+      if (s["mig_profile"]) st.mig_profile = s["mig_profile"].Scalar();
+      if (s["mps_share"]) st.mps_share = as_quantity(s["mps_share"]);
+      if (inf.sharing == models::SharingMode::mig && st.mig_profile.empty())
+        error(s, "deployment.stages[" + std::to_string(i) + "]", "mig sharing needs mig_profile", "e.g. 1g.10gb");
+      inf.stages.push_back(st);
+    }
   }
 
   MoneyPerSecond price_rate(const YAML::Node& n) {

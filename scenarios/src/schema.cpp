@@ -162,8 +162,20 @@ SchemaNode build() {
           leaf("description", ValueKind::text, "the question in a sentence"),
           section("workload", "What runs",
                   {
-                      choice("type", {"training", "service"}, "training: a model to train; service: a steady "
-                             "demand for GPUs (with cost:)", {}, true),
+                      choice("type", {"training", "service", "inference", "llm-serving"},
+                             "training: a model to train; service: a steady demand for GPUs (with cost:); inference: "
+                             "a graph of models serving requests; llm-serving: a language model serving chat",
+                             {}, true),
+                      list_of("graph",
+                              section("[]", "One model of the chain",
+                                      {leaf("name", ValueKind::text, "stage name", {}, true),
+                                       leaf("model", ValueKind::text, "served model (see capsim models)", {}, true),
+                                       number("fan_out", 1e-6, 1e6, "model calls per request (crops per image)", "1")}),
+                              "inference: the chain of models each request goes through"),
+                      choice("engine", {"framework", "tensorrt"}, "inference: the runtime", "framework"),
+                      number("engine_speedup", 1, 5, "inference with tensorrt: its speed-up over the framework", {}),
+                      integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
+                      integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
                       model_node(),
                       integer("gpus", 1, 1e6, "service: GPUs the services keep busy while they run", {}),
                       leaf("tokens", ValueKind::count, "tokens to train on (transformers), e.g. '15T'"),
@@ -177,7 +189,8 @@ SchemaNode build() {
                       integer("global_batch", 1, 1 << 24,
                               "sequences (transformers) per optimizer step", "1024"),
                       integer("seq_len", 1, 1 << 24, "override the preset's sequence length", {}),
-                      choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "matrix-math precision", "bf16"),
+                      choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}, "matrix-math precision",
+                             "bf16"),
                       leaf("mixed_precision", ValueKind::boolean,
                            "fp32 master weights and Adam states (16 bytes/param)", "true"),
                       choice("fine_tuning", {"full", "lora", "qlora"}, "train all weights or adapters only", "full"),
@@ -210,11 +223,17 @@ SchemaNode build() {
                               "pipeline-parallel degrees", "powers of two dividing the layers, up to 128"),
                       list_of("batch_per_gpu", integer("[]", 1, 1 << 16, "samples per GPU per step"),
                               "per-GPU batch sizes for sample models", "[32, 64, 128, 256]"),
+                      list_of("max_batch", integer("[]", 1, 1 << 16, "largest batch"),
+                              "inference: dynamic-batching sizes", "[1, 4, 8, 16, 32]"),
+                      list_of("max_queue_delay", quantity("[]", dims::seconds, "longest wait"),
+                              "inference: batching delays", "[0 s, 2 ms, 5 ms]"),
+                      list_of("sharing", choice("[]", {"exclusive", "mig", "mps", "time-slicing"}, "mode"),
+                              "inference: GPU sharing modes", "[exclusive, mig, mps]"),
                   }),
-          section("simulate", "A discrete-event simulation of one node's training pipeline (sample models): storage "
-                  "read, CPU decode, PCIe, GPU step",
+          section("simulate", "The discrete-event simulation: for training, one node's pipeline (storage read, CPU "
+                  "decode, PCIe, GPU step; node and host required); for inference, the run length and seed",
                   {
-                      leaf("node", ValueKind::catalog_id, "the instance or server the job runs on", {}, true),
+                      leaf("node", ValueKind::catalog_id, "training: the instance or server the job runs on"),
                       integer("gpus", 1, 1024, "GPUs of the node the job uses", "1"),
                       integer("batch_per_gpu", 1, 1 << 16, "samples per GPU per step", "64"),
                       section("host", "The host that feeds the GPUs",
@@ -234,7 +253,7 @@ SchemaNode build() {
                                            "read bandwidth of the dataset's storage"),
                                   quantity("storage_latency", dims::seconds, "latency of one read", "0 s"),
                               },
-                              true),
+                              false),
                       integer("prefetch_batches", 1, 1024, "batches the data loader keeps in flight", "4"),
                       section("checkpoint", "Periodic checkpoints of the model states",
                               {
@@ -246,6 +265,39 @@ SchemaNode build() {
                       integer("seed", 0, 1e15, "random seed: the same seed gives the same run", "1"),
                   }),
           cost_section(),
+          section("arrivals", "inference and llm-serving: how requests arrive",
+                  {
+                      choice("kind", {"poisson", "diurnal", "trace"}, "the arrival process", "poisson"),
+                      number("rate", 1e-9, 1e9, "requests per second (diurnal: the base rate)", {}),
+                      list_of("hourly", number("[]", 0, 1e6, "multiplier"),
+                              "diurnal: 24 rate multipliers, hour 0 (midnight) first"),
+                      leaf("trace", ValueKind::text, "trace: a file of arrival times in seconds, one per line "
+                                                     "(relative to the scenario)"),
+                  }),
+          section("slo", "inference and llm-serving: the latency objective",
+                  {
+                      quantity("p99", dims::seconds, "inference: end-to-end p99 latency bound"),
+                      quantity("ttft_p99", dims::seconds, "llm-serving: p99 time to first token"),
+                      quantity("tpot_p99", dims::seconds, "llm-serving: p99 time per output token"),
+                  }),
+          section("deployment", "inference and llm-serving: a deployment to simulate",
+                  {
+                      leaf("node", ValueKind::catalog_id, "the instance or server", {}, true),
+                      choice("sharing", {"exclusive", "mig", "mps", "time-slicing"}, "GPU sharing", "exclusive"),
+                      integer("tensor_parallel", 1, 64, "llm-serving: GPUs per replica", "1"),
+                      integer("replicas", 1, 1e6, "llm-serving: replicas", "1"),
+                      list_of("stages",
+                              section("[]", "How one stage of the graph is deployed",
+                                      {integer("replicas", 1, 1e6, "GPUs, MIG instances or shared processes", "1"),
+                                       integer("instances", 1, 64, "model instances per replica", "1"),
+                                       integer("max_batch", 1, 1 << 16, "dynamic batching: largest batch (1 = off)",
+                                               "1"),
+                                       quantity("max_queue_delay", dims::seconds,
+                                                "dynamic batching: longest wait for a batch", "0 s"),
+                                       leaf("mig_profile", ValueKind::text, "mig: the profile, e.g. '1g.10gb'"),
+                                       quantity("mps_share", dims::none, "mps: the SM share, e.g. '50 %'")}),
+                              "inference: one entry per graph stage"),
+                  }),
           section("pricing", "Which prices rank the options",
                   {
                       choice("commitment", {"on_demand", "spot", "reserved_1yr", "reserved_3yr"},
@@ -256,7 +308,7 @@ SchemaNode build() {
           list_of("expect", leaf("[]", ValueKind::text, "METRIC OP VALUE, e.g. 'training_time < 90 d'"),
                   "what must hold for `capsim run --check` to pass; metrics: training_time, cost_per_run, "
                   "gpus, memory_per_gpu, memory_headroom, mfu, step_time, gpu_utilization, samples_per_second, monthly_cost, "
-                  "total_cost"),
+                  "total_cost, p99_latency, ttft_p99, tpot_p99, throughput"),
       });
   mark_required(root, {"simulate", "host"}, {"cpu_cores", "decode_time", "sample_size", "storage_bandwidth"});
   mark_required(root, {"simulate", "checkpoint"}, {"every_steps", "bandwidth"});

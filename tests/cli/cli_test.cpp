@@ -202,3 +202,22 @@ TEST_CASE("the database follows the YAML: an edit shows up on the next run") {
   REQUIRE(after.exit_code == 0);
   CHECK(nlohmann::json::parse(after.out)["fields"]["memory"]["value"] == 32e9);
 }
+
+TEST_CASE("run --check exits 1 on a failed expectation and writes it to JUnit") {
+  const fs::path scenario = scratch() / "tight.yaml";
+  std::string text = read(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml");
+  const std::string loose = "  - training_time < 2 d";
+  text.replace(text.find(loose), loose.size(), "  - training_time < 1 min");
+  std::ofstream(scenario, std::ios::binary) << text;
+  const fs::path junit = scratch() / "tight.xml";
+  auto r = capsim("run --check --no-history --junit '" + junit.string() + "' '" + scenario.string() + "'", "run.db");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("FAIL  training_time = ") != std::string::npos);
+  CHECK(r.out.find(", fails < 60 s") != std::string::npos);  // 1 min, as capsim prints it
+  const std::string xml = read(junit);
+  CHECK(xml.find("<testsuite name=\"lora-7b-one-node\" tests=\"3\" failures=\"1\"") != std::string::npos);
+  CHECK(xml.find("<failure message=\"training_time = ") != std::string::npos);
+  // Without --check the same run exits 0; bad input still exits 2.
+  CHECK(capsim("run --no-history '" + scenario.string() + "'", "run.db").exit_code == 0);
+  CHECK(capsim("run --check '" + (scratch() / "missing.yaml").string() + "'", "run.db").exit_code == 2);
+}

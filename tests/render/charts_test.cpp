@@ -78,7 +78,7 @@ int count(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_CASE("reports in every format for a training scenario with a simulation and for a cost scenario") {
-  for (const char* name : {"resnet50-1080ti-4vcpu", "llama-70b-pretrain", "ml-services-24x7"}) {
+  for (const char* name : {"resnet50-1080ti-4vcpu", "llama-70b-pretrain", "ml-services-24x7", "road-sign-ocr"}) {
     CAPTURE(name);
     const auto run = run_of(name);
     const auto dir = testing::scratch_dir("report");
@@ -112,6 +112,11 @@ TEST_CASE("reports in every format for a training scenario with a simulation and
   CHECK(cost.find("<h2 id=\"cost\">") != std::string::npos);
   CHECK(cost.find("<h2 id=\"sensitivity\">") != std::string::npos);
   CHECK(count(cost, "src=\"data:image/png;base64,") == 1);
+  // The inference run: the sized deployment and the simulated one with its latency CDF.
+  const std::string ocr = read_file(dir / "road-sign-ocr.html");
+  CHECK(ocr.find("<h2 id=\"serving\">The simulated deployment</h2>") != std::string::npos);
+  CHECK(ocr.find("<h2 id=\"recommendation\">") != std::string::npos);
+  CHECK(count(ocr, "src=\"data:image/png;base64,") == 1);  // the latency CDF
   const std::string csv = read_file(dir / "ml-services-24x7.csv");
   CHECK(csv.find("# cost: Where to run it: cost") != std::string::npos);
 }

@@ -118,3 +118,18 @@ TEST_CASE("concurrent writers lose no run") {
   auto store = hardware::Store::open(db);
   CHECK(list_runs(*store, 100000)->size() == kWriters * kRunsEach);
 }
+
+TEST_CASE("every shipped scenario runs and meets its expectations") {
+  for (const auto& entry : std::filesystem::directory_iterator(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples")) {
+    CAPTURE(entry.path().filename().string());
+    auto s = load_scenario_file(entry.path(), testing::shipped_catalog());
+    REQUIRE(s.ok());
+    CHECK_FALSE(s->expect.empty());
+    auto r = run_scenario(*s, testing::shipped_catalog());
+    if (!r.ok()) FAIL(format_diagnostics(r.errors()));
+    for (const auto& e : r->expectations) {
+      CAPTURE(e.message);
+      CHECK(e.passed);
+    }
+  }
+}

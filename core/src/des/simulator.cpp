@@ -213,7 +213,18 @@ struct SourceRt {
 
 struct SinkSeries {
   std::vector<double> throughput, latency, p50, p95, p99;
+  std::vector<std::vector<double>> quantiles;  // all sinks only: kCdfFractions per batch
 };
+
+// The fractions at which the latency distribution is reported (SimulationResult::latency_cdf).
+const std::vector<double>& cdf_fractions() {
+  static const std::vector<double> fractions = [] {
+    std::vector<double> f;
+    for (int i = 0; i <= 20; ++i) f.push_back(i / 20.0);
+    return f;
+  }();
+  return fractions;
+}
 
 struct SinkRt {
   std::string name;
@@ -788,6 +799,8 @@ void Simulator::State::close_batch() {
     k.series.p50.push_back(p[0]);
     k.series.p95.push_back(p[1]);
     k.series.p99.push_back(p[2]);
+    if (&k == &all_sinks && !k.latencies.empty())
+      k.series.quantiles.push_back(detail::quantiles(k.latencies, cdf_fractions()));
   }
   ++batches_done;
 }
@@ -885,6 +898,14 @@ SimulationResult Simulator::State::collect() const {
   r.throughput = all.throughput;
   r.latency = all.latency;
   r.latency_percentiles = all.latency_percentiles;
+  if (!all_sinks.series.quantiles.empty()) {
+    const auto& batches = all_sinks.series.quantiles;
+    for (std::size_t q = 0; q < cdf_fractions().size(); ++q) {
+      double sum = 0;
+      for (const auto& b : batches) sum += b[q];
+      r.latency_cdf.emplace_back(sum / static_cast<double>(batches.size()), cdf_fractions()[q]);
+    }
+  }
 
   // The constraint and what elevating it buys (see metrics.hpp).
   std::vector<std::pair<double, std::string>> used;

@@ -18,7 +18,7 @@
 
 namespace capsim::scenarios {
 
-enum class ChartKind { frontier, memory_breakdown, station_utilization, cost_over_horizon };
+enum class ChartKind { frontier, memory_breakdown, station_utilization, cost_over_horizon, latency_cdf };
 
 struct ReportSection {
   std::string id;      // "recommendation", ... (HTML anchors, CSV section names)
@@ -59,5 +59,10 @@ struct CostLine {
   std::vector<std::pair<double, double>> points;  // month, cumulative cash in USD
 };
 std::vector<CostLine> cost_lines(const RunResult& run);
+struct LatencyCdf {
+  std::vector<std::pair<double, double>> points;  // seconds, fraction of requests
+  double slo_seconds = 0;                         // the p99 bound, 0 when none
+};
+LatencyCdf latency_cdf(const RunResult& run);
 
 }  // namespace capsim::scenarios

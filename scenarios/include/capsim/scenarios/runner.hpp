@@ -16,6 +16,7 @@
 #include "capsim/scenarios/expectations.hpp"
 #include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/serving_report.hpp"
 #include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
 
@@ -32,6 +33,8 @@ struct RunResult {
   std::optional<SizingReport> sizing;
   std::optional<SimulationReport> simulation;  // when the scenario has simulate:
   std::optional<CostReport> cost;              // when the scenario has cost:
+  std::optional<ServingSimulationReport> serving_simulation;  // inference with deployment:
+  std::optional<ServingSizingReport> serving_sizing;          // inference with hardware.gpus
   std::vector<Measurement> measurements;
   std::vector<ExpectationResult> expectations;
 

@@ -15,6 +15,8 @@
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/parallelism.hpp"
+#include "capsim/models/serving.hpp"
+#include "capsim/models/serving_llm.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/expectations.hpp"
 
@@ -77,6 +79,29 @@ struct SimulationSetup {
   std::uint64_t seed = 1;
 };
 
+// `workload: {type: inference | llm-serving}` with `arrivals:`, `slo:` and an optional
+// `deployment:` to simulate.
+struct InferenceSetup {
+  bool llm = false;
+  models::InferenceGraph graph;         // inference
+  models::ExecutionOptions exec;
+  models::TransformerShape shape;       // llm-serving
+  models::LlmRequestMix mix;
+  models::ArrivalSpec arrivals;
+  std::optional<Seconds> p99, ttft_p99, tpot_p99;
+  // deployment:
+  std::string node;
+  models::SharingMode sharing = models::SharingMode::exclusive;
+  int tensor_parallel = 1;
+  int replicas = 1;
+  std::vector<models::StageDeployment> stages;
+  // search: (sizing)
+  std::vector<int> max_batch{1, 4, 8, 16, 32};
+  std::vector<Seconds> max_queue_delay{Seconds(0.0), Seconds(0.002), Seconds(0.005)};
+  std::vector<models::SharingMode> sharing_modes{models::SharingMode::exclusive, models::SharingMode::mig,
+                                                 models::SharingMode::mps};
+};
+
 // One way to run the work in `cost:`.
 struct CostOptionSetup {
   std::string name;
@@ -125,6 +150,7 @@ struct Scenario {
   std::optional<Money> budget;
   std::optional<SimulationSetup> simulate;
   std::optional<CostSetup> cost;
+  std::optional<InferenceSetup> inference;  // inference and llm-serving workloads
   std::vector<Expectation> expect;
   std::string text;  // the YAML as loaded, for run history
 };

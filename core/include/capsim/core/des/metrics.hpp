@@ -81,6 +81,10 @@ struct SimulationResult {
   Interval throughput;                     // all sinks together, items per second
   Interval latency;                        // all sinks together, seconds (mean)
   Percentiles latency_percentiles;         // all sinks together
+  // The end-to-end latency distribution, all sinks together: (seconds, fraction of requests
+  // at or below it) at 21 evenly spaced fractions 0, 0.05, ..., 1, each the mean over the
+  // batches of that batch's nearest-rank quantile. Empty when nothing reached a sink.
+  std::vector<std::pair<double, double>> latency_cdf;
 
   // The constraint: among stations and conveyors, the most utilized one that is busy at
   // least 95 % of the time or, when none is, the most utilized one.

@@ -1,0 +1,47 @@
+// Inference and LLM serving scenarios: `capsim simulate` runs the scenario's deployment
+// request by request next to the analytic estimate; `capsim size` finds the cheapest
+// deployment that meets the SLO at the peak rate and the node pools with autoscaling bounds.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/models/serving.hpp"
+#include "capsim/models/serving_llm.hpp"
+#include "capsim/models/serving_sizing.hpp"
+#include "capsim/scenarios/export.hpp"
+#include "capsim/scenarios/scenario.hpp"
+
+namespace capsim::scenarios {
+
+struct ServingSimulationReport {
+  std::string scenario;
+  std::string node;
+  std::optional<models::ServingReport> graph;  // inference
+  std::optional<models::LlmEstimate> llm_estimate;
+  std::optional<models::LlmSimulation> llm;     // llm-serving
+  int replicas = 1;
+  double rate = 0;  // requests/s simulated (the peak)
+};
+
+struct ServingSizingReport {
+  std::string scenario;
+  std::optional<models::ServingSizingResult> graph;
+  std::optional<models::LlmSizingResult> llm;
+  std::vector<models::NodeType> node_types;
+};
+
+Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog);
+Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog);
+
+std::string serving_simulation_text(const ServingSimulationReport& r);
+std::string serving_simulation_json(const ServingSimulationReport& r);
+std::string serving_sizing_text(const ServingSizingReport& r);
+std::string serving_sizing_json(const ServingSizingReport& r);
+
+// Node pools of the recommended deployment, with autoscaling bounds.
+Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r);
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,377 @@
+#include "capsim/scenarios/serving_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "capsim/models/search.hpp"
+#include "capsim/scenarios/table.hpp"
+
+namespace capsim::scenarios {
+namespace {
+
+using nlohmann::json;
+
+std::string ms(double s) {
+  if (!std::isfinite(s)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  return buf;
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string interval_ms(const des::Interval& i) {
+  if (!std::isfinite(i.low) || !std::isfinite(i.high) || i.low == i.high) return ms(i.mean);
+  return ms(i.mean) + " [" + ms(i.low).substr(0, ms(i.low).size() - 3) + ", " + ms(i.high) + "]";
+}
+
+json finite(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json interval_json(const des::Interval& i) {
+  return {{"mean", finite(i.mean)}, {"low", finite(i.low)}, {"high", finite(i.high)}};
+}
+
+json percentiles_json(const des::Percentiles& p) {
+  return {{"p50", interval_json(p.p50)}, {"p95", interval_json(p.p95)}, {"p99", interval_json(p.p99)}};
+}
+
+std::string sharing_name(models::SharingMode m) {
+  switch (m) {
+    case models::SharingMode::exclusive: return "exclusive";
+    case models::SharingMode::mig: return "mig";
+    case models::SharingMode::mps: return "mps";
+    case models::SharingMode::time_slicing: return "time-slicing";
+  }
+  return "";
+}
+
+std::string price_field(const Scenario& s) { return std::string(commitment_price_field(s.commitment)); }
+
+double trough_rate(const models::ArrivalSpec& a) {
+  if (a.kind != models::ArrivalSpec::Kind::diurnal) return a.peak_rate().value();
+  return a.rate.value() * *std::min_element(a.hourly.begin(), a.hourly.end());
+}
+
+std::vector<Diagnostic> with_file(std::vector<Diagnostic> ds, const std::string& file) {
+  for (auto& d : ds)
+    if (d.where.file.empty()) d.where.file = file;
+  return ds;
+}
+
+des::RunOptions run_options(const Scenario& s) {
+  des::RunOptions run;
+  if (s.simulate) {
+    run.warmup = s.simulate->warmup;
+    run.duration = s.simulate->duration;
+    run.seed = s.simulate->seed;
+  }
+  return run;
+}
+
+}  // namespace
+
+Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog) {
+  if (!s.inference || s.inference->node.empty())
+    return Diagnostic{{s.file}, "deployment", "the scenario has no deployment: to simulate", "capsim size finds one"};
+  const auto& inf = *s.inference;
+  auto node = models::node_type_by_id(catalog, inf.node, price_field(s));
+  if (!node) return with_file(node.errors(), s.file);
+  ServingSimulationReport r;
+  r.scenario = s.name;
+  r.node = inf.node;
+  r.rate = inf.arrivals.peak_rate().value();
+  const des::RunOptions run = run_options(s);
+  if (inf.llm) {
+    models::LlmServingSpec spec;
+    spec.shape = inf.shape;
+    spec.cluster = node->cluster;
+    spec.tensor_parallel = inf.tensor_parallel;
+    spec.weights = inf.exec.precision;
+    auto estimate = models::estimate_llm_serving(spec, inf.mix);
+    if (!estimate) return with_file(estimate.errors(), s.file);
+    models::LlmSimulationOptions options;
+    options.rate = r.rate;
+    options.replicas = inf.replicas;
+    options.warmup = run.warmup;
+    options.duration = run.duration;
+    options.seed = run.seed;
+    auto sim = models::simulate_llm_serving(spec, inf.mix, options);
+    if (!sim) return with_file(sim.errors(), s.file);
+    r.llm_estimate = *estimate;
+    r.llm = *sim;
+    r.replicas = inf.replicas;
+    return r;
+  }
+  models::Deployment d;
+  d.gpu = node->cluster.gpu;
+  d.sharing = inf.sharing;
+  d.stages = inf.stages;
+  auto plan = models::plan_deployment(inf.graph, d);
+  if (!plan) return with_file(plan.errors(), s.file);
+  auto sim = models::simulate_serving(*plan, inf.arrivals, run);
+  if (!sim) return with_file(sim.errors(), s.file);
+  r.graph = std::move(sim).value();
+  return r;
+}
+
+Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog) {
+  const auto& inf = *s.inference;
+  if (s.hardware.gpus.empty())
+    return Diagnostic{{s.file}, "hardware.gpus", "sizing needs candidate GPUs", "e.g. hardware: {gpus: [t4, l4]}"};
+  models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
+                          price_field(s)};
+  auto types = models::node_types_from_catalog(catalog, q);
+  if (!types) return with_file(types.errors(), s.file);
+  ServingSizingReport r;
+  r.scenario = s.name;
+  r.node_types = *types;
+  if (inf.llm) {
+    models::LlmSizingRequest req;
+    req.shape = inf.shape;
+    req.mix = inf.mix;
+    req.peak_rate = inf.arrivals.peak_rate().value();
+    req.trough_rate = trough_rate(inf.arrivals);
+    req.ttft_p99 = *inf.ttft_p99;
+    req.tpot_p99 = *inf.tpot_p99;
+    req.node_types = *types;
+    req.weights = inf.exec.precision;
+    if (s.simulate) req.verify_duration = s.simulate->duration;
+    auto result = models::size_llm_serving(req);
+    if (!result) return with_file(result.errors(), s.file);
+    r.llm = std::move(result).value();
+    return r;
+  }
+  models::ServingSizingRequest req;
+  req.graph = inf.graph;
+  req.arrivals = inf.arrivals;
+  req.p99_bound = *inf.p99;
+  req.node_types = *types;
+  req.sharing = inf.sharing_modes;
+  req.max_batch = inf.max_batch;
+  req.max_queue_delay = inf.max_queue_delay;
+  req.exec = inf.exec;
+  if (s.simulate) req.verify_run = run_options(s);
+  auto result = models::size_serving(req);
+  if (!result) return with_file(result.errors(), s.file);
+  r.graph = std::move(result).value();
+  return r;
+}
+
+std::string serving_simulation_text(const ServingSimulationReport& r) {
+  std::string out = "Serving simulation: " + r.scenario + " on " + r.node + " at " + num(r.rate) + " requests/s\n\n";
+  if (r.llm) {
+    const auto& e = *r.llm_estimate;
+    const auto& m = *r.llm;
+    Table t{{"", "simulated", "analytic"}, {}, {false, true, true}};
+    t.rows.push_back({"requests/s", num(m.requests_per_second), num(e.requests_per_second * r.replicas) + " capacity"});
+    t.rows.push_back({"output tokens/s", num(m.output_tokens_per_second),
+                      num(e.output_tokens_per_second * r.replicas) + " capacity"});
+    t.rows.push_back({"time to first token p50 / p99", ms(m.ttft.p50.mean) + " / " + ms(m.ttft.p99.mean),
+                      ms(e.ttft_unloaded.value()) + " unloaded"});
+    t.rows.push_back({"time per output token p50 / p99", ms(m.tpot.p50.mean) + " / " + ms(m.tpot.p99.mean),
+                      ms(e.tpot_single.value()) + " at 1 sequence, " + ms(e.tpot_at_max.value()) + " at " +
+                          std::to_string(e.max_concurrent_sequences)});
+    t.rows.push_back({"end to end p50 / p95 / p99",
+                      ms(m.end_to_end.p50.mean) + " / " + ms(m.end_to_end.p95.mean) + " / " + ms(m.end_to_end.p99.mean),
+                      ""});
+    t.rows.push_back({"running sequences (mean / peak)", num(m.mean_running) + " / " + std::to_string(m.peak_running),
+                      std::to_string(e.max_concurrent_sequences) + " fit (KV cache " +
+                          num(e.kv_capacity_tokens) + " tokens)"});
+    t.rows.push_back({"KV cache in use", num(100 * m.kv_utilization) + " %", ""});
+    out += render_text(t);
+    out += "\nPer replica: " + to_string(e.weights_per_gpu) + " of weights per GPU; " + e.formula + "\n";
+    out += "Constraint: " + std::string(m.kv_utilization > 0.95 ? "the KV cache (memory)" : "decode steps (memory bandwidth)") +
+           ".\n";
+    return out;
+  }
+  const auto& g = *r.graph;
+  Table t{{"", "simulated (95 % CI)", "analytic"}, {}, {false, true, true}};
+  t.rows.push_back({"throughput (requests/s)", num(g.simulated_throughput),
+                    num(g.analytic.capacity) + " capacity (" + g.analytic.constraint + ")"});
+  t.rows.push_back({"latency p50", interval_ms(g.latency.p50), ""});
+  t.rows.push_back({"latency p95", interval_ms(g.latency.p95), ""});
+  t.rows.push_back({"latency p99", interval_ms(g.latency.p99), ms(g.analytic.p99_latency.value()) + " (upper-side)"});
+  t.rows.push_back({"latency mean", ms(g.simulation.latency.mean), ms(g.analytic.mean_latency.value())});
+  out += render_text(t);
+  Table stages{{"stage", "servers", "batch", "share", "utilization (sim)", "utilization (analytic)", "capacity (req/s)"},
+               {},
+               {false, true, true, false, true, true, true}};
+  for (std::size_t i = 0; i < g.plan.stages.size(); ++i) {
+    const auto& p = g.plan.stages[i];
+    const auto& a = g.analytic.stages[i];
+    stages.rows.push_back({p.name, std::to_string(p.servers), std::to_string(p.max_batch_requests), p.share.description,
+                           num(100 * g.stage_utilization[i]) + " %", num(100 * a.utilization) + " %", num(a.capacity)});
+  }
+  out += "\n" + render_text(stages);
+  out += "\nConstraint: " + g.simulation.constraint + " (" + num(100 * g.simulation.constraint_utilization) + " % busy)";
+  if (g.simulation.elevation_gain)
+    out += "; elevating it gives up to +" + num(100 * *g.simulation.elevation_gain) + " % before " +
+           g.simulation.next_constraint + " binds";
+  return out + ".\nGPUs used: " + std::to_string(g.plan.gpus) + " x " + g.plan.gpu + " (" +
+         sharing_name(g.plan.sharing) + ").\n";
+}
+
+std::string serving_simulation_json(const ServingSimulationReport& r) {
+  json j{{"scenario", r.scenario}, {"node", r.node}, {"rate", r.rate}};
+  if (r.llm) {
+    const auto& m = *r.llm;
+    j["llm"] = {{"requests_per_second", finite(m.requests_per_second)},
+                {"output_tokens_per_second", finite(m.output_tokens_per_second)},
+                {"ttft_s", percentiles_json(m.ttft)},
+                {"tpot_s", percentiles_json(m.tpot)},
+                {"end_to_end_s", percentiles_json(m.end_to_end)},
+                {"mean_running", finite(m.mean_running)},
+                {"peak_running", m.peak_running},
+                {"kv_utilization", finite(m.kv_utilization)},
+                {"analytic",
+                 {{"ttft_unloaded_s", r.llm_estimate->ttft_unloaded.value()},
+                  {"tpot_single_s", r.llm_estimate->tpot_single.value()},
+                  {"tpot_at_max_s", r.llm_estimate->tpot_at_max.value()},
+                  {"max_concurrent_sequences", r.llm_estimate->max_concurrent_sequences},
+                  {"kv_capacity_tokens", r.llm_estimate->kv_capacity_tokens},
+                  {"output_tokens_per_second_per_gpu", r.llm_estimate->output_tokens_per_second_per_gpu}}}};
+    return j.dump(2) + "\n";
+  }
+  const auto& g = *r.graph;
+  j["throughput"] = finite(g.simulated_throughput);
+  j["latency_s"] = percentiles_json(g.latency);
+  j["constraint"] = g.simulation.constraint;
+  j["analytic"] = {{"capacity", finite(g.analytic.capacity)},
+                   {"constraint", g.analytic.constraint},
+                   {"mean_latency_s", finite(g.analytic.mean_latency.value())},
+                   {"p99_latency_s", finite(g.analytic.p99_latency.value())}};
+  j["stages"] = json::array();
+  for (std::size_t i = 0; i < g.plan.stages.size(); ++i)
+    j["stages"].push_back({{"name", g.plan.stages[i].name},
+                           {"servers", g.plan.stages[i].servers},
+                           {"batch_requests", g.plan.stages[i].max_batch_requests},
+                           {"share", g.plan.stages[i].share.description},
+                           {"utilization", finite(g.stage_utilization[i])},
+                           {"analytic_utilization", finite(g.analytic.stages[i].utilization)},
+                           {"capacity", finite(g.analytic.stages[i].capacity)}});
+  j["gpus"] = g.plan.gpus;
+  return j.dump(2) + "\n";
+}
+
+std::string serving_sizing_text(const ServingSizingReport& r) {
+  std::string out = "Serving sizing: " + r.scenario + "\n\n";
+  auto cost_text = [](const std::optional<MoneyPerSecond>& c) {
+    return c ? to_string(*c) + " (" + num(c->value() * units::month) + " USD/month)" : std::string("no price");
+  };
+  if (r.llm) {
+    const auto& res = *r.llm;
+    if (!res.recommended) return out + "No deployment meets the SLO: " + res.recommendation + "\n";
+    const auto& d = *res.recommended;
+    out += "Recommendation (" + res.recommendation + "):\n  " + d.summary + "\n  cost " + cost_text(d.cost) + "\n";
+    out += "  replicas " + std::to_string(d.min_replicas) + " (trough) to " + std::to_string(d.replicas) +
+           " (peak), " + std::to_string(d.gpus) + " GPUs on " + std::to_string(d.nodes) + " nodes\n";
+    if (d.simulation)
+      out += "  simulated at peak: TTFT p99 " + ms(d.simulation->ttft.p99.mean) + ", TPOT p99 " +
+             ms(d.simulation->tpot.p99.mean) + "\n";
+  } else {
+    const auto& res = *r.graph;
+    out += "Evaluated " + std::to_string(res.evaluated) + " deployments; " + std::to_string(res.candidates.size()) +
+           " meet the SLO analytically.\n";
+    if (!res.recommended) return out + "No deployment meets the SLO: " + res.recommendation + "\n";
+    const auto& d = *res.recommended;
+    out += "\nRecommendation (" + res.recommendation + "):\n  " + d.summary + "\n  cost " + cost_text(d.cost) + "\n";
+    out += "  nodes " + std::to_string(d.min_nodes) + " (trough) to " + std::to_string(d.nodes) + " (peak)\n";
+    if (d.simulated_latency)
+      out += "  simulated at peak: p50 " + ms(d.simulated_latency->p50.mean) + ", p99 " +
+             ms(d.simulated_latency->p99.mean) + "\n";
+    Table alt{{"deployment", "cost", "verified"}, {}, {false, true, false}};
+    for (const auto& v : res.verified)
+      alt.rows.push_back({v.summary, cost_text(v.cost), v.verified ? (v.meets_slo ? "meets SLO" : "misses SLO") : "-"});
+    if (!alt.rows.empty()) out += "\nVerified by simulation:\n" + render_text(alt);
+  }
+  auto pools = serving_node_pools(r);
+  if (pools) {
+    Table t{{"pool", "node type", "GPUs/node", "min nodes", "max nodes", "Kubernetes request per pod"}, {}, {false, false, true, true, true, false}};
+    for (const auto& p : *pools)
+      t.rows.push_back({p.name, p.instance_type + " (" + p.provider + ")", std::to_string(p.gpus_per_node),
+                        std::to_string(p.min_nodes), std::to_string(p.max_nodes),
+                        (p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu")) + ": " +
+                            std::to_string(p.gpus_per_pod)});
+    out += "\nNode pools:\n" + render_text(t);
+  }
+  const auto& skipped = r.llm ? r.llm->skipped : r.graph->skipped;
+  if (!skipped.empty()) {
+    out += "\nSkipped:\n";
+    for (const auto& [what, why] : skipped) out += "  " + what + ": " + why + "\n";
+  }
+  return out;
+}
+
+std::string serving_sizing_json(const ServingSizingReport& r) {
+  json j{{"scenario", r.scenario}};
+  auto cost = [](const std::optional<MoneyPerSecond>& c) { return c ? json(c->value() * units::hour) : json(nullptr); };
+  if (r.llm && r.llm->recommended) {
+    const auto& d = *r.llm->recommended;
+    j["recommended"] = {{"summary", d.summary},
+                        {"node_type", d.node_type},
+                        {"tensor_parallel", d.spec.tensor_parallel},
+                        {"replicas", d.replicas},
+                        {"min_replicas", d.min_replicas},
+                        {"gpus", d.gpus},
+                        {"cost_per_hour_usd", cost(d.cost)},
+                        {"meets_slo", d.meets_slo}};
+  } else if (r.graph && r.graph->recommended) {
+    const auto& d = *r.graph->recommended;
+    j["recommended"] = {{"summary", d.summary},   {"node_type", d.node_type},      {"gpus", d.gpus},
+                        {"nodes", d.nodes},       {"min_nodes", d.min_nodes},      {"cost_per_hour_usd", cost(d.cost)},
+                        {"meets_slo", d.meets_slo}, {"verified", d.verified}};
+    if (d.simulated_latency) j["recommended"]["simulated_latency_s"] = percentiles_json(*d.simulated_latency);
+  }
+  j["node_pools"] = json::array();
+  if (auto pools = serving_node_pools(r))
+    for (const auto& p : *pools)
+      j["node_pools"].push_back({{"name", p.name},
+                                 {"instance_type", p.instance_type},
+                                 {"provider", p.provider},
+                                 {"gpus_per_node", p.gpus_per_node},
+                                 {"min_nodes", p.min_nodes},
+                                 {"max_nodes", p.max_nodes},
+                                 {"resource", p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : "nvidia.com/gpu"},
+                                 {"per_pod", p.gpus_per_pod}});
+  return j.dump(2) + "\n";
+}
+
+Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
+  auto find_type = [&](const std::string& id) -> const models::NodeType* {
+    for (const auto& t : r.node_types)
+      if (t.id == id) return &t;
+    return nullptr;
+  };
+  std::vector<NodePool> pools;
+  if (r.llm && r.llm->recommended) {
+    const auto& d = *r.llm->recommended;
+    const auto* t = find_type(d.node_type);
+    if (t == nullptr) return Diagnostic{{}, "", "unknown node type " + d.node_type, ""};
+    pools.push_back({"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
+                     d.nodes, std::max(1, (d.min_replicas * d.spec.tensor_parallel + t->cluster.gpus_per_node - 1) /
+                                               t->cluster.gpus_per_node),
+                     d.nodes, false, std::nullopt, d.k8s.count});
+    return pools;
+  }
+  if (!r.graph || !r.graph->recommended) return Diagnostic{{}, "", "no recommended deployment", ""};
+  const auto& d = *r.graph->recommended;
+  const auto* t = find_type(d.node_type);
+  if (t == nullptr) return Diagnostic{{}, "", "unknown node type " + d.node_type, ""};
+  NodePool pool{"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
+                d.nodes, std::max(1, d.min_nodes), d.nodes, false, std::nullopt, 1};
+  if (!d.k8s.empty() && d.k8s.front().resource.starts_with("nvidia.com/mig-"))
+    pool.mig_profile = d.k8s.front().resource.substr(std::string("nvidia.com/mig-").size());
+  if (!d.k8s.empty()) pool.gpus_per_pod = d.k8s.front().count;
+  pools.push_back(pool);
+  return pools;
+}
+
+}  // namespace capsim::scenarios
