@@ -5,6 +5,7 @@
 #include "output.hpp"
 #include "plan_commands.hpp"
 #include "run_commands.hpp"
+#include "sweep.hpp"
 #include "scenario_commands.hpp"
 #include "capsim/version.hpp"
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   add_scenario_commands(app, global, exit_code);
   add_plan_commands(app, global, exit_code);
   add_run_commands(app, global, exit_code);
+  add_sweep_command(app, global, exit_code);
 
   try {
     app.parse(argc, argv);

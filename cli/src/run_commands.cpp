@@ -2,12 +2,16 @@
 #include "run_commands.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/overrides.hpp"
 #include "capsim/scenarios/report.hpp"
+#include "sweep.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #ifdef CAPSIM_HAVE_RENDER
 #include "capsim/render/report.hpp"
@@ -34,16 +38,43 @@ Status write_report(const scenarios::RunResult& run, const hardware::Catalog& ca
 struct RunOptions {
   std::string file;
   std::string report;
+  std::vector<std::string> set;  // KEY=VALUE overrides
+  std::string sweep;             // sweep spec: the points run in parallel processes
+  std::string shard;             // "i/N": this process's share of the sweep
+  int jobs = 0;                  // parallel processes for a sweep (0: the machine's cores)
+  std::string sweep_label;       // internal: the point a sweep child runs
   bool check = false;
   std::string junit;
   bool no_history = false;
   Format format = Format::table;
 };
 
+// The scenario file with the --set overrides applied.
+Result<scenarios::Scenario> load_with_overrides(const std::string& file, const std::vector<std::string>& set,
+                                                const hardware::Catalog& catalog) {
+  if (set.empty()) return scenarios::load_scenario_file(file, catalog);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Diagnostic{{file}, "", "cannot read the scenario file (does it exist?)", ""};
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::vector<scenarios::Override> overrides;
+  std::vector<Diagnostic> errors;
+  for (const auto& s : set) {
+    auto o = scenarios::parse_override(s);
+    if (o) overrides.push_back(*o);
+    else errors.insert(errors.end(), o.errors().begin(), o.errors().end());
+  }
+  if (!errors.empty()) return errors;
+  auto changed = scenarios::apply_overrides(text.str(), overrides);
+  if (!changed) return changed.errors();
+  return scenarios::load_scenario(file + " (with --set)", *changed, catalog);
+}
+
 int run_run(const GlobalOptions& g, const RunOptions& o) {
+  if (!o.sweep.empty()) return run_sweep(g, o.file, o.sweep, o.shard, o.set, o.jobs, o.check);
   auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
   if (!ws) return report_errors(ws.errors());
-  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
   TerminalProgress progress;
   auto run = scenarios::run_scenario(*scenario, *ws->catalog, &progress);
@@ -59,7 +90,7 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
   if (!o.report.empty())
     if (auto status = write_report(*run, *ws->catalog, o.report); !status.empty()) return report_errors(status);
   if (!o.no_history) {
-    auto id = scenarios::record_run(ws->store, *run);
+    auto id = scenarios::record_run(ws->store, *run, o.sweep_label);
     if (!id) return report_errors(id.errors());
   }
   std::cout << (o.format == Format::json ? scenarios::run_json(*run) : scenarios::run_summary_text(*run));
@@ -122,6 +153,13 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   run->add_flag("--no-history", o->no_history, "Do not store the run in the database");
   run->add_option("--report", o->report, "Also write the sizing report: .html, .pdf, .md, .csv or .json")
       ->option_text("FILE");
+  run->add_option("--set", o->set, "Override a scenario key: KEY=VALUE, e.g. hardware.max_gpus=1024 (repeatable)");
+  run->add_option("--sweep", o->sweep,
+                  "Run every point of one or two keys in parallel processes: 'KEY=v1,v2' or 'KEY=v1,v2;KEY2=w1,w2'");
+  run->add_option("--shard", o->shard, "With --sweep: run only shard I of N (I/N, 0-based), as an Indexed Job pod does");
+  run->add_option("--jobs,-j", o->jobs, "With --sweep: parallel processes (default: the machine's cores)")
+      ->check(CLI::Range(1, 4096));
+  run->add_option("--sweep-label", o->sweep_label)->group("");  // internal: set by a sweep for its children
   add_format_option(*run, o->format, {"table", "json"});
   run->callback([&global, &exit_code, o] { exit_code = run_run(global, *o); });
 
@@ -161,6 +199,14 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   show->add_option("id", h->show_id, "Run id")->required();
   add_format_option(*show, h->format, {"table", "json"});
   show->callback([&global, &exit_code, h] { exit_code = run_history_show(global, *h); });
+  auto merge_dbs = std::make_shared<std::vector<std::string>>();
+  auto merge_sweep = std::make_shared<std::string>();
+  auto* merge = history->add_subcommand("merge", "Bring sweep shards' databases into this one and show their table");
+  merge->add_option("shards", *merge_dbs, "Shard databases (capsim run --shard ... --db FILE)")->required();
+  merge->add_option("--sweep", *merge_sweep, "The sweep spec whose points to tabulate (default: every sweep merged)");
+  merge->callback([&global, &exit_code, merge_dbs, merge_sweep] {
+    exit_code = run_history_merge(global, *merge_dbs, *merge_sweep);
+  });
   auto* diff = history->add_subcommand("diff", "What changed in inputs and outputs between two runs");
   diff->add_option("a", h->diff_a, "Older run id")->required();
   diff->add_option("b", h->diff_b, "Newer run id")->required();

@@ -9,7 +9,7 @@
 namespace capsim::hardware {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -163,7 +163,17 @@ Result<Store> Store::open(const std::filesystem::path& path) {
     exec(db, "ROLLBACK;");
     return db_error(db, path, "cannot create the tables (is this a capsim database?)");
   }
-  Statement version(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?1);");
+  // Version 2: runs carry the sweep point they belong to.
+  bool has_sweep = false;
+  {
+    Statement columns(db, "PRAGMA table_info(runs);");
+    while (columns.ok() && columns.step() == SQLITE_ROW) has_sweep = has_sweep || columns.text(1) == "sweep";
+  }
+  if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';")) {
+    exec(db, "ROLLBACK;");
+    return db_error(db, path, "cannot migrate the run history");
+  }
+  Statement version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
   version.bind(1, std::to_string(kSchemaVersion));
   if (!version.ok() || version.step() != SQLITE_DONE || !exec(db, "COMMIT;")) {
     exec(db, "ROLLBACK;");

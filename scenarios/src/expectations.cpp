@@ -12,10 +12,10 @@ const std::vector<MetricInfo>& known_metrics() {
       {"cost_per_run", dims::money, "cost of one training run on the recommended configuration"},
       {"gpus", dims::none, "GPUs of the recommended configuration"},
       {"memory_per_gpu", dims::bytes, "memory the recommended configuration needs per GPU"},
-      {"memory_headroom", dims::none, "free share of GPU memory: 1 - needed / capacity"},
-      {"mfu", dims::none, "model FLOPs utilization of the recommended configuration"},
+      {"memory_headroom", dims::none, "free share of GPU memory: 1 - needed / capacity", true},
+      {"mfu", dims::none, "model FLOPs utilization of the recommended configuration", true},
       {"step_time", dims::seconds, "time of one optimizer step"},
-      {"gpu_utilization", dims::none, "simulated GPU busy fraction (simulate:)"},
+      {"gpu_utilization", dims::none, "simulated GPU busy fraction (simulate:)", true},
       {"p99_latency", dims::seconds, "simulated end-to-end p99 latency at the peak rate (inference)"},
       {"ttft_p99", dims::seconds, "simulated p99 time to first token (llm-serving)"},
       {"tpot_p99", dims::seconds, "simulated p99 time per output token (llm-serving)"},
@@ -62,6 +62,12 @@ std::string value_text(const ParsedQuantity& q) {
 }
 
 }  // namespace
+
+std::string display_measurement(const std::string& metric, const ParsedQuantity& value) {
+  for (const auto& m : known_metrics())
+    if (m.name == metric && m.fraction) return to_string(ParsedQuantity{100 * value.value_si, {}, {}}) + " %";
+  return to_string(value);
+}
 
 Result<Expectation> parse_expectation(std::string_view text) {
   static constexpr std::array<std::pair<std::string_view, ExpectOp>, 4> ops = {

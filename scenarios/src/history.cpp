@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <sstream>
 
 #include "capsim/version.hpp"
@@ -20,12 +21,12 @@ std::string column(sqlite3_stmt* s, int i) {
 }
 
 RunRecord read_row(sqlite3_stmt* s) {
-  return {sqlite3_column_int64(s, 0), column(s, 1), column(s, 2), column(s, 3),
-          column(s, 4),              column(s, 5), column(s, 6), column(s, 7)};
+  return {sqlite3_column_int64(s, 0), column(s, 1), column(s, 2), column(s, 3), column(s, 4),
+          column(s, 5),              column(s, 6), column(s, 7), column(s, 8)};
 }
 
 constexpr const char* kColumns =
-    "id, started_at, scenario, status, catalog_hash, capsim_version, scenario_resolved, results_json";
+    "id, started_at, scenario, status, catalog_hash, capsim_version, scenario_resolved, results_json, sweep";
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -57,18 +58,18 @@ std::string line_diff(const std::string& a_text, const std::string& b_text) {
 
 }  // namespace
 
-Result<long long> record_run(const hardware::Store& store, const RunResult& run) {
+Result<long long> record_run(const hardware::Store& store, const RunResult& run, const std::string& sweep) {
   sqlite3* db = store.handle();
   sqlite3_stmt* s = nullptr;
   const char* sql =
-      "INSERT INTO runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, results_json) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);";
+      "INSERT INTO runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, results_json, "
+      "sweep) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);";
   if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return db_error(store, "cannot record the run");
   const std::string json = run_json(run);
   const std::string status = run.status();
   const std::string fields[] = {run.started_at, run.scenario.name, run.scenario.text, run.catalog_hash,
-                                CAPSIM_VERSION,  status,            json};
-  for (int i = 0; i < 7; ++i) sqlite3_bind_text(s, i + 1, fields[i].c_str(), -1, SQLITE_TRANSIENT);
+                                CAPSIM_VERSION,  status,            json,                sweep};
+  for (int i = 0; i < 8; ++i) sqlite3_bind_text(s, i + 1, fields[i].c_str(), -1, SQLITE_TRANSIENT);
   // One statement is one transaction; with WAL and the store's busy timeout, concurrent
   // writers queue instead of failing.
   const int rc = sqlite3_step(s);
@@ -102,6 +103,48 @@ Result<RunRecord> get_run(const hardware::Store& store, long long id) {
   sqlite3_finalize(s);
   if (!found) return Diagnostic{{store.path().string()}, "", "no run with id " + std::to_string(id), "see 'capsim history'"};
   return *found;
+}
+
+Result<std::vector<RunRecord>> list_sweep_runs(const hardware::Store& store, const std::string& spec) {
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM runs WHERE sweep LIKE ?1 ORDER BY id DESC;";
+  if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+    return db_error(store, "cannot read the run history");
+  const std::string pattern = spec + " | %";
+  sqlite3_bind_text(s, 1, pattern.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<RunRecord> out;
+  while (sqlite3_step(s) == SQLITE_ROW) out.push_back(read_row(s));
+  sqlite3_finalize(s);
+  return out;
+}
+
+Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path& shard) {
+  if (!std::filesystem::is_regular_file(shard))
+    return Diagnostic{{shard.string()}, "", "no such shard database", ""};
+  sqlite3* db = store.handle();
+  sqlite3_stmt* attach = nullptr;
+  if (sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS shard;", -1, &attach, nullptr) != SQLITE_OK)
+    return db_error(store, "cannot open the shard " + shard.string());
+  sqlite3_bind_text(attach, 1, shard.string().c_str(), -1, SQLITE_TRANSIENT);
+  const int rc = sqlite3_step(attach);
+  sqlite3_finalize(attach);
+  if (rc != SQLITE_DONE) return db_error(store, "cannot open the shard " + shard.string());
+  auto detach = [&] { sqlite3_exec(db, "DETACH DATABASE shard;", nullptr, nullptr, nullptr); };
+  const char* copy =
+      "BEGIN IMMEDIATE;"
+      "INSERT INTO main.runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, "
+      "results_json, sweep) SELECT started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, "
+      "results_json, sweep FROM shard.runs;"
+      "COMMIT;";
+  if (sqlite3_exec(db, copy, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    auto error = db_error(store, "cannot merge the shard " + shard.string());
+    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+    detach();
+    return error;
+  }
+  const int copied = sqlite3_changes(db);
+  detach();
+  return copied;
 }
 
 std::string diff_runs(const RunRecord& a, const RunRecord& b) {

@@ -187,7 +187,7 @@ std::string run_json(const RunResult& r) {
   for (const auto& m : r.measurements)
     j["measurements"][m.metric] = {{"value", m.value.value_si},
                                    {"unit", si_unit(m.value.dim, m.value.currency)},
-                                   {"display", to_string(m.value)}};
+                                   {"display", display_measurement(m.metric, m.value)}};
   j["expectations"] = json::array();
   for (const auto& e : r.expectations)
     j["expectations"].push_back({{"expect", e.expectation.text},

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 #include <sstream>
 #include <string>
 
@@ -220,4 +221,52 @@ TEST_CASE("run --check exits 1 on a failed expectation and writes it to JUnit") 
   // Without --check the same run exits 0; bad input still exits 2.
   CHECK(capsim("run --no-history '" + scenario.string() + "'", "run.db").exit_code == 0);
   CHECK(capsim("run --check '" + (scratch() / "missing.yaml").string() + "'", "run.db").exit_code == 2);
+}
+
+TEST_CASE("a sweep splits into shards whose databases merge into one table") {
+  const std::string scenario = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  const std::string spec = "workload.tokens=50M,100M,200M,400M";
+  // The whole sweep on this machine.
+  auto all = capsim("run '" + scenario + "' --sweep '" + spec + "' --jobs 2", "sweep-all.db");
+  REQUIRE(all.exit_code == 0);
+  CHECK(all.out.find("4 points") != std::string::npos);
+  // Two shards, as two Indexed Job pods would run them, each into its own database.
+  std::vector<std::string> shard_dbs;
+  for (int i = 0; i < 2; ++i) {
+    const auto db = (scratch() / ("shard-" + std::to_string(i) + ".db")).string();
+    std::filesystem::remove(db);
+    shard_dbs.push_back(db);
+    auto shard = capsim("--db '" + db + "' run '" + scenario + "' --sweep '" + spec + "' --shard " + std::to_string(i) + "/2",
+                        "sweep-shards.db");
+    REQUIRE(shard.exit_code == 0);
+    CHECK(shard.out.find("(shard " + std::to_string(i) + "/2): 2 points") != std::string::npos);
+  }
+  std::filesystem::remove(scratch() / "sweep-merged.db");
+  auto merged = capsim("history merge '" + shard_dbs[0] + "' '" + shard_dbs[1] + "' --sweep '" + spec + "'", "sweep-merged.db");
+  REQUIRE(merged.exit_code == 0);
+  CHECK(merged.out.starts_with("Merged 4 runs from 2 shard databases."));
+  // The merged table lists every point once, in the sweep's order, as the one-machine run does.
+  const auto rows_of = [](const std::string& out) {
+    std::vector<std::string> points;
+    std::istringstream in(out);
+    for (std::string l; std::getline(in, l);)
+      if (l.starts_with("workload.tokens=")) points.push_back(l.substr(0, l.find(' ')));
+    return points;
+  };
+  CHECK(rows_of(merged.out) == std::vector<std::string>{"workload.tokens=50M", "workload.tokens=100M",
+                                                         "workload.tokens=200M", "workload.tokens=400M"});
+  CHECK(rows_of(merged.out) == rows_of(all.out));
+  CHECK(capsim("run '" + scenario + "' --sweep '" + spec + "' --shard 2/2", "sweep-all.db").exit_code == 2);
+}
+
+TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
+  auto r = capsim("sweep scenarios/x.yaml --sweep 'hardware.max_gpus=8,64' --shards 4");
+  REQUIRE(r.exit_code == 0);
+  const YAML::Node job = YAML::Load(r.out);
+  CHECK(job["apiVersion"].as<std::string>() == "batch/v1");
+  CHECK(job["kind"].as<std::string>() == "Job");
+  CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
+  CHECK(job["spec"]["completions"].as<int>() == 4);
+  const std::string args = job["spec"]["template"]["spec"]["containers"][0]["args"][0].as<std::string>();
+  CHECK(args.find("--shard ${JOB_COMPLETION_INDEX}/4") != std::string::npos);
 }

@@ -33,7 +33,10 @@ struct MetricInfo {
   std::string name;
   Dim dim;
   std::string help;
+  bool fraction = false;  // a share of 1, shown as a percentage
 };
+// How a measured value of `metric` reads: "35.31 %", "60.7 d", "41050956 USD".
+std::string display_measurement(const std::string& metric, const ParsedQuantity& value);
 const std::vector<MetricInfo>& known_metrics();
 
 // Parses "METRIC OP VALUE"; errors name the metric or the unit problem.

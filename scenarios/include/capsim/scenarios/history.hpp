@@ -6,6 +6,7 @@
 // processes append without losing runs (a writer waits for another's lock).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,20 @@ struct RunRecord {
   std::string capsim_version;
   std::string scenario_text;  // the scenario YAML as it was run
   std::string results_json;   // run_json()
+  std::string sweep;          // "SPEC | point" for runs of a sweep, "" otherwise
 };
 
-Result<long long> record_run(const hardware::Store& store, const RunResult& run);
+Result<long long> record_run(const hardware::Store& store, const RunResult& run, const std::string& sweep = {});
 // Newest first; `scenario` empty for all.
 Result<std::vector<RunRecord>> list_runs(const hardware::Store& store, int limit, const std::string& scenario = {});
 Result<RunRecord> get_run(const hardware::Store& store, long long id);
+
+// Runs of one sweep (its SPEC), newest first.
+Result<std::vector<RunRecord>> list_sweep_runs(const hardware::Store& store, const std::string& spec);
+
+// Copies every run of the shard database at `shard` into `store` in one transaction
+// (sweep shards each write their own file); returns how many runs were copied.
+Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path& shard);
 
 // What changed between two runs: scenario lines removed (-) and added (+), then every
 // result value that differs, by JSON path.

@@ -1,0 +1,284 @@
+#include "sweep.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "capsim/core/files.hpp"
+#include "capsim/scenarios/history.hpp"
+#include "capsim/scenarios/overrides.hpp"
+#include "capsim/scenarios/workspace.hpp"
+
+extern char** environ;
+
+namespace capsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<std::pair<int, int>> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  int i = -1, n = 0;
+  if (slash != std::string::npos) {
+    std::from_chars(text.data(), text.data() + slash, i);
+    std::from_chars(text.data() + slash + 1, text.data() + text.size(), n);
+  }
+  if (n < 1 || i < 0 || i >= n)
+    return Diagnostic{{}, "--shard", "expected I/N with 0 <= I < N, got '" + text + "'", "e.g. --shard 0/4"};
+  return std::make_pair(i, n);
+}
+
+// One sweep point's outcome, from a child's JSON result or from its error output.
+struct PointResult {
+  std::string label;
+  int exit_code = 0;
+  std::string json;
+  std::string error;
+};
+
+// The table of a sweep: one row per point, the measurements as columns.
+scenarios::Table sweep_table(const std::vector<PointResult>& results) {
+  std::vector<std::string> metrics;
+  std::vector<nlohmann::json> parsed;
+  for (const auto& r : results) {
+    parsed.push_back(nlohmann::json::parse(r.json, nullptr, false));
+    if (parsed.back().is_object() && parsed.back().contains("measurements"))
+      for (auto it = parsed.back()["measurements"].begin(); it != parsed.back()["measurements"].end(); ++it)
+        if (std::find(metrics.begin(), metrics.end(), it.key()) == metrics.end()) metrics.push_back(it.key());
+  }
+  scenarios::Table t{{"point", "status"}, {}, {false, false}};
+  for (const auto& m : metrics) {
+    t.columns.push_back(m);
+    t.right_align.push_back(true);
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    std::vector<std::string> row{results[i].label};
+    const auto& j = parsed[i];
+    if (!j.is_object()) {
+      row.push_back("error: " + results[i].error.substr(0, results[i].error.find('\n')));
+      row.resize(t.columns.size());
+    } else {
+      row.push_back(j.value("status", ""));
+      for (const auto& m : metrics)
+        row.push_back(j["measurements"].contains(m) ? j["measurements"][m].value("display", "") : "-");
+    }
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+// Runs `capsim ARGS` as a child process with stdout and stderr in files.
+pid_t spawn_capsim(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, "/proc/self/exe", &files, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&files);
+  return pid;
+}
+
+}  // namespace
+
+int run_sweep(const GlobalOptions& g, const std::string& file, const std::string& spec, const std::string& shard,
+              const std::vector<std::string>& set, int jobs, bool check) {
+  auto points = scenarios::expand_sweep(spec);
+  if (!points) return report_errors(points.errors());
+  std::vector<scenarios::SweepPoint> mine = *points;
+  if (!shard.empty()) {
+    auto s = parse_shard(shard);
+    if (!s) return report_errors(s.errors());
+    mine = scenarios::shard_of(*points, s->first, s->second);
+  }
+  // The catalog and database are opened once here, so the children find them ready.
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  const fs::path tmp = fs::temp_directory_path() / ("capsim-sweep-" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  const int parallel = jobs > 0 ? jobs : std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  std::vector<PointResult> results(mine.size());
+  std::map<pid_t, std::size_t> running;
+  std::size_t next = 0;
+  auto wait_one = [&] {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid <= 0 || !running.count(pid)) return;
+    const std::size_t i = running[pid];
+    running.erase(pid);
+    results[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
+    results[i].json = read_all(tmp / (std::to_string(i) + ".out"));
+    results[i].error = read_all(tmp / (std::to_string(i) + ".err"));
+  };
+  while (next < mine.size() || !running.empty()) {
+    if (next < mine.size() && static_cast<int>(running.size()) < parallel) {
+      const auto& point = mine[next];
+      std::vector<std::string> args{"capsim", "--db", ws->store.path().string(), "--catalog", ws->catalog_dir.string(),
+                                    "run", file, "--format", "json", "--sweep-label", spec + " | " + point.label()};
+      for (const auto& s : set) args.insert(args.end(), {"--set", s});
+      for (const auto& o : point.overrides) args.insert(args.end(), {"--set", o.path + "=" + o.value});
+      results[next].label = point.label();
+      const pid_t pid = spawn_capsim(args, tmp / (std::to_string(next) + ".out"), tmp / (std::to_string(next) + ".err"));
+      if (pid < 0) {
+        results[next].exit_code = kExitBadInput;
+        results[next].error = "cannot start a capsim process";
+      } else {
+        running[pid] = next;
+      }
+      ++next;
+      continue;
+    }
+    wait_one();
+  }
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  std::cout << "Sweep " << spec << (shard.empty() ? "" : " (shard " + shard + ")") << ": " << mine.size()
+            << " points\n\n";
+  print_table(sweep_table(results), Format::table);
+  int worst = kExitOk;
+  for (const auto& r : results) {
+    if (r.exit_code == kExitBadInput) {
+      std::cerr << r.label << ": " << r.error;
+      worst = kExitBadInput;
+    } else if (check && worst == kExitOk) {
+      auto j = nlohmann::json::parse(r.json, nullptr, false);
+      if (j.is_object() && j.value("status", "") == "failed") worst = kExitExpectationFailed;
+    }
+  }
+  return worst;
+}
+
+int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  std::vector<Diagnostic> errors;
+  int copied = 0;
+  for (const auto& shard : shards) {
+    auto n = scenarios::merge_runs(ws->store, shard);
+    if (n) copied += *n;
+    else errors.insert(errors.end(), n.errors().begin(), n.errors().end());
+  }
+  if (!errors.empty()) return report_errors(errors);
+  std::cout << "Merged " << copied << " runs from " << shards.size() << " shard databases.\n";
+  auto runs = spec.empty() ? scenarios::list_runs(ws->store, 1000000) : scenarios::list_sweep_runs(ws->store, spec);
+  if (!runs) return report_errors(runs.errors());
+  // The newest run of each point; with a spec, in the sweep's order and labelled by point.
+  std::map<std::string, PointResult> latest;
+  for (const auto& r : *runs) {
+    if (r.sweep.empty() || latest.count(r.sweep)) continue;
+    const auto bar = r.sweep.find(" | ");
+    latest[r.sweep] = {spec.empty() || bar == std::string::npos ? r.sweep : r.sweep.substr(bar + 3), 0,
+                       r.results_json, ""};
+  }
+  std::vector<PointResult> rows;
+  if (auto points = scenarios::expand_sweep(spec); points && !spec.empty()) {
+    for (const auto& p : *points)
+      if (auto it = latest.find(spec + " | " + p.label()); it != latest.end()) rows.push_back(it->second);
+  } else {
+    for (auto& [label, p] : latest) rows.push_back(p);
+  }
+  std::cout << "\n";
+  print_table(sweep_table(rows), Format::table);
+  return kExitOk;
+}
+
+namespace {
+
+struct SweepJobOptions {
+  std::string file;
+  std::string spec;
+  int shards = 1;
+  std::string output;
+  std::string image = "capsim:latest";
+  std::string name = "capsim-sweep";
+};
+
+// A Kubernetes Indexed Job (batch/v1): pod i runs shard i of N and writes its own database
+// to the results volume; `capsim history merge` joins them.
+std::string indexed_job(const SweepJobOptions& o) {
+  YAML::Emitter y;
+  y << YAML::BeginMap;
+  y << YAML::Key << "apiVersion" << YAML::Value << "batch/v1";
+  y << YAML::Key << "kind" << YAML::Value << "Job";
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << o.name
+    << YAML::EndMap;
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "completionMode" << YAML::Value << "Indexed";
+  y << YAML::Key << "completions" << YAML::Value << o.shards;
+  y << YAML::Key << "parallelism" << YAML::Value << o.shards;
+  y << YAML::Key << "backoffLimitPerIndex" << YAML::Value << 1;
+  y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "restartPolicy" << YAML::Value << "Never";
+  y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  y << YAML::Key << "name" << YAML::Value << "capsim";
+  y << YAML::Key << "image" << YAML::Value << o.image;
+  y << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "sh"
+    << "-c" << YAML::EndSeq;
+  y << YAML::Key << "args" << YAML::Value << YAML::BeginSeq
+    << "capsim --db /results/shard-${JOB_COMPLETION_INDEX}.db run '" + o.file + "' --sweep '" + o.spec +
+           "' --shard ${JOB_COMPLETION_INDEX}/" + std::to_string(o.shards)
+    << YAML::EndSeq;
+  y << YAML::Key << "volumeMounts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
+    << YAML::Value << "results" << YAML::Key << "mountPath" << YAML::Value << "/results" << YAML::EndMap
+    << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndSeq;
+  y << YAML::Key << "volumes" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name" << YAML::Value
+    << "results" << YAML::Key << "persistentVolumeClaim" << YAML::Value << YAML::BeginMap << YAML::Key << "claimName"
+    << YAML::Value << o.name + "-results" << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+  return "# capsim sweep as a Kubernetes Indexed Job: pod i runs shard i; afterwards run\n"
+         "#   capsim history merge /results/shard-*.db --sweep '" + o.spec + "'\n" + std::string(y.c_str()) + "\n";
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto o = std::make_shared<SweepJobOptions>();
+  auto* sweep = app.add_subcommand("sweep", "Write a Kubernetes Indexed Job that runs a sweep in N shards");
+  sweep->add_option("scenario", o->file, "Scenario YAML file (as the pods see it)")->required();
+  sweep->add_option("--sweep", o->spec, "'KEY=v1,v2' or 'KEY=v1,v2;KEY2=w1,w2'")->required();
+  sweep->add_option("--shards", o->shards, "Pods, each running one shard")->required()->check(CLI::Range(1, 100000));
+  sweep->add_option("-o,--output", o->output, "Write the manifest to FILE (default: standard output)");
+  sweep->add_option("--image", o->image, "Container image with capsim");
+  sweep->add_option("--name", o->name, "Job name");
+  sweep->callback([&global, &exit_code, o] {
+    (void)global;
+    auto points = scenarios::expand_sweep(o->spec);
+    if (!points) {
+      exit_code = report_errors(points.errors());
+      return;
+    }
+    const std::string manifest = indexed_job(*o);
+    if (o->output.empty()) {
+      std::cout << manifest;
+      exit_code = kExitOk;
+      return;
+    }
+    auto status = write_file_atomically(o->output, manifest);
+    exit_code = status.empty() ? kExitOk : report_errors(status);
+  });
+}
+
+}  // namespace capsim::cli
