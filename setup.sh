@@ -60,8 +60,12 @@ cmake --build "$build" -j "$jobs"
 
 case "$mode" in
   run)
-    # The main job on a shipped example: size the training of a 70B model.
-    "./$build/cli/capsim" size scenarios/examples/llama-70b-pretrain.yaml
+    # The main job on a shipped example: plan the training of a 70B model, check its
+    # expectations, and write the sizing report.
+    mkdir -p reports
+    "./$build/cli/capsim" run --check scenarios/examples/llama-70b-pretrain.yaml \
+      --report reports/llama-70b-pretrain.html
+    echo "report: reports/llama-70b-pretrain.html"
     ;;
   test)
     export QT_QPA_PLATFORM=offscreen
