@@ -176,6 +176,7 @@ QChart* latency_cdf_chart(const scenarios::LatencyCdf& cdf) {
   }
   auto* x = new QValueAxis();
   x->setRange(0, std::max(max_ms * 1.05, 1e-3));
+  x->applyNiceNumbers();
   x->setTitleText("latency (ms)");
   auto* y = new QValueAxis();
   y->setRange(0, 100);

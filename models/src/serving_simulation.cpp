@@ -170,10 +170,10 @@ Result<des::Pipeline> build_serving_pipeline(const DeploymentPlan& plan, const A
 }
 
 Result<ServingReport> simulate_serving(const DeploymentPlan& plan, const ArrivalSpec& arrivals,
-                                       const des::RunOptions& run) {
+                                       const des::RunOptions& run, ProgressObserver* progress) {
   auto pipeline = build_serving_pipeline(plan, arrivals);
   if (!pipeline) return pipeline.errors();
-  auto sim = des::simulate(*pipeline, run);
+  auto sim = des::simulate(*pipeline, run, progress);
   if (!sim) return sim.errors();
   ServingReport r;
   r.plan = plan;

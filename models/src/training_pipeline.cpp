@@ -94,11 +94,12 @@ Result<des::Pipeline> build_training_pipeline(const TrainingPipelineSpec& spec) 
   return p;
 }
 
-Result<TrainingPipelineReport> simulate_training_pipeline(const TrainingPipelineSpec& spec, const des::RunOptions& run) {
+Result<TrainingPipelineReport> simulate_training_pipeline(const TrainingPipelineSpec& spec, const des::RunOptions& run,
+                                                          ProgressObserver* progress) {
   auto pipeline = build_training_pipeline(spec);
   if (!pipeline) return pipeline.errors();
   auto stage = gpu_stage(spec);  // succeeded inside build_training_pipeline
-  auto sim = des::simulate(*pipeline, run);
+  auto sim = des::simulate(*pipeline, run, progress);
   if (!sim) return sim.errors();
 
   TrainingPipelineReport r;

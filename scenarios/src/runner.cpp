@@ -58,12 +58,12 @@ std::string xml_escape(const std::string& s) {
 namespace {
 
 // The serving part of a run: simulate the stated deployment, size one under the SLO.
-Status run_serving(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r) {
+Status run_serving(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r, ProgressObserver* progress) {
   auto add = [&](const char* metric, double value, Dim dim) {
     if (std::isfinite(value)) r.measurements.push_back({metric, {value, dim, Currency::none}});
   };
   if (!scenario.inference->node.empty()) {
-    auto sim = simulate_serving_scenario(scenario, catalog);
+    auto sim = simulate_serving_scenario(scenario, catalog, progress);
     if (!sim) return sim.errors();
     r.serving_simulation = std::move(sim).value();
     const auto& s = *r.serving_simulation;
@@ -110,7 +110,7 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
   r.catalog_hash = catalog.content_hash;
   r.started_at = utc_now();
   if (scenario.inference) {
-    if (auto status = run_serving(scenario, catalog, r); !status.empty()) return status;
+    if (auto status = run_serving(scenario, catalog, r, progress); !status.empty()) return status;
   } else if (!scenario.training.service) {
     auto sizing = size_scenario(scenario, catalog, progress);
     if (!sizing) return sizing.errors();
@@ -127,7 +127,7 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
     r.measurements.push_back({"total_cost", {c.totals[c.cheapest].value(), dims::money, Currency::usd}});
   }
   if (scenario.simulate && !scenario.inference) {  // inference: simulate: only sets the run
-    auto sim = simulate_scenario(scenario, catalog);
+    auto sim = simulate_scenario(scenario, catalog, progress);
     if (!sim) return sim.errors();
     r.simulation = std::move(sim).value();
     r.measurements.push_back({"gpu_utilization", {r.simulation->pipeline.gpu_utilization, dims::none, Currency::none}});

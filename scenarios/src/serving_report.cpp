@@ -78,7 +78,8 @@ des::RunOptions run_options(const Scenario& s) {
 
 }  // namespace
 
-Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog) {
+Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
+                                                          ProgressObserver* progress) {
   if (!s.inference || s.inference->node.empty())
     return Diagnostic{{s.file}, "deployment", "the scenario has no deployment: to simulate", "capsim size finds one"};
   const auto& inf = *s.inference;
@@ -116,7 +117,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   d.stages = inf.stages;
   auto plan = models::plan_deployment(inf.graph, d);
   if (!plan) return with_file(plan.errors(), s.file);
-  auto sim = models::simulate_serving(*plan, inf.arrivals, run);
+  auto sim = models::simulate_serving(*plan, inf.arrivals, run, progress);
   if (!sim) return with_file(sim.errors(), s.file);
   r.graph = std::move(sim).value();
   return r;

@@ -40,7 +40,8 @@ nlohmann::json percentiles_json(const des::Percentiles& p) {
 
 }  // namespace
 
-Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardware::Catalog& catalog) {
+Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                                           ProgressObserver* progress) {
   if (!scenario.simulate)
     return Diagnostic{{scenario.file}, "simulate", "the scenario has no simulate: section", "see docs/scenario-reference.md"};
   const SimulationSetup& s = *scenario.simulate;
@@ -61,7 +62,7 @@ Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardw
   run.duration = s.duration;
   run.seed = s.seed;
   const auto start = std::chrono::steady_clock::now();
-  auto report = models::simulate_training_pipeline(spec, run);
+  auto report = models::simulate_training_pipeline(spec, run, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!report) {
     auto errors = report.errors();

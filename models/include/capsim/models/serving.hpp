@@ -354,8 +354,9 @@ struct ServingReport {
 
 // Builds, simulates and estimates. Errors: the plan's, the arrivals' (e.g. a zero rate),
 // and the simulator's.
+// `progress` (optional) sees the run's progress and may cancel it (an error then says so).
 Result<ServingReport> simulate_serving(const DeploymentPlan& plan, const ArrivalSpec& arrivals,
-                                       const des::RunOptions& run);
+                                       const des::RunOptions& run, ProgressObserver* progress = nullptr);
 
 // --- Reference models ------------------------------------------------------------------
 

@@ -74,7 +74,9 @@ struct TrainingPipelineReport {
 Result<des::Pipeline> build_training_pipeline(const TrainingPipelineSpec& spec);
 
 // Simulates it and puts the analytic estimate next to the result.
+// `progress` (optional) sees the run's progress and may cancel it.
 Result<TrainingPipelineReport> simulate_training_pipeline(const TrainingPipelineSpec& spec,
-                                                          const des::RunOptions& run);
+                                                          const des::RunOptions& run,
+                                                          ProgressObserver* progress = nullptr);
 
 }  // namespace capsim::models

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/serving.hpp"
@@ -33,7 +34,8 @@ struct ServingSizingReport {
   std::vector<models::NodeType> node_types;
 };
 
-Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog);
+Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
+                                                          ProgressObserver* progress = nullptr);
 Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog);
 
 std::string serving_simulation_text(const ServingSimulationReport& r);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/training_pipeline.hpp"
@@ -19,7 +20,8 @@ struct SimulationReport {
 };
 
 // Errors: no `simulate:` section, an unknown node, a pipeline the simulator refuses.
-Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardware::Catalog& catalog);
+Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                                           ProgressObserver* progress = nullptr);
 
 std::string simulation_text(const SimulationReport& r);
 std::string simulation_json(const SimulationReport& r);  // finite numbers only (null where unknown)

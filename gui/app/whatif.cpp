@@ -1,0 +1,268 @@
+#include "whatif.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "capsim/models/performance.hpp"
+#include "capsim/models/search.hpp"
+#include "capsim/models/serving.hpp"
+#include "capsim/models/serving_llm.hpp"
+#include "capsim/models/workload.hpp"
+
+namespace capsim::gui {
+namespace {
+
+Diagnostic control_error(const scenarios::Scenario& s, std::string control, std::string message, std::string hint = {}) {
+  return Diagnostic{{s.file}, std::move(control), std::move(message), std::move(hint)};
+}
+
+std::string fmt_number(double v, const char* format = "%.4g") {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string percent(double fraction) { return fmt_number(100 * fraction, "%.1f") + " %"; }
+
+std::string ms(Seconds s) { return std::isfinite(s.value()) ? fmt_number(s.value() * 1e3, "%.3g") + " ms" : "unbounded"; }
+
+void apply_model(scenarios::Scenario& s, const std::string& name, std::vector<Diagnostic>& errors) {
+  if (s.inference && s.inference->llm) {
+    const auto* p = models::find_transformer_preset(name);
+    if (p == nullptr) {
+      errors.push_back(control_error(s, "workload.model", "'" + name + "' is not a transformer preset"));
+      return;
+    }
+    const int seq_len = s.inference->shape.seq_len;
+    s.inference->shape = p->shape;
+    if (seq_len > 0) s.inference->shape.seq_len = seq_len;
+    return;
+  }
+  if (s.inference || s.training.service) {
+    errors.push_back(control_error(s, "workload.model", "this workload has no model to change"));
+    return;
+  }
+  if (const auto* p = models::find_transformer_preset(name)) {
+    int seq_len = 0;
+    if (const auto* old = std::get_if<models::TransformerShape>(&s.training.model)) seq_len = old->seq_len;
+    s.training.model = p->shape;
+    if (seq_len > 0) std::get<models::TransformerShape>(s.training.model).seq_len = seq_len;
+  } else if (const auto* m = models::find_sample_model_preset(name)) {
+    s.training.model = *m;
+    if (s.training.samples <= 0) s.training.samples = 1.28e6;  // an ImageNet epoch, as the examples
+  } else {
+    errors.push_back(control_error(s, "workload.model", "unknown model preset '" + name + "'"));
+    return;
+  }
+  if (s.training.is_transformer() && s.training.tokens <= 0) s.training.tokens = 1e12;
+  s.training.model_name = name;
+}
+
+}  // namespace
+
+std::vector<std::string> model_presets() {
+  std::vector<std::string> names;
+  for (const auto& p : models::transformer_presets()) names.push_back(p.shape.name);
+  for (const auto& m : models::sample_model_presets()) names.push_back(m.name);
+  return names;
+}
+
+Result<scenarios::Scenario> apply_what_if(const scenarios::Scenario& base, const WhatIf& w,
+                                          const hardware::Catalog& catalog) {
+  scenarios::Scenario s = base;
+  std::vector<Diagnostic> errors;
+  if (w.model) apply_model(s, *w.model, errors);
+  if (w.gpu) {
+    if (catalog.find_gpu(*w.gpu) == nullptr) {
+      auto found = catalog.get(hardware::EntityKind::gpu, *w.gpu);
+      for (auto d : found.errors()) {
+        d.key_path = "hardware.gpus";
+        errors.push_back(d);
+      }
+    } else {
+      s.hardware.gpus = {*w.gpu};
+    }
+  }
+  if (w.gpus) {
+    if (*w.gpus < 1) {
+      errors.push_back(control_error(s, "hardware.max_gpus", "the GPU count must be at least 1"));
+    } else if (s.inference) {
+      s.inference->replicas = *w.gpus;
+      for (auto& stage : s.inference->stages) stage.replicas = *w.gpus;
+    } else if (s.training.service) {
+      s.training.service_gpus = *w.gpus;
+    } else {
+      s.hardware.max_gpus = *w.gpus;
+      s.hardware.min_gpus = std::min(s.hardware.min_gpus, *w.gpus);
+    }
+  }
+  if (w.request_rate) {
+    if (!s.inference) errors.push_back(control_error(s, "arrivals.rate", "only inference workloads have a request rate"));
+    else if (!(*w.request_rate > 0)) errors.push_back(control_error(s, "arrivals.rate", "the request rate must be above 0"));
+    else if (s.inference->arrivals.kind == models::ArrivalSpec::Kind::trace)
+      errors.push_back(control_error(s, "arrivals.rate", "a trace sets its own rate"));
+    else
+      s.inference->arrivals.rate = des::Rate(*w.request_rate);
+  }
+  if (w.utilization || w.horizon_months) {
+    if (!s.cost) {
+      errors.push_back(control_error(s, "cost", "the scenario has no cost: section", "add one to compare where to run"));
+    } else {
+      if (w.utilization) {
+        if (!(*w.utilization > 0) || *w.utilization > 1)
+          errors.push_back(control_error(s, "cost.utilization", "utilization must be in (0 %, 100 %]"));
+        s.cost->profile = "measured";
+        s.cost->busy = *w.utilization;
+      }
+      if (w.horizon_months) {
+        if (!(*w.horizon_months >= 1))
+          errors.push_back(control_error(s, "cost.horizon", "the horizon must be at least one month"));
+        s.cost->horizon = Seconds(*w.horizon_months * units::month);
+      }
+    }
+  }
+  if (w.electricity_usd_per_kwh && !(*w.electricity_usd_per_kwh > 0))
+    errors.push_back(control_error(s, "cost.electricity", "the electricity price must be above 0"));
+  if (!errors.empty()) return errors;
+  return s;
+}
+
+Status apply_cost_overrides(scenarios::CostReport& report, const WhatIf& w) {
+  if (!w.electricity_usd_per_kwh) return {};
+  // USD/kWh -> USD per joule: 1 kWh = 3.6e6 J.
+  const MoneyPerJoule price(*w.electricity_usd_per_kwh / 3.6e6, Currency::usd);
+  for (auto& o : report.inputs.options)
+    if (o.kind == models::OptionKind::on_prem || o.kind == models::OptionKind::colocation) o.owned.electricity_price = price;
+  auto comparison = models::compare_costs(report.inputs);
+  if (!comparison) return comparison.errors();
+  report.comparison = std::move(comparison).value();
+  return {};
+}
+
+Result<ServingEstimate> estimate_serving_scenario(const scenarios::Scenario& s, const hardware::Catalog& catalog) {
+  if (!s.inference || s.inference->node.empty())
+    return Diagnostic{{s.file}, "deployment", "no deployment: to estimate", "add a deployment: section"};
+  const auto& inf = *s.inference;
+  auto node = models::node_type_by_id(catalog, inf.node, scenarios::commitment_price_field(s.commitment));
+  if (!node) return node.errors();
+  ServingEstimate e;
+  e.node = inf.node;
+  e.rate = inf.arrivals.peak_rate().value();
+  e.replicas = inf.replicas;
+  if (inf.llm) {
+    models::LlmServingSpec spec;
+    spec.shape = inf.shape;
+    spec.cluster = node->cluster;
+    spec.tensor_parallel = inf.tensor_parallel;
+    spec.weights = inf.exec.precision;
+    auto estimate = models::estimate_llm_serving(spec, inf.mix);
+    if (!estimate) return estimate.errors();
+    e.llm = *estimate;
+    return e;
+  }
+  models::Deployment d;
+  d.gpu = node->cluster.gpu;
+  d.sharing = inf.sharing;
+  d.stages = inf.stages;
+  auto plan = models::plan_deployment(inf.graph, d);
+  if (!plan) return plan.errors();
+  e.graph = models::estimate_serving(*plan, e.rate);
+  return e;
+}
+
+Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_if, const hardware::Catalog& catalog) {
+  const auto start = std::chrono::steady_clock::now();
+  auto scenario = apply_what_if(base, what_if, catalog);
+  if (!scenario) return scenario.errors();
+  Analysis a;
+  a.run.scenario = std::move(scenario).value();
+  a.run.catalog_hash = catalog.content_hash;
+  const auto& s = a.run.scenario;
+  auto keep = [&](const std::vector<Diagnostic>& ds) { a.problems.insert(a.problems.end(), ds.begin(), ds.end()); };
+  if (!s.inference && !s.training.service) {
+    auto sizing = scenarios::size_scenario(s, catalog);
+    if (sizing) a.run.sizing = std::move(sizing).value();
+    else keep(sizing.errors());
+  }
+  if (s.cost) {
+    auto cost = scenarios::cost_scenario(s, catalog);
+    if (cost) {
+      a.run.cost = std::move(cost).value();
+      keep(apply_cost_overrides(*a.run.cost, what_if));
+    } else {
+      keep(cost.errors());
+    }
+  }
+  if (s.inference && !s.inference->node.empty()) {
+    auto serving = estimate_serving_scenario(s, catalog);
+    if (serving) a.serving = std::move(serving).value();
+    else keep(serving.errors());
+  }
+  a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return a;
+}
+
+std::vector<scenarios::UtilizationBar> serving_utilization_bars(const ServingEstimate& e) {
+  std::vector<scenarios::UtilizationBar> bars;
+  if (!e.graph) return bars;
+  for (const auto& st : e.graph->stages)
+    bars.push_back({st.name, std::min(st.utilization, 1.0), st.name == e.graph->constraint});
+  return bars;
+}
+
+std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto& s = a.run.scenario;
+  rows.emplace_back("scenario", s.name);
+  if (a.run.sizing) {
+    const auto& res = a.run.sizing->search;
+    rows.emplace_back("configurations searched", std::to_string(res.evaluated) + " (" + std::to_string(res.fitting) + " fit)");
+    if (res.recommended) {
+      const auto& c = *res.recommended;
+      const auto& type = res.node_types[c.node_type];
+      rows.emplace_back("recommendation", scenarios::describe_candidate(*a.run.sizing, c));
+      rows.emplace_back("GPUs", std::to_string(c.gpus(res.node_types)) + " x " + type.cluster.gpu.id);
+      rows.emplace_back("training time", to_string(c.total_time));
+      rows.emplace_back("cost per run", c.cost ? to_string(*c.cost) : std::string("no price"));
+      rows.emplace_back("MFU", percent(c.mfu));
+      rows.emplace_back("memory per GPU", to_string(c.memory_per_gpu) + " of " + to_string(type.cluster.gpu.memory));
+      rows.emplace_back("constraint", std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck))));
+    } else {
+      rows.emplace_back("recommendation", res.recommendation.empty() ? "none" : res.recommendation);
+    }
+  }
+  if (a.serving) {
+    const auto& e = *a.serving;
+    rows.emplace_back("serving node", e.node);
+    rows.emplace_back("request rate", fmt_number(e.rate) + " requests/s");
+    if (e.graph) {
+      rows.emplace_back("capacity", fmt_number(e.graph->capacity) + " requests/s (" + e.graph->constraint + ")");
+      rows.emplace_back("p99 latency (analytic)", e.graph->stable ? ms(e.graph->p99_latency) : "unbounded (overloaded)");
+      rows.emplace_back("mean latency (analytic)", e.graph->stable ? ms(e.graph->mean_latency) : "unbounded (overloaded)");
+      rows.emplace_back("constraint", e.graph->constraint);
+    }
+    if (e.llm) {
+      rows.emplace_back("TTFT unloaded", ms(e.llm->ttft_unloaded));
+      rows.emplace_back("TPOT at max concurrency", ms(e.llm->tpot_at_max));
+      rows.emplace_back("capacity", fmt_number(e.llm->requests_per_second * e.replicas) + " requests/s (" +
+                                        std::to_string(e.replicas) + " replicas)");
+      rows.emplace_back("load", percent(e.rate / (e.llm->requests_per_second * e.replicas)));
+    }
+  }
+  if (a.run.cost) {
+    const auto& c = a.run.cost->comparison;
+    rows.emplace_back("horizon", fmt_number(c.horizon.value() / units::month, "%.3g") + " months");
+    rows.emplace_back("utilization", a.run.cost->inputs.demand.profile.name + " (" +
+                                         percent(a.run.cost->inputs.demand.profile.busy_fraction) + ")");
+    rows.emplace_back("cheapest option", c.options[c.cheapest].name);
+    rows.emplace_back("total cost (cheapest)", to_string(c.totals[c.cheapest]));
+    for (std::size_t i = 0; i < c.options.size(); ++i)
+      rows.emplace_back("total: " + c.options[i].name, to_string(c.totals[i]));
+  }
+  for (const auto& d : a.problems) rows.emplace_back("problem", d.key_path + ": " + d.message);
+  return rows;
+}
+
+}  // namespace capsim::gui

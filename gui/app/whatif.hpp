@@ -1,0 +1,84 @@
+// What-if planning: the inputs a planner turns up and down in the desktop app, applied to a
+// loaded scenario, and the analytic results recomputed from it (sizing search, cost
+// comparison, serving estimate) fast enough to follow a slider (the goal: 50 ms for a
+// typical scenario; gui/bench measures it).
+//
+// No Qt here: the window, the tests and the benchmark call the same functions. Thread-safe
+// as far as its inputs are (the catalog is immutable and may be shared).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/scenarios/cost_report.hpp"
+#include "capsim/scenarios/report.hpp"
+#include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/sizing.hpp"
+
+namespace capsim::gui {
+
+// Each control that is set replaces the scenario's value; unset ones leave the file's.
+struct WhatIf {
+  std::optional<std::string> model;         // a transformer or sample-model preset name
+  std::optional<std::string> gpu;           // the only candidate GPU (hardware.gpus = [gpu])
+  std::optional<int> gpus;                  // training: hardware.max_gpus; service: workload.gpus;
+                                            // inference: replicas of every stage (LLM: replicas)
+  std::optional<double> request_rate;       // inference: arrivals.rate, requests/s
+  std::optional<double> utilization;        // cost: the busy fraction of the calendar, (0, 1]
+  std::optional<double> electricity_usd_per_kwh;  // cost: every owned option's electricity price
+  std::optional<double> horizon_months;     // cost: horizon
+
+  bool empty() const {
+    return !model && !gpu && !gpus && !request_rate && !utilization && !electricity_usd_per_kwh && !horizon_months;
+  }
+};
+
+// The scenario with the what-if values in place. Errors name the control (an unknown model
+// or GPU, a value out of range); nothing is clamped.
+Result<scenarios::Scenario> apply_what_if(const scenarios::Scenario& base, const WhatIf& what_if,
+                                          const hardware::Catalog& catalog);
+
+// Re-prices a cost report with the electricity override (the scenario file has no such key:
+// the price comes from each facility in the catalog).
+Status apply_cost_overrides(scenarios::CostReport& report, const WhatIf& what_if);
+
+// The analytic serving estimate of an inference scenario's deployment at its peak rate.
+struct ServingEstimate {
+  std::string node;
+  double rate = 0;  // requests/s
+  int replicas = 1;
+  std::optional<models::ServingEstimate> graph;  // inference graphs
+  std::optional<models::LlmEstimate> llm;        // llm-serving
+};
+Result<ServingEstimate> estimate_serving_scenario(const scenarios::Scenario& s, const hardware::Catalog& catalog);
+
+// What the window shows after every change. `run` carries the scenario and the analytic
+// parts (sizing, cost) so the report's chart data (memory_bars, cost_lines) and the report
+// writer take it as is; a background simulation later fills in the rest.
+struct Analysis {
+  scenarios::RunResult run;
+  std::optional<ServingEstimate> serving;
+  std::vector<Diagnostic> problems;  // a part that could not be computed (the others still are)
+  double seconds = 0;                // wall time of the recompute
+};
+
+// The recompute the window runs on every what-if change: apply, size, cost, estimate.
+// Errors: only those of apply_what_if; a part that fails is reported in Analysis::problems.
+Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_if, const hardware::Catalog& catalog);
+
+// The headline figures of an analysis as (name, value) rows, for the summary and the
+// side-by-side comparison; names are stable so two analyses line up.
+std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a);
+
+// Per-stage utilization of the analytic serving estimate, the constraint marked.
+std::vector<scenarios::UtilizationBar> serving_utilization_bars(const ServingEstimate& e);
+
+// Presets a "model" control offers: transformer presets, then sample models.
+std::vector<std::string> model_presets();
+
+}  // namespace capsim::gui
