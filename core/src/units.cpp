@@ -310,12 +310,12 @@ std::string number_text(double v) {
   return buf;
 }
 
-// Chooses the largest decimal prefix that keeps the number >= 1.
-std::string with_prefix(double v, std::string_view unit, bool allow_peta = true) {
+// Chooses the largest decimal prefix, up to `largest`, that keeps the number >= 1.
+std::string with_prefix(double v, std::string_view unit, double largest = 1e15) {
   static constexpr std::array<std::pair<double, std::string_view>, 5> steps = {
       {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
   for (const auto& [factor, prefix] : steps) {
-    if (!allow_peta && factor == 1e15) continue;
+    if (factor > largest) continue;
     if (std::fabs(v) >= factor) return number_text(v / factor) + " " + std::string(prefix) + std::string(unit);
   }
   return number_text(v) + " " + std::string(unit);
@@ -333,6 +333,25 @@ std::string duration_text(double s) {
   return number_text(s / units::day) + " d";
 }
 
+// Any other dimension parse_quantity can produce ("USD/kW", "B/s/s"), in SI symbols that it
+// reads back: one numerator, then divisors; a second power of seconds is "/Hz".
+std::string si_unit_text(Dim d, const std::string& currency) {
+  std::string unit;
+  Dim rest = d;
+  if (d.money > 0) unit = currency.empty() ? "USD" : currency, rest = rest / dims::money;
+  else if (d.bytes > 0) unit = "B", rest = rest / dims::bytes;
+  else if (d.ops > 0) unit = "FLOP", rest = rest / dims::ops;
+  else if (d.watts > 0) unit = "W", rest = rest / dims::watts;
+  else if (d.seconds > 0) unit = "s", rest = rest / dims::seconds;
+  else unit = "Hz", rest = rest * dims::seconds;
+  for (; rest.bytes < 0; ++rest.bytes) unit += "/B";
+  for (; rest.ops < 0; ++rest.ops) unit += "/FLOP";
+  for (; rest.watts < 0; ++rest.watts) unit += "/W";
+  for (; rest.seconds < 0; ++rest.seconds) unit += "/s";
+  for (; rest.seconds > 0; --rest.seconds) unit += "/Hz";
+  return unit;
+}
+
 }  // namespace
 
 std::string to_string(const ParsedQuantity& q) {
@@ -345,8 +364,8 @@ std::string to_string(const ParsedQuantity& q) {
   if (d == dims::ops) return with_prefix(q.value_si, "FLOP");
   if (d == dims::seconds) return duration_text(q.value_si);
   if (d == dims::watts)  // "700 W", "1000 W", "10.2 kW": kW only where W would be long
-    return std::fabs(q.value_si) < 1e4 ? number_text(q.value_si) + " W" : with_prefix(q.value_si, "W", false);
-  if (d == Dim{.seconds = -1}) return with_prefix(q.value_si, "Hz", false);
+    return std::fabs(q.value_si) < 1e4 ? number_text(q.value_si) + " W" : with_prefix(q.value_si, "W", 1e9);  // k, M, G only
+  if (d == Dim{.seconds = -1}) return with_prefix(q.value_si, "Hz", 1e12);
   if (d == kEnergy) return number_text(q.value_si / (1e3 * units::hour)) + " kWh";
   if (d == dims::money) return number_text(q.value_si) + " " + cur;
   if (d == dims::money / dims::seconds) return number_text(q.value_si * units::hour) + " " + cur + "/h";
@@ -355,7 +374,7 @@ std::string to_string(const ParsedQuantity& q) {
   if (d == dims::money / dims::bytes) return number_text(q.value_si * 1e9) + " " + cur + "/GB";
   if (d == dims::money / dims::bytes / dims::seconds)
     return number_text(q.value_si * 1e9 * units::month) + " " + cur + "/GB/month";
-  return number_text(q.value_si) + " (" + describe_dimension(d) + ", SI units)";
+  return number_text(q.value_si) + " " + si_unit_text(d, cur);
 }
 
 std::string to_string_in(const ParsedQuantity& q, std::string_view unit) {

@@ -603,7 +603,8 @@ MeasuredFigures measured_figures(const CalibrationProfile& profile) {
   std::set<std::pair<int, int>> pairs;
   for (const auto& m : profile.measurements)
     if (m.kind == "p2p") pairs.insert({m.src, m.dst});
-  for (const auto& [src, dst] : pairs) {
+  for (const auto& pair : pairs) {
+    const int src = pair.first, dst = pair.second;  // named: clang 14 cannot capture a structured binding
     const auto* bw = at_largest([&](const auto& m) {
       return m.kind == "p2p" && m.unit == "B/s" && m.src == src && m.dst == dst;
     });

@@ -238,7 +238,9 @@ class Loader {
     if (root["description"]) s.description = root["description"].Scalar();
     build_workload(root["workload"], s.training);
     if (root["hardware"]) build_hardware(root["hardware"], s.hardware);
-    if (!s.training.service && !s.inference && (!root["hardware"] || !root["hardware"]["gpus"]))
+    const std::string workload_type = root["workload"]["type"].Scalar();  // s.inference is read below
+    const bool serving = workload_type == "inference" || workload_type == "llm-serving";
+    if (!s.training.service && !serving && (!root["hardware"] || !root["hardware"]["gpus"]))
       error(root["hardware"] ? root["hardware"] : root, root["hardware"] ? "hardware" : "",
             "missing required key '" + std::string(root["hardware"] ? "gpus" : "hardware") + "' for training",
             "the GPU types to consider, e.g. hardware: {gpus: [h100-sxm-80gb]}");

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The short fuzz run (a separate CI step, not part of ctest): builds the libFuzzer targets
+# with clang-14 in build-fuzz/ and runs each for SECONDS (default 60), one after another.
+#
+#   fuzz/run.sh [SECONDS]
+#
+# Seeds come from fuzz/corpus/<target>/ (the shipped catalog, scenarios, calibration
+# profiles and unit strings); inputs libFuzzer finds go to build-fuzz/fuzz-corpus/<target>/
+# so the committed seeds stay as they are. A crash, leak or timeout stops the run with a
+# non-zero exit and leaves the input in build-fuzz/fuzz-artifacts/; make it a regression
+# test in tests/reliability/. Environment: CAPSIM_FUZZ_BUILD (build directory),
+# CAPSIM_FUZZ_TARGETS (a subset, space separated).
+set -euo pipefail
+
+seconds="${1:-60}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${CAPSIM_FUZZ_BUILD:-$root/build-fuzz}"
+targets="${CAPSIM_FUZZ_TARGETS:-fuzz_units fuzz_calibration fuzz_catalog fuzz_scenario}"
+
+if [[ ! -f "$build/build.ninja" ]]; then
+  CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S "$root" -B "$build" -G Ninja -DCAPSIM_FUZZ=ON \
+    -DCAPSIM_BUILD_GUI=OFF -DCAPSIM_BUILD_TESTS=OFF -DCAPSIM_BUILD_BENCH=OFF >/dev/null
+fi
+# shellcheck disable=SC2086
+cmake --build "$build" --target $targets
+
+mkdir -p "$build/fuzz-artifacts"
+for target in $targets; do
+  seeds="$root/fuzz/corpus/${target#fuzz_}"
+  work="$build/fuzz-corpus/${target#fuzz_}"
+  mkdir -p "$work"
+  echo "== $target: $seconds s"
+  log="$build/fuzz-logs/$target.log"
+  mkdir -p "$(dirname "$log")"
+  set +e
+  "$build/fuzz/$target" "$work" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$target-" >"$log" 2>&1
+  status=$?
+  set -e
+  grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+  if [[ $status -ne 0 ]]; then
+    tail -n 40 "$log" >&2
+    echo "$target failed (exit $status); log $log, inputs in $build/fuzz-artifacts/" >&2
+    exit "$status"
+  fi
+done

@@ -1,0 +1,445 @@
+// The catalogue of bad inputs (issue 10): every input a user could get wrong, run through
+// the real capsim binary under a time and memory limit. Each must fail with exit code 2 and
+// a message that says where (file:line:column, or the flag), quickly. The test writes the
+// table of inputs, commands, exit codes and messages to docs/bad-inputs.md and checks it
+// equals the committed file; CAPSIM_UPDATE_GOLDEN=1 rewrites it.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "capsim/core/des/pipeline.hpp"
+#include "reliability/run_capsim.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using capsim::testing::run_capsim;
+
+namespace {
+
+struct File {
+  std::string path;     // relative to the case directory
+  std::string content;
+};
+
+struct BadInput {
+  std::string input;          // what is wrong, as the table shows it
+  std::vector<File> files;    // written into the case directory
+  std::string args;           // capsim's arguments
+  bool copy_catalog = false;  // copy data/catalog to catalog/ first (cases that add entries)
+  std::string location;       // what the first error line must start with: "bad.yaml:3:" or "error: --params"
+};
+
+// Inputs that are not handled well today, by the text of `BadInput::input`: what happens and
+// where the fix belongs. They run under a shorter time limit and are listed in the table.
+const std::vector<std::pair<std::string, std::string>> kKnownGaps = {
+    {"10^12 events: training pipeline simulated for 1e9 s",
+     "no event budget below des::RunOptions' default 1e9 on this path (scenarios/src/simulation.cpp); it runs out of memory"},
+    {"10^12 events: serving at 1e6 requests/s for 1e6 s",
+     "no event budget below the default 1e9 (scenarios/src/serving_report.cpp run_options); it runs out of memory"},
+    {"10^12 events: LLM serving at 1e6 requests/s for 1e6 s",
+     "simulate_llm_serving (models/src/serving_llm.cpp) has no event or memory budget; it runs out of memory"},
+    {"calibration: duplicate key",
+     "accepted: nlohmann::json keeps the last of two equal keys (hardware_catalog/src/calibration.cpp)"},
+    {"--params -7B", "accepted (exit 0): capsim memory does not reject a negative parameter count (cli/src/plan_commands.cpp)"},
+    {"--params 0", "accepted (exit 0): capsim memory does not reject a zero parameter count (cli/src/plan_commands.cpp)"},
+};
+
+constexpr int kGapTimeLimitSeconds = 5;
+
+// ---- Inputs the cases start from ----
+
+const std::string kTraining = R"(name: t
+workload:
+  type: training
+  model: llama-2-7b
+  tokens: 100M
+hardware:
+  gpus: [h100-sxm-80gb]
+  max_gpus: 8
+)";
+
+std::string training_with(const std::string& extra) { return kTraining + extra; }
+
+std::string simulation_with(const std::string& host_extra, const std::string& sim_extra = {},
+                            const std::string& storage = "500 MB/s", const std::string& decode = "25 ms") {
+  return R"(name: s
+workload: {type: training, model: resnet-50, samples: 1.28M, precision: fp32}
+hardware: {gpus: [gtx-1080-ti], max_gpus: 1}
+simulate:
+  node: supermicro-sys-4028gr-tr2-10x-gtx-1080-ti
+  host:
+    cpu_cores: 16
+    decode_time: )" + decode + R"(
+    sample_size: 108 kB
+    storage_bandwidth: )" + storage + "\n" + host_extra + sim_extra;
+}
+
+std::string inference_with(const std::string& slo, const std::string& arrivals = "{kind: poisson, rate: 50}",
+                           const std::string& sim = "") {
+  return R"(name: i
+workload:
+  type: inference
+  precision: fp16
+  graph:
+    - {name: detector, model: horizontal-text-detection-0001}
+arrivals: )" + arrivals + R"(
+slo: )" + slo + R"(
+deployment:
+  node: aws-g4dn-xlarge
+  stages:
+    - {replicas: 1, max_batch: 16, max_queue_delay: 2 ms}
+)" + sim;
+}
+
+std::string llm_with(const std::string& slo, const std::string& arrivals, const std::string& sim) {
+  return R"(name: l
+workload: {type: llm-serving, model: llama-2-70b, precision: bf16, prompt_tokens: 1024, output_tokens: 256}
+arrivals: )" + arrivals + R"(
+slo: )" + slo + R"(
+deployment: {node: aws-p5-48xlarge, tensor_parallel: 8, replicas: 1}
+)" + sim;
+}
+
+std::string cost_with(const std::string& options, const std::string& utilization = "{profile: 24/7}") {
+  return R"(name: c
+workload: {type: service, gpus: 16}
+cost:
+  horizon: 24 months
+  utilization: )" + utilization + R"(
+  options:
+)" + options;
+}
+
+const std::string kGoodGpu = R"(    name: Test GPU
+    vendor: nvidia
+    architecture: hopper
+    form_factor: sxm
+    segment: datacenter
+    source: "test"
+    as_of: 2024-01
+)";
+
+std::string gpu_entry(const std::string& id, const std::string& memory, const std::string& bandwidth,
+                      const std::string& extra = {}) {
+  return "gpus:\n  - id: " + id + "\n" + kGoodGpu + "    memory: " + memory + "\n    memory_bandwidth: " + bandwidth +
+         "\n    peak_dense: {bf16: 989 TFLOPS, fp32: 67 TFLOPS}\n" + extra;
+}
+
+std::string instance_entry(const std::string& id, const std::string& gpu, const std::string& price) {
+  return "instances:\n  - id: " + id + "\n    provider: aws\n    name: test\n    region: us-east-1\n    gpu: " + gpu +
+         "\n    gpu_count: 8\n    price: {on_demand: " + price + "}\n    source: \"test\"\n    as_of: 2024-01\n";
+}
+
+// A YAML "billion laughs": 9 levels of 9 aliases each, 9^9 (387 million) leaves if expanded.
+std::string yaml_bomb(const std::string& indent_key) {
+  std::string s = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string p = "*a" + std::to_string(i - 1);
+    s += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + p + ", " + p + ", " + p + ", " + p + ", " + p +
+         ", " + p + ", " + p + ", " + p + ", " + p + "]\n";
+  }
+  return s + indent_key + ": *a9\n";
+}
+
+std::string deep_lists(int depth) { return "name: [" + std::string(depth, '[') + std::string(depth, ']') + "]\n"; }
+
+std::string deep_maps(int depth) {
+  std::string s = "name: ";
+  for (int i = 0; i < depth; ++i) s += "{a: ";
+  s += "1";
+  s += std::string(depth, '}');
+  return s + "\n";
+}
+
+std::string binary_garbage() {
+  std::string s;
+  unsigned x = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 1103515245u + 12345u;
+    s.push_back(static_cast<char>((x >> 16) & 0xff));
+  }
+  return s;
+}
+
+std::string deep_json(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+std::string calibration_with(const std::string& replace_from, const std::string& replace_to) {
+  std::string text = capsim::testing::read_file(CAPSIM_TEST_DATA_DIR "/calibration/synthetic/h100-sxm-80gb-synthetic.json");
+  const auto at = text.find(replace_from);
+  if (at != std::string::npos) text.replace(at, replace_from.size(), replace_to);
+  return text;
+}
+
+std::vector<BadInput> catalogue() {
+  std::vector<BadInput> c;
+  auto scenario = [&](std::string input, std::string text, std::string command = "validate", std::string where = "") {
+    c.push_back({std::move(input), {{"bad.yaml", std::move(text)}}, command + " bad.yaml", false,
+                 where.empty() ? "bad.yaml:" : where});
+  };
+  // -- Files that are not scenarios at all
+  scenario("empty file", "");
+  scenario("only a comment", "# nothing here\n");
+  scenario("binary garbage (4 KiB of random bytes)", binary_garbage());
+  scenario("NUL bytes inside the YAML", std::string("name: a\0b\nworkload: {type: training}\n", 37));
+  scenario("YAML syntax error (unclosed bracket)", "name: t\nhardware: {gpus: [h100-sxm-80gb\n");
+  scenario("a list instead of a mapping", "- name: t\n- workload: training\n");
+  scenario("a single scalar", "just some text\n");
+  scenario("tab indentation", "name: t\nworkload:\n\ttype: training\n");
+  c.push_back({"scenario file that does not exist", {}, "validate missing.yaml", false, "missing.yaml:"});
+  c.push_back({"scenario path is a directory", {{"dir/.keep", ""}}, "validate dir", false, "dir:"});
+  // -- Resource attacks on the parser
+  scenario("YAML bomb: 9 levels of 9 aliases (billion laughs) under a known key",
+           "name: t\n" + yaml_bomb("description"));
+  scenario("YAML bomb at the top level (aliases as the hardware section)",
+           yaml_bomb("hardware") + "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 1B}\n");
+  scenario("deep nesting: 10,000 levels of lists", deep_lists(10000));
+  scenario("deep nesting: 10,000 levels of mappings", deep_maps(10000));
+  scenario("a 1 MB key", "name: t\n" + std::string(1 << 20, 'k') + ": 1\n");
+  // -- Numbers
+  scenario("huge quantity: sample_size 1e308 GB (overflows a double)",
+           simulation_with("").replace(simulation_with("").find("108 kB"), 6, "1e308 GB"));
+  scenario("number out of double range: tokens 1e400", training_with("").replace(training_with("").find("100M"), 4, "1e400"));
+  scenario("negative quantity: deadline -2 d", training_with("deadline: -2 d\n"));
+  scenario("zero quantity: deadline 0 s", training_with("deadline: 0 s\n"));
+  scenario("negative count: tokens -5B", training_with("").replace(training_with("").find("100M"), 4, "-5B"));
+  scenario("zero count: tokens 0", training_with("").replace(training_with("").find("100M"), 4, "0"));
+  scenario("NaN literal: epochs .nan", training_with("").replace(training_with("").find("  tokens"), 0, "  epochs: .nan\n"));
+  scenario("infinity literal: simulate duration .inf s", simulation_with("", "  duration: .inf s\n"));
+  scenario("infinity literal: deadline .inf", training_with("deadline: .inf\n"));
+  scenario("NaN in a quantity: deadline nan d", training_with("deadline: nan d\n"));
+  scenario("integer overflow: max_gpus 99999999999999999999", training_with("").replace(training_with("").find("max_gpus: 8"), 11, "max_gpus: 99999999999999999999"));
+  scenario("fractional integer: global_batch 1.5", training_with("").replace(training_with("").find("  tokens"), 0, "  global_batch: 1.5\n"));
+  scenario("zero global_batch", training_with("").replace(training_with("").find("  tokens"), 0, "  global_batch: 0\n"));
+  // -- Units
+  scenario("wrong unit: deadline 2 GB", training_with("deadline: 2 GB\n"));
+  scenario("unknown unit: deadline 2 fortnights", training_with("deadline: 2 fortnights\n"));
+  scenario("missing unit: deadline 90", training_with("deadline: 90\n"));
+  scenario("bandwidth in bits where bytes expected is fine, but a latency as a bandwidth is not",
+           simulation_with("", "", "5 ms"));
+  // -- Keys
+  scenario("unknown top-level key (typo: hardwear)", "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 1B}\nhardwear: {gpus: [h100-sxm-80gb]}\n");
+  scenario("unknown nested key (typo: max_gpu)", training_with("").replace(training_with("").find("max_gpus"), 8, "max_gpu"));
+  scenario("duplicate top-level key", training_with("name: again\n"));
+  scenario("duplicate nested key", training_with("").replace(training_with("").find("  max_gpus"), 0, "  gpus: [a100-sxm-80gb]\n"));
+  scenario("missing required key: name", training_with("").substr(8));
+  scenario("wrong type: max_gpus is a list", training_with("").replace(training_with("").find("max_gpus: 8"), 11, "max_gpus: [1, 2]"));
+  // -- Dangling ids
+  scenario("dangling GPU id", training_with("").replace(training_with("").find("h100-sxm-80gb"), 13, "h100-sxm-90gb"));
+  scenario("dangling simulate.node", simulation_with("").replace(simulation_with("").find("supermicro-sys"), 14, "supermicro-xyz"));
+  scenario("dangling deployment.node", inference_with("{p99: 100 ms}").replace(inference_with("{p99: 100 ms}").find("aws-g4dn-xlarge"), 15, "aws-g9-xlarge"));
+  scenario("dangling cost facility", cost_with("    - {name: own, server: dgx-a100, facility: moon-base, idle_power: 30 %}\n"), "cost");
+  scenario("unknown model preset", training_with("").replace(training_with("").find("llama-2-7b"), 10, "llama-9-7b"));
+  scenario("missing trace file", inference_with("{p99: 100 ms}", "{kind: trace, rate: 1, trace: nowhere.txt}"));
+  c.push_back({"trace file with times going backwards",
+               {{"bad.yaml", inference_with("{p99: 100 ms}", "{kind: trace, rate: 1, trace: trace.txt}")},
+                {"trace.txt", "0.1\n0.2\n0.15\n"}},
+               "validate bad.yaml", false, "trace.txt:3:"});
+  scenario("malformed expectation", training_with("expect:\n  - training_time << 2 d\n"));
+  scenario("expectation on an unknown metric", training_with("expect:\n  - happiness > 3\n"));
+  // -- Limits and impossible requests
+  scenario("10^7 GPUs: max_gpus 10000000", training_with("").replace(training_with("").find("max_gpus: 8"), 11, "max_gpus: 10000000"), "size");
+  scenario("min_gpus larger than max_gpus", training_with("  min_gpus: 64\n"));
+  scenario("custom model: hidden not a multiple of heads",
+           "name: t\nworkload:\n  type: training\n  model: {layers: 2, hidden: 100, heads: 3, vocab: 1000, seq_len: 128}\n"
+           "  tokens: 1B\nhardware: {gpus: [h100-sxm-80gb]}\n");
+  scenario("seq_len beyond the schema range (1e9)", training_with("").replace(training_with("").find("  tokens"), 0, "  seq_len: 1000000000\n"));
+  scenario("impossible SLO: p99 of 1 ns (simulate)", inference_with("{p99: 1 ns}"), "simulate");
+  scenario("impossible SLO: p99 of 1 ns (size)", inference_with("{p99: 1 ns}").replace(inference_with("{p99: 1 ns}").find("deployment:"), 0, "hardware: {gpus: [t4]}\n"), "size");
+  scenario("10^12 events: training pipeline simulated for 1e9 s", simulation_with("", "  duration: 1e9 s\n"), "simulate");
+  scenario("10^12 events: serving at 1e6 requests/s for 1e6 s",
+           inference_with("{p99: 100 ms}", "{kind: poisson, rate: 1000000}", "simulate: {duration: 1e6 s}\n"), "simulate");
+  scenario("10^12 events: LLM serving at 1e6 requests/s for 1e6 s",
+           llm_with("{ttft_p99: 2 s, tpot_p99: 100 ms}", "{kind: poisson, rate: 1000000}", "simulate: {duration: 1e6 s}\n"),
+           "simulate");
+  scenario("arrival rate of zero", inference_with("{p99: 100 ms}", "{kind: poisson, rate: 0}"));
+  scenario("zero storage bandwidth (division by zero)", simulation_with("", "", "0 MB/s"), "simulate");
+  scenario("zero decode time", simulation_with("", "", "500 MB/s", "0 s"), "simulate");
+  scenario("zero utilization (busy 0 %)", cost_with("    - {name: aws, instance: aws-p4d-24xlarge}\n", "{profile: measured, busy: 0 %}"), "cost");
+  scenario("cost option naming neither instance nor server", cost_with("    - {name: nothing}\n"), "cost");
+  // -- Catalog files
+  auto catalog_file = [&](std::string input, std::string text, std::string where = "bad.yaml:") {
+    c.push_back({std::move(input), {{"bad.yaml", std::move(text)}}, "catalog validate bad.yaml", false, "./" + where});
+  };
+  catalog_file("catalog: binary garbage", binary_garbage());
+  catalog_file("catalog: YAML bomb (billion laughs)", yaml_bomb("gpus"));
+  catalog_file("catalog: deep nesting, 10,000 levels", "gpus: " + std::string(10000, '[') + std::string(10000, ']') + "\n");
+  catalog_file("catalog: GPU memory 1e308 GB", gpu_entry("test-gpu", "1e308 GB", "3 TB/s"));
+  catalog_file("catalog: GPU memory 1e400 GB", gpu_entry("test-gpu", "1e400 GB", "3 TB/s"));
+  catalog_file("catalog: negative GPU memory", gpu_entry("test-gpu", "-80 GB", "3 TB/s"));
+  catalog_file("catalog: zero memory bandwidth", gpu_entry("test-gpu", "80 GB", "0 TB/s"));
+  catalog_file("catalog: .nan memory bandwidth", gpu_entry("test-gpu", "80 GB", ".nan"));
+  catalog_file("catalog: wrong unit (memory in TB/s)", gpu_entry("test-gpu", "80 TB/s", "3 TB/s"));
+  catalog_file("catalog: unknown key", gpu_entry("test-gpu", "80 GB", "3 TB/s", "    memroy_clock: 1 GHz\n"));
+  catalog_file("catalog: duplicate key", gpu_entry("test-gpu", "80 GB", "3 TB/s", "    memory: 81 GB\n"));
+  catalog_file("catalog: duplicate id", gpu_entry("test-gpu", "80 GB", "3 TB/s") +
+                                            gpu_entry("test-gpu", "80 GB", "3 TB/s").substr(6));
+  catalog_file("catalog: invalid id", gpu_entry("Test_GPU", "80 GB", "3 TB/s"));
+  catalog_file("catalog: instance naming a GPU that does not exist", instance_entry("test-inst", "no-such-gpu", "1 USD/h"));
+  catalog_file("catalog: zero instance price", gpu_entry("test-gpu", "80 GB", "3 TB/s") + instance_entry("test-inst", "test-gpu", "0 USD/h"));
+  catalog_file("catalog: negative instance price", gpu_entry("test-gpu", "80 GB", "3 TB/s") + instance_entry("test-inst", "test-gpu", "-1 USD/h"));
+  catalog_file("catalog: missing source and as_of",
+               "gpus:\n  - id: test-gpu\n    name: T\n    vendor: nvidia\n    architecture: x\n    form_factor: sxm\n"
+               "    segment: datacenter\n    memory: 80 GB\n    memory_bandwidth: 3 TB/s\n");
+  c.push_back({"catalog directory with no YAML files", {{"empty/.keep", ""}}, "catalog validate empty", false, "empty:"});
+  // -- Calibration profiles
+  auto profile = [&](std::string input, std::string text, std::string where = "bad.json:") {
+    c.push_back({std::move(input), {{"bad.json", std::move(text)}}, "catalog import-calibration bad.json", false, std::move(where)});
+  };
+  profile("calibration: empty file", "");
+  profile("calibration: not JSON", "schema = capsim\n");
+  profile("calibration: binary garbage", binary_garbage());
+  profile("calibration: deep nesting, 10,000 levels", deep_json(10000));
+  profile("calibration: wrong schema", calibration_with("capsim-calibration/1", "capsim-calibration/9"));
+  profile("calibration: NaN literal", calibration_with("\"median\": ", "\"median\": NaN, \"x\": "));
+  profile("calibration: number out of range (1e400)", calibration_with("\"median\": ", "\"median\": 1e400, \"x\": "));
+  profile("calibration: negative median", calibration_with("\"median\": ", "\"median\": -1, \"x\": "));
+  profile("calibration: unknown key", calibration_with("\"synthetic\"", "\"synthetik\": true, \"synthetic\""));
+  profile("calibration: duplicate key", calibration_with("\"synthetic\"", "\"synthetic\": true, \"synthetic\""));
+  // -- Quantities and counts on the command line
+  auto flag = [&](std::string input, std::string args, std::string where) {
+    c.push_back({std::move(input), {}, std::move(args), false, std::move(where)});
+  };
+  flag("--params 1e400", "memory --params 1e400", "error: --params");
+  flag("--params -7B", "memory --params=-7B", "error: --params");
+  flag("--params nan", "memory --params nan", "error: --params");
+  flag("--params 0", "memory --params 0", "error: --params");
+  flag("--overhead 'inf %'", "memory --params 7B --overhead 'inf %'", "error: --overhead");
+  flag("--where with a huge quantity (1e308 TB)", "catalog list gpus --where 'memory>=1e308 TB'", "error: --where");
+  flag("--where with a wrong unit", "catalog list gpus --where 'memory>=80 parsecs'", "error: --where");
+  // -- Files that need a catalog of their own: division-by-zero probes
+  c.push_back({"zero-bandwidth GPU in the catalog, sized by a scenario",
+               {{"catalog/zz-test.yaml", gpu_entry("test-gpu", "80 GB", "0 TB/s") + instance_entry("test-inst", "test-gpu", "10 USD/h")},
+                {"bad.yaml", training_with("").replace(training_with("").find("h100-sxm-80gb"), 13, "test-gpu")}},
+               "--catalog catalog size bad.yaml", true, "catalog/zz-test.yaml:"});
+  c.push_back({"zero-price instance in the catalog, costed by a scenario",
+               {{"catalog/zz-test.yaml", instance_entry("test-inst", "h100-sxm-80gb", "0 USD/h")},
+                {"bad.yaml", cost_with("    - {name: free, instance: test-inst}\n")}},
+               "--catalog catalog cost bad.yaml", true, "catalog/zz-test.yaml:"});
+  return c;
+}
+
+// ---- The table ----
+
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
+    else if (ch == '\n') out += "<br>";
+    else if (static_cast<unsigned char>(ch) < 0x20) out += ' ';
+    else out += ch;
+  }
+  return out;
+}
+
+// The first lines of stderr with the case directory removed, long lines shortened.
+std::string message_of(const std::string& err, const fs::path& dir) {
+  std::istringstream in(err);
+  std::string out;
+  int lines = 0, total = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++total;
+    if (lines == 3) continue;
+    for (auto at = line.find(dir.string() + "/"); at != std::string::npos; at = line.find(dir.string() + "/"))
+      line.erase(at, dir.string().size() + 1);
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    out += (lines ? "\n" : "") + line;
+    ++lines;
+  }
+  if (total > lines) out += "\n(" + std::to_string(total - lines) + " more lines)";
+  return out;
+}
+
+void copy_shipped_catalog(const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& e : fs::directory_iterator(CAPSIM_TEST_DATA_DIR "/catalog"))
+    fs::copy_file(e.path(), to / e.path().filename(), fs::copy_options::overwrite_existing);
+}
+
+// Cyclic pipelines have no file format (the DES pipeline is built in code), so the table
+// shows what des::Pipeline::validate says about one.
+std::string cyclic_pipeline_message() {
+  using namespace capsim::des;
+  Pipeline p;
+  const auto src = p.add_source(SourceSpec::closed("jobs", 100));
+  StationSpec a;
+  a.name = "a";
+  a.service = ServiceTime::exponential(capsim::Seconds(0.01));
+  a.queue_capacity = 1;
+  StationSpec b = a;
+  b.name = "b";
+  const auto na = p.add_station(a), nb = p.add_station(b);
+  const auto sink = p.add_sink({"done"});
+  p.connect(src, na);
+  p.connect(na, nb);
+  p.connect(nb, na, std::nullopt, 0.5);
+  p.connect(nb, sink, std::nullopt, 0.5);
+  return capsim::format_diagnostics(p.validate());
+}
+
+}  // namespace
+
+TEST_CASE("bad inputs: each fails with exit 2, a location and a message, in bounded time and memory") {
+  const fs::path root = capsim::testing::scratch_dir("bad-inputs");
+  const auto cases = catalogue();
+  REQUIRE(cases.size() >= 50);
+  std::string table =
+      "# Bad inputs and what capsim says\n\n"
+      "Generated by `tests/reliability/bad_inputs_test.cpp` (do not edit; `CAPSIM_UPDATE_GOLDEN=1` rewrites it). "
+      "Every input a user could get wrong, run through the real `capsim` binary in a directory of its own "
+      "under `timeout 20` and `ulimit -v 4000000`. Each must exit with code 2 and a message that names the file, "
+      "line and column (or the flag) within the limits.\n\n"
+      "| # | input | command | exit | message |\n|---|---|---|---|---|\n";
+  int index = 0;
+  for (const auto& bad : cases) {
+    ++index;
+    const fs::path dir = root / ("case-" + std::to_string(index));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    if (bad.copy_catalog) copy_shipped_catalog(dir / "catalog");
+    for (const auto& f : bad.files) {
+      fs::create_directories((dir / f.path).parent_path());
+      std::ofstream(dir / f.path, std::ios::binary) << f.content;
+    }
+    std::string gap;
+    for (const auto& [input, what] : kKnownGaps)
+      if (input == bad.input) gap = what;
+    const int limit = gap.empty() ? capsim::testing::kTimeLimitSeconds : kGapTimeLimitSeconds;
+    const auto run = run_capsim(dir, bad.args, bad.copy_catalog ? "capsim.db" : (root / "shared.db").string(), limit);
+    const std::string message = message_of(run.err, dir);
+    CAPTURE(index);
+    CAPTURE(bad.input);
+    CAPTURE(bad.args);
+    CAPTURE(run.err);
+    if (gap.empty()) {
+      CHECK(run.exit_code == 2);
+      CHECK(run.err.starts_with(bad.location));
+      CHECK(run.seconds < 10);
+    }
+    const std::string exit_text = run.exit_code == 124 ? "killed after " + std::to_string(limit) + " s"
+                                                       : std::to_string(run.exit_code);
+    table += "| " + std::to_string(index) + " | " + cell(bad.input) + " | `capsim " + cell(bad.args) + "` | " +
+             exit_text + " | " + cell(gap.empty() ? message : "**NOT HANDLED YET:** " + gap + "\n" + message) + " |\n";
+  }
+  const std::string cyclic = cyclic_pipeline_message();
+  CHECK(cyclic.find("cycle") != std::string::npos);
+  table += "\nA cyclic pipeline has no input file (the simulator's pipeline is built in code: "
+           "`des::Pipeline`); two stations of queue capacity 1 feeding each other with 100 closed-loop "
+           "items give, from `Pipeline::validate()`:\n\n```\n" + cyclic + "```\n";
+
+  const fs::path golden = fs::path(CAPSIM_DOCS_DIR) / "bad-inputs.md";
+  if (std::getenv("CAPSIM_UPDATE_GOLDEN")) {
+    std::ofstream(golden, std::ios::binary) << table;
+  } else {
+    REQUIRE_MESSAGE(fs::exists(golden), "missing " << golden << " (CAPSIM_UPDATE_GOLDEN=1 writes it)");
+    CHECK(capsim::testing::read_file(golden) == table);
+  }
+  fs::remove_all(root);
+}

@@ -1,0 +1,47 @@
+// Running the capsim binary as a user would, in a directory of its own, under a time and
+// memory limit (`timeout`, `ulimit -v`), for the reliability tests.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace capsim::testing {
+
+struct CapsimRun {
+  int exit_code = -1;   // 124: killed by the time limit
+  std::string out;
+  std::string err;
+  double seconds = 0;
+};
+
+inline constexpr int kTimeLimitSeconds = 20;
+inline constexpr long kMemoryLimitKb = 4'000'000;
+
+// Runs `capsim ARGS` (shell text) with `dir` as the working directory and `db` as
+// $CAPSIM_DB (relative to dir unless absolute).
+inline CapsimRun run_capsim(const std::filesystem::path& dir, const std::string& args,
+                            const std::string& db = "capsim.db", int time_limit = kTimeLimitSeconds) {
+  const auto out = dir / ".stdout";
+  const auto err = dir / ".stderr";
+  const std::string cmd = "cd '" + dir.string() + "' && ulimit -v " + std::to_string(kMemoryLimitKb) +
+                          " && CAPSIM_DB='" + db + "' timeout -s KILL " + std::to_string(time_limit) + " '" CAPSIM_BINARY
+                          "' " + args + " > '" + out.string() + "' 2> '" + err.string() + "' < /dev/null";
+  const auto start = std::chrono::steady_clock::now();
+  const int status = std::system(cmd.c_str());
+  CapsimRun r;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (r.exit_code == 137) r.exit_code = 124;  // timeout -s KILL reports 128 + 9
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+}  // namespace capsim::testing
