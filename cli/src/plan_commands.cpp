@@ -157,6 +157,7 @@ Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
     if (!o.params.empty()) {
       auto p = parse_count(o.params);
       if (!p) bad("--params", p.errors()[0].message, p.errors()[0].hint);
+      else if (!(*p > 0)) bad("--params", "must be greater than zero, got '" + o.params + "'", "e.g. 7B");
       else params = *p;
     } else if (const auto* preset = models::find_transformer_preset(o.model)) {
       params = models::parameter_count(preset->shape);

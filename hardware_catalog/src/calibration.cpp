@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -438,10 +440,69 @@ std::string MeasuredFigures::describe() const {
   return "calibrated (" + device_name + ", measured " + measured_at + (synthetic ? ", synthetic" : "") + ")";
 }
 
+// Where the `occurrence`-th (0-based) `"key":` stands in the text; the file alone when
+// the key is not found as written (escapes).
+SourceLocation key_location(std::string_view text, const std::string& key, int occurrence, const std::string& file) {
+  const std::string quoted = "\"" + key + "\"";
+  std::size_t at = 0;
+  for (int seen = 0;; ++at) {
+    at = text.find(quoted, at);
+    if (at == std::string_view::npos) return {file};
+    std::size_t after = at + quoted.size();
+    while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after]))) ++after;
+    if (after < text.size() && text[after] == ':' && seen++ == occurrence) return location_of(text, at, file);
+  }
+}
+
+// JSON allows a repeated key and the library keeps the last one; in a profile a repeated
+// key is a mistake (two measurements of the same thing), so the parse reports it.
+struct DuplicateKeys {
+  struct Frame {
+    bool object = false;
+    std::string name;  // the key this value stands under
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> stack;
+  std::string pending_key;
+  std::map<std::string, int> times_seen;  // how often each key string appeared, in text order
+  std::vector<std::pair<std::string, std::pair<std::string, int>>> found;  // path, key, occurrence
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        stack.push_back({event == json::parse_event_t::object_start, pending_key, {}});
+        pending_key.clear();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        const std::string key = parsed.get<std::string>();
+        const int occurrence = times_seen[key]++;
+        if (!stack.empty() && stack.back().object && !stack.back().keys.insert(key).second) {
+          std::string path;
+          for (const auto& f : stack)
+            if (!f.name.empty()) path += (path.empty() ? "" : ".") + f.name;
+          found.push_back({path.empty() ? key : path + "." + key, {key, occurrence}});
+        }
+        pending_key = key;
+        break;
+      }
+      case json::parse_event_t::value:
+        pending_key.clear();
+        break;
+    }
+    return true;
+  }
+};
+
 Result<CalibrationProfile> parse_calibration_profile(std::string_view text, const std::string& file) {
   json root;
+  DuplicateKeys duplicates;
   try {
-    root = json::parse(text.begin(), text.end());
+    root = json::parse(text.begin(), text.end(), std::ref(duplicates));
   } catch (const json::parse_error& e) {
     std::string message = e.what();
     // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
@@ -450,6 +511,13 @@ Result<CalibrationProfile> parse_calibration_profile(std::string_view text, cons
                       "not valid JSON: " + message, "JSON has no NaN or Infinity; a profile must not contain them"};
   } catch (const json::exception& e) {
     return Diagnostic{{file}, "", std::string("not valid JSON: ") + e.what(), ""};
+  }
+  if (!duplicates.found.empty()) {
+    std::vector<Diagnostic> errors;
+    for (const auto& [path, key] : duplicates.found)
+      errors.push_back({key_location(text, key.first, key.second, file), path, "duplicate key '" + key.first + "'",
+                        "each key may appear once in an object"});
+    return errors;
   }
   Checker checker(file);
   CalibrationProfile profile = check_profile(checker, root);

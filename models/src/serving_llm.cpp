@@ -164,11 +164,25 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   if (o.replicas < 1) errors.push_back(invalid("replicas", "must be at least 1"));
   if (!(o.duration.value() > 0)) errors.push_back(invalid("duration", "must be greater than zero"));
   if (o.warmup.value() < 0) errors.push_back(invalid("warmup", "must not be negative"));
+  if (o.max_events < 1) errors.push_back(invalid("max_events", "must be at least 1"));
   if (!errors.empty()) return errors;
 
   des::Rng rng(o.seed);
   const double rate = o.rate / o.replicas;
   const double end = o.warmup.value() + o.duration.value();
+  // One replica is simulated; its events are the arrivals plus the batch iterations.
+  auto over_budget = [&](double needed, const std::string& why) {
+    char about[32];
+    std::snprintf(about, sizeof about, "%.3g", needed);
+    return Diagnostic{{}, "run.max_events",
+                      "simulation refused: " + why + " the run needs about " + about +
+                          " events, over the event budget of " + std::to_string(o.max_events),
+                      "shorten the duration or raise max_events"};
+  };
+  if (rate * end > static_cast<double>(o.max_events))
+    return over_budget(rate * end, "with " + std::to_string(static_cast<long long>(std::llround(rate * end))) +
+                                       " arrivals per replica");
+  std::uint64_t events = 0;
   const double reserve = mix.prompt_tokens + mix.output_tokens;
   const double capacity = est->kv_capacity_tokens;
   const int cap = est->max_concurrent_sequences;
@@ -193,6 +207,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     while (next_arrival <= t) {
       waiting.push_back(next_arrival);
       next_arrival += rng.exponential() / rate;
+      ++events;
     }
     // Admit while the whole reservation fits and the cap allows.
     std::vector<Sequence> admitted;
@@ -225,6 +240,12 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       continue;
     }
     out.iterations += 1;
+    ++events;
+    if ((out.iterations & 0xffff) == 0 && t > 0) {
+      const double projected = static_cast<double>(events) * (end / t);
+      if (projected > 1.05 * static_cast<double>(o.max_events) || events >= o.max_events)
+        return over_budget(projected, "at the pace of its first " + std::to_string(events) + " events,");
+    }
     out.peak_running = std::max(out.peak_running, static_cast<int>(running.size()));
     // Finished sequences leave and free their KV reservation.
     auto done = std::partition(running.begin(), running.end(),

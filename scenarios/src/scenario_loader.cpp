@@ -259,9 +259,7 @@ class Loader {
         SimulationSetup run;
         for (const char* key : {"node", "gpus", "batch_per_gpu", "host", "prefetch_batches", "checkpoint"})
           if (sim[key]) error(sim[key], std::string("simulate.") + key, std::string(key) + " applies to training pipelines");
-        if (sim["duration"]) run.duration = Seconds(as_quantity(sim["duration"]));
-        if (sim["warmup"]) run.warmup = Seconds(as_quantity(sim["warmup"]));
-        if (sim["seed"]) run.seed = static_cast<std::uint64_t>(as_int(sim["seed"]));
+        read_run_length(sim, run);
         s.simulate = run;
       }
     } else {
@@ -444,10 +442,18 @@ class Loader {
         sim.checkpoint_bandwidth = BytesPerSecond(as_quantity(ck["bandwidth"]));
       }
     }
-    if (n["duration"]) sim.duration = Seconds(as_quantity(n["duration"]));
-    if (n["warmup"]) sim.warmup = Seconds(as_quantity(n["warmup"]));
-    if (n["seed"]) sim.seed = static_cast<std::uint64_t>(as_int(n["seed"]));
+    read_run_length(n, sim);
     return sim;
+  }
+
+  // duration, warmup, seed and max_events: shared by training and serving runs.
+  void read_run_length(const YAML::Node& n, SimulationSetup& run) {
+    if (n["duration"]) run.duration = Seconds(as_quantity(n["duration"]));
+    if (n["warmup"]) run.warmup = Seconds(as_quantity(n["warmup"]));
+    if (n["seed"]) run.seed = static_cast<std::uint64_t>(as_int(n["seed"]));
+    if (n["max_events"]) run.max_events = static_cast<std::uint64_t>(as_int(n["max_events"]));
+    const YAML::Node at = n["duration"] ? n["duration"] : n;
+    run.duration_at = {file_, at.Mark().line + 1, at.Mark().column + 1};
   }
 
   InferenceSetup build_inference(const YAML::Node& root, bool llm) {
@@ -716,6 +722,9 @@ Result<Scenario> load_scenario(const std::string& name, const std::string& text,
 }
 
 Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Diagnostic{{path.string()}, "", "is a directory, not a scenario file", "give a .yaml file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Diagnostic{{path.string()}, "", "cannot read the scenario file (does it exist?)", ""};
   std::ostringstream text;

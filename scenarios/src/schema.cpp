@@ -263,6 +263,10 @@ SchemaNode build() {
                       quantity("duration", dims::seconds, "simulated time measured", "10 min"),
                       quantity("warmup", dims::seconds, "simulated time discarded first", "1 min"),
                       integer("seed", 0, 1e15, "random seed: the same seed gives the same run", "1"),
+                      integer("max_events", 1000, 1e10,
+                              "the most events the simulation may process (about 40 bytes of memory each at "
+                              "most); a run that would need more is refused, saying so",
+                              "100000000"),
                   }),
           cost_section(),
           section("arrivals", "inference and llm-serving: how requests arrive",

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "capsim/models/search.hpp"
+#include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/table.hpp"
 
 namespace capsim::scenarios {
@@ -66,12 +67,18 @@ std::vector<Diagnostic> with_file(std::vector<Diagnostic> ds, const std::string&
   return ds;
 }
 
+std::vector<Diagnostic> run_errors(std::vector<Diagnostic> ds, const Scenario& s) {
+  return s.simulate ? in_scenario_terms(std::move(ds), *s.simulate, s.file) : with_file(std::move(ds), s.file);
+}
+
 des::RunOptions run_options(const Scenario& s) {
   des::RunOptions run;
+  run.max_events = SimulationSetup{}.max_events;
   if (s.simulate) {
     run.warmup = s.simulate->warmup;
     run.duration = s.simulate->duration;
     run.seed = s.simulate->seed;
+    run.max_events = s.simulate->max_events;
   }
   return run;
 }
@@ -104,8 +111,9 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
     options.warmup = run.warmup;
     options.duration = run.duration;
     options.seed = run.seed;
+    options.max_events = run.max_events;
     auto sim = models::simulate_llm_serving(spec, inf.mix, options);
-    if (!sim) return with_file(sim.errors(), s.file);
+    if (!sim) return run_errors(sim.errors(), s);
     r.llm_estimate = *estimate;
     r.llm = *sim;
     r.replicas = inf.replicas;
@@ -118,7 +126,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   auto plan = models::plan_deployment(inf.graph, d);
   if (!plan) return with_file(plan.errors(), s.file);
   auto sim = models::simulate_serving(*plan, inf.arrivals, run, progress);
-  if (!sim) return with_file(sim.errors(), s.file);
+  if (!sim) return run_errors(sim.errors(), s);
   r.graph = std::move(sim).value();
   return r;
 }

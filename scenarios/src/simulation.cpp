@@ -61,16 +61,26 @@ Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardw
   run.warmup = s.warmup;
   run.duration = s.duration;
   run.seed = s.seed;
+  run.max_events = s.max_events;
   const auto start = std::chrono::steady_clock::now();
   auto report = models::simulate_training_pipeline(spec, run, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!report) {
-    auto errors = report.errors();
-    for (auto& d : errors)
-      if (d.where.file.empty()) d.where.file = scenario.file;
-    return errors;
-  }
+  if (!report) return in_scenario_terms(report.errors(), s, scenario.file);
   return SimulationReport{scenario.name, s.node, std::move(report).value(), wall};
+}
+
+std::vector<Diagnostic> in_scenario_terms(std::vector<Diagnostic> errors, const SimulationSetup& run,
+                                          const std::string& file) {
+  for (auto& d : errors) {
+    if (d.key_path.rfind("run.", 0) == 0) {
+      d.key_path = "simulate." + d.key_path.substr(4);
+      if (d.where.file.empty()) d.where = run.duration_at;
+      if (d.key_path == "simulate.max_events")
+        d.hint = "shorten simulate.duration or raise simulate.max_events";
+    }
+    if (d.where.file.empty()) d.where.file = file;
+  }
+  return errors;
 }
 
 std::string simulation_text(const SimulationReport& r) {

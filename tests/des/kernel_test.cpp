@@ -264,6 +264,22 @@ TEST_CASE("the event budget stops a run with a clear message") {
         "simulated time 325.203 s of 1000000 s (shorten the duration or raise max_events)\n");
 }
 
+TEST_CASE("a run whose pace shows it needs far more than its budget is refused early") {
+  // 0.8 arrivals/s, four events each (arrival, three services): 3.2e9 events against 1e8.
+  RunOptions o = options(0, 1e9, 1);
+  o.max_events = 100'000'000;
+  auto created = Simulator::create(make_tandem_pipeline(3, 0.8, 1.0), o);
+  REQUIRE(created);
+  Simulator sim = std::move(created).value();
+  const Status st = sim.run();
+  REQUIRE_FALSE(st.empty());
+  // Refused at the first check, after 2^20 events, not after spending the budget.
+  CHECK(sim.events() == 1u << 20);
+  CHECK(st[0].key_path == "run.max_events");
+  CHECK(st[0].message.find("the run needs about 3.2e+09 events") != std::string::npos);
+  CHECK(st[0].message.find("over the event budget of 100000000") != std::string::npos);
+}
+
 TEST_CASE("invalid run options are rejected") {
   RunOptions o = options(-1, 0, 1, 1);
   o.max_events = 0;

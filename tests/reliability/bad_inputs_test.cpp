@@ -37,18 +37,7 @@ struct BadInput {
 
 // Inputs that are not handled well today, by the text of `BadInput::input`: what happens and
 // where the fix belongs. They run under a shorter time limit and are listed in the table.
-const std::vector<std::pair<std::string, std::string>> kKnownGaps = {
-    {"10^12 events: training pipeline simulated for 1e9 s",
-     "no event budget below des::RunOptions' default 1e9 on this path (scenarios/src/simulation.cpp); it runs out of memory"},
-    {"10^12 events: serving at 1e6 requests/s for 1e6 s",
-     "no event budget below the default 1e9 (scenarios/src/serving_report.cpp run_options); it runs out of memory"},
-    {"10^12 events: LLM serving at 1e6 requests/s for 1e6 s",
-     "simulate_llm_serving (models/src/serving_llm.cpp) has no event or memory budget; it runs out of memory"},
-    {"calibration: duplicate key",
-     "accepted: nlohmann::json keeps the last of two equal keys (hardware_catalog/src/calibration.cpp)"},
-    {"--params -7B", "accepted (exit 0): capsim memory does not reject a negative parameter count (cli/src/plan_commands.cpp)"},
-    {"--params 0", "accepted (exit 0): capsim memory does not reject a zero parameter count (cli/src/plan_commands.cpp)"},
-};
+const std::vector<std::pair<std::string, std::string>> kKnownGaps = {};
 
 constexpr int kGapTimeLimitSeconds = 5;
 

@@ -185,5 +185,11 @@ TEST_CASE("kill during write: SIGKILL at random moments leaves the database and 
   }
   MESSAGE("seed " << seed << ": " << killed_mid_way << " of " << kKills << " processes killed mid-way");
   CHECK(killed_mid_way >= kKills / 4);
+  // The next report that completes removes the temporary files the killed ones left.
+  REQUIRE(wait_exit_code(spawn_capsim(db, {"report", scenario_path(), "-o", report.string()})) == 0);
+  std::vector<std::string> leftovers;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().rfind("report.md.tmp.", 0) == 0) leftovers.push_back(entry.path().string());
+  CHECK(leftovers.empty());
   fs::remove_all(dir);
 }

@@ -860,6 +860,21 @@ Status Simulator::State::run_until(double t, ProgressObserver* observer) {
     now = e.time;
     ++events;
     dispatch(e);
+    // Refuse early a run that, at the pace so far, would need more than its budget,
+    // instead of spending most of the budget before saying so.
+    if ((events & 0xfffff) == 0 && now > 0.0) {
+      const double projected = static_cast<double>(events) * (end / now);
+      if (projected > 1.05 * static_cast<double>(options.max_events)) {
+        char about[32];
+        std::snprintf(about, sizeof about, "%.3g", projected);
+        return {Diagnostic{{}, "run.max_events",
+                           "simulation refused: at the pace of its first " + std::to_string(events) +
+                               " events (" + number(now) + " s of simulated time) the run needs about " +
+                               about + " events for " + number(end) +
+                               " s, over the event budget of " + std::to_string(options.max_events),
+                           "shorten the duration or raise max_events"}};
+      }
+    }
     if (observer != nullptr && (events & 0xffff) == 0) {
       observer->progress(now / end, "simulation");
       if (observer->cancelled()) return {};

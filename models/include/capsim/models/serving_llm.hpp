@@ -94,6 +94,9 @@ struct LlmSimulationOptions {
   Seconds warmup{60.0};
   Seconds duration{600.0};       // > 0, measured after the warm-up
   std::uint64_t seed = 1;
+  // The most events (arrivals plus batch iterations of one replica) a run may process;
+  // a run that would need more is refused up front or as soon as its pace shows it.
+  std::uint64_t max_events = 100'000'000;
 };
 
 struct LlmSimulation {

@@ -77,6 +77,9 @@ struct SimulationSetup {
   Seconds duration = Seconds(600);
   Seconds warmup = Seconds(60);
   std::uint64_t seed = 1;
+  // The event budget: the default keeps a run under a few seconds and its memory bounded.
+  std::uint64_t max_events = 100'000'000;
+  SourceLocation duration_at;  // simulate.duration, or simulate: when it is not given
 };
 
 // `workload: {type: inference | llm-serving}` with `arrivals:`, `slo:` and an optional

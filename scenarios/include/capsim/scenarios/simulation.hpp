@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
@@ -22,6 +23,11 @@ struct SimulationReport {
 // Errors: no `simulate:` section, an unknown node, a pipeline the simulator refuses.
 Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
                                            ProgressObserver* progress = nullptr);
+
+// The simulator's "run.*" errors (its event budget, its run length) said in the scenario's
+// terms: "simulate.*" keys, located at simulate.duration; other errors get the file.
+std::vector<Diagnostic> in_scenario_terms(std::vector<Diagnostic> errors, const SimulationSetup& run,
+                                          const std::string& file);
 
 std::string simulation_text(const SimulationReport& r);
 std::string simulation_json(const SimulationReport& r);  // finite numbers only (null where unknown)
