@@ -3,6 +3,7 @@
 #   ./setup.sh run    runs the main job on a shipped example
 #   ./setup.sh test   runs the whole test suite
 # Both build with warnings as errors.
+#   ./setup.sh fuzz [SECONDS]  the libFuzzer targets, SECONDS each (default 60), with clang-14
 # Options: --sanitize (AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/).
 # Idempotent: packages already installed are not touched; the build is incremental.
 set -euo pipefail
@@ -11,15 +12,18 @@ cd "$(dirname "$0")"
 mode="${1:-run}"
 shift || true
 sanitize=OFF
+fuzz_seconds=60
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=ON ;;
-    *) echo "setup.sh: unknown option '$arg' (expected --sanitize)" >&2; exit 2 ;;
+    *[!0-9]*|'') echo "setup.sh: unknown option '$arg' (expected --sanitize, or SECONDS after fuzz)" >&2; exit 2 ;;
+    *) [ "$mode" = fuzz ] || { echo "setup.sh: '$arg': only fuzz takes SECONDS" >&2; exit 2; }
+       fuzz_seconds="$arg" ;;
   esac
 done
 case "$mode" in
-  run|test|build|deps) ;;
-  *) echo "usage: ./setup.sh run|test|build|deps [--sanitize]" >&2; exit 2 ;;
+  run|test|build|deps|fuzz) ;;
+  *) echo "usage: ./setup.sh run|test|build|deps [--sanitize] | fuzz [SECONDS]" >&2; exit 2 ;;
 esac
 
 packages=(
@@ -28,6 +32,8 @@ packages=(
   doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev
 )
+# libFuzzer comes with clang's runtime libraries.
+[ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
 install_missing() {
   local missing=()
@@ -47,6 +53,7 @@ install_missing() {
 
 install_missing
 [ "$mode" = deps ] && exit 0
+[ "$mode" = fuzz ] && exec fuzz/run.sh "$fuzz_seconds"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ "$sanitize" = ON ]; then build=build-asan; else build=build; fi
