@@ -9,6 +9,7 @@
 #include "capsim/models/serving.hpp"
 #include "capsim/models/serving_llm.hpp"
 #include "capsim/models/workload.hpp"
+#include "capsim/scenarios/serving_report.hpp"
 
 namespace capsim::gui {
 namespace {
@@ -152,11 +153,7 @@ Result<ServingEstimate> estimate_serving_scenario(const scenarios::Scenario& s, 
   e.rate = inf.arrivals.peak_rate().value();
   e.replicas = inf.replicas;
   if (inf.llm) {
-    models::LlmServingSpec spec;
-    spec.shape = inf.shape;
-    spec.cluster = node->cluster;
-    spec.tensor_parallel = inf.tensor_parallel;
-    spec.weights = inf.exec.precision;
+    const models::LlmServingSpec spec = scenarios::llm_serving_spec(inf, node->cluster);
     auto estimate = models::estimate_llm_serving(spec, inf.mix);
     if (!estimate) return estimate.errors();
     e.llm = *estimate;

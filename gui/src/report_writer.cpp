@@ -9,6 +9,7 @@
 #include <map>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/text.hpp"
 #include "capsim/scenarios/report.hpp"
 #include "chart_builders.hpp"
 
@@ -23,19 +24,6 @@ using scenarios::ReportDocument;
 constexpr int kChartWidth = 900, kChartHeight = 480;
 constexpr int kPdfChartWidth = 760, kPdfChartHeight = 400;
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 QImage chart_for(ChartKind kind, const scenarios::RunResult& run, int w, int h) {
   switch (kind) {
@@ -59,13 +47,13 @@ QByteArray png_bytes(const QImage& image) {
 
 std::string table_html(const scenarios::Table& t) {
   std::string out = "<table><thead><tr>";
-  for (std::size_t c = 0; c < t.columns.size(); ++c) out += "<th>" + escape(t.columns[c]) + "</th>";
+  for (std::size_t c = 0; c < t.columns.size(); ++c) out += "<th>" + xml_escape(t.columns[c]) + "</th>";
   out += "</tr></thead><tbody>";
   for (const auto& row : t.rows) {
     out += "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool right = c < t.right_align.size() && t.right_align[c];
-      out += std::string(right ? "<td class=\"num\">" : "<td>") + escape(row[c]) + "</td>";
+      out += std::string(right ? "<td class=\"num\">" : "<td>") + xml_escape(row[c]) + "</td>";
     }
     out += "</tr>";
   }
@@ -76,24 +64,24 @@ std::string table_html(const scenarios::Table& t) {
 template <class ImageSource>
 std::string document_html(const ReportDocument& doc, ImageSource image_src) {
   std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(doc.title) +
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + xml_escape(doc.title) +
       "</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}"
       "h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:1.6em}"
       "table{border-collapse:collapse;margin:0.6em 0;font-size:0.9em}"
       "th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}"
       "td.num{text-align:right}th{background:#f0f0f0}pre{background:#f7f7f7;padding:0.8em;font-size:0.85em}"
       "img{max-width:100%}.footer{color:#777;font-size:0.8em;margin-top:2em}</style></head><body>\n";
-  out += "<h1>" + escape(doc.title) + "</h1>\n<p>" + escape(doc.subtitle) + "</p>\n";
+  out += "<h1>" + xml_escape(doc.title) + "</h1>\n<p>" + xml_escape(doc.subtitle) + "</p>\n";
   int chart = 0;
   for (const auto& s : doc.sections) {
-    out += "<h2 id=\"" + s.id + "\">" + escape(s.title) + "</h2>\n";
-    for (const auto& p : s.paragraphs) out += "<p>" + escape(p) + "</p>\n";
+    out += "<h2 id=\"" + s.id + "\">" + xml_escape(s.title) + "</h2>\n";
+    for (const auto& p : s.paragraphs) out += "<p>" + xml_escape(p) + "</p>\n";
     for (std::size_t i = 0; i < s.charts.size(); ++i)
-      out += "<p><img alt=\"" + escape(s.title) + " chart\" src=\"" + image_src(chart++) + "\"></p>\n";
+      out += "<p><img alt=\"" + xml_escape(s.title) + " chart\" src=\"" + image_src(chart++) + "\"></p>\n";
     for (const auto& t : s.tables) out += table_html(t);
-    if (!s.preformatted.empty()) out += "<pre>" + escape(s.preformatted) + "</pre>\n";
+    if (!s.preformatted.empty()) out += "<pre>" + xml_escape(s.preformatted) + "</pre>\n";
   }
-  return out + "<p class=\"footer\">" + escape(doc.footer) + "</p>\n</body></html>\n";
+  return out + "<p class=\"footer\">" + xml_escape(doc.footer) + "</p>\n</body></html>\n";
 }
 
 std::vector<QImage> charts_of(const ReportDocument& doc, const scenarios::RunResult& run, int w, int h) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "capsim/core/text.hpp"
 #include "capsim/models/performance.hpp"
 
 namespace capsim::models {
@@ -15,13 +16,8 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
   return Diagnostic{{}, key, message, ""};
 }
 
-std::string num(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
 
-std::string gb(Bytes b) { return num(b.value() / 1e9, 3) + " GB"; }
+std::string gb(Bytes b) { return significant(b.value() / 1e9, 3) + " GB"; }
 
 // Linear interpolation over the rows, as des::ServiceTime::empirical, for fractional batches.
 double interpolate(const std::vector<des::ServiceTime::Row>& t, double batch) {
@@ -84,8 +80,8 @@ Result<LatencyCurve> LatencyCurve::measured(std::vector<des::ServiceTime::Row> r
                                         std::to_string(r.batch) + ")"));
     if (i > 0 && r.time < rows[i - 1].time)
       errors.push_back(invalid(key, "latency must not decrease with the batch size (batch " +
-                                        std::to_string(rows[i - 1].batch) + ": " + num(rows[i - 1].time.value() * 1e3) +
-                                        " ms, batch " + std::to_string(r.batch) + ": " + num(r.time.value() * 1e3) +
+                                        std::to_string(rows[i - 1].batch) + ": " + significant(rows[i - 1].time.value() * 1e3) +
+                                        " ms, batch " + std::to_string(r.batch) + ": " + significant(r.time.value() * 1e3) +
                                         " ms)"));
   }
   if (!errors.empty()) return errors;
@@ -110,7 +106,7 @@ LatencyCurve LatencyCurve::per_request(double items_per_request) const {
   c.rows_.reserve(static_cast<std::size_t>(max_requests));
   for (int b = 1; b <= max_requests; ++b) c.rows_.push_back({b, latency(items_per_request * b)});
   c.source_ = source_;
-  if (items_per_request != 1.0) c.source_ += "; x" + num(items_per_request) + " items per request";
+  if (items_per_request != 1.0) c.source_ += "; x" + significant(items_per_request) + " items per request";
   return c;
 }
 
@@ -141,10 +137,10 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
       errors.push_back(Diagnostic{{}, "engine_speedup",
                                   "model '" + m.model.name + "' uses a TensorRT engine but no engine_speedup was given",
                                   "measure it against the framework; NVIDIA quotes 'up to " +
-                                      num(kTensorRtUpToSpeedup) + "x' over eager PyTorch (Torch-TensorRT)"});
+                                      significant(kTensorRtUpToSpeedup) + "x' over eager PyTorch (Torch-TensorRT)"});
     } else if (!(*exec.engine_speedup >= 1.0 && *exec.engine_speedup <= kTensorRtUpToSpeedup)) {
-      errors.push_back(invalid("engine_speedup", "must be between 1 and " + num(kTensorRtUpToSpeedup) +
-                                                     " (NVIDIA's published upper bound), got " + num(*exec.engine_speedup)));
+      errors.push_back(invalid("engine_speedup", "must be between 1 and " + significant(kTensorRtUpToSpeedup) +
+                                                     " (NVIDIA's published upper bound), got " + significant(*exec.engine_speedup)));
     } else {
       speedup = *exec.engine_speedup;
     }
@@ -176,7 +172,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
     table.push_back({b, Seconds((std::max(compute, memory) + overhead) / speedup)});
   }
   std::string src = "roofline: " + m.model.name + " " + pname + " " + std::string(engine_format_name(exec.format));
-  if (speedup != 1.0) src += " (x" + num(speedup) + ")";
+  if (speedup != 1.0) src += " (x" + significant(speedup) + ")";
   src += " on " + gpu.id + " (" + (share.description.empty() ? std::string("whole GPU") : share.description) + ")";
   if (m.kernels_per_forward > 0) src += ", " + std::to_string(m.kernels_per_forward) + " kernels x 5 us";
   auto curve = LatencyCurve::measured(std::move(table), std::move(src));
@@ -288,12 +284,12 @@ Result<GpuLayout> plan_gpu_sharing(const hardware::GpuSpec& gpu, SharingMode mod
     int unspecified = 0;
     for (const auto& m : models) {
       if (m.mps_share < 0 || m.mps_share > 1)
-        errors.push_back(invalid("mps_share", "model '" + m.model + "': must be in (0, 1], got " + num(m.mps_share)));
+        errors.push_back(invalid("mps_share", "model '" + m.model + "': must be in (0, 1], got " + significant(m.mps_share)));
       if (m.mps_share > 0) given += m.mps_share;
       else unspecified += 1;
     }
     if (given > 1 + 1e-9)
-      errors.push_back(invalid("mps_share", "the MPS shares on " + gpu.id + " add up to " + num(given) + " (at most 1)"));
+      errors.push_back(invalid("mps_share", "the MPS shares on " + gpu.id + " add up to " + significant(given) + " (at most 1)"));
     if (unspecified > 0 && given >= 1 - 1e-9)
       errors.push_back(invalid("mps_share", "no compute left on " + gpu.id + " for the models without an MPS share"));
     if (!errors.empty()) return errors;
@@ -301,7 +297,7 @@ Result<GpuLayout> plan_gpu_sharing(const hardware::GpuSpec& gpu, SharingMode mod
       const double share = m.mps_share > 0 ? m.mps_share : (1 - given) / unspecified;
       const double per_instance = share / m.instances;
       layout.shares.push_back({per_instance, per_instance, Bytes(gpu.memory.value() - total + m.memory_per_instance.value()),
-                               "MPS " + num(share * 100) + " %"});
+                               "MPS " + significant(share * 100) + " %"});
       layout.k8s_resources.push_back("nvidia.com/gpu");
     }
     return layout;
@@ -333,7 +329,7 @@ struct StageInput {
 Status check_stage(const GraphStage& s, const StageDeployment& d, const std::string& key, SharingMode mode) {
   Status e;
   if (s.name.empty()) e.push_back(invalid(key + ".name", "a stage needs a name"));
-  if (!(s.fan_out > 0)) e.push_back(invalid(key + ".fan_out", "must be greater than zero (got " + num(s.fan_out) + ")"));
+  if (!(s.fan_out > 0)) e.push_back(invalid(key + ".fan_out", "must be greater than zero (got " + significant(s.fan_out) + ")"));
   if (d.replicas < 1) e.push_back(invalid(key + ".replicas", "must be at least 1"));
   if (d.instances_per_replica < 1) e.push_back(invalid(key + ".instances_per_replica", "must be at least 1"));
   if (d.batching.max_batch < 1) e.push_back(invalid(key + ".max_batch", "must be at least 1"));

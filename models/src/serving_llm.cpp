@@ -7,6 +7,7 @@
 #include <deque>
 #include <vector>
 
+#include "capsim/core/text.hpp"
 #include "capsim/core/des/random.hpp"
 #include "capsim/models/collectives.hpp"
 #include "capsim/models/memory.hpp"
@@ -19,11 +20,6 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
   return Diagnostic{{}, key, message, ""};
 }
 
-std::string num(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
 
 double efficiency(double rows) { return kGemmMaxEfficiency * rows / (rows + kGemmHalfSaturationDim); }
 
@@ -102,14 +98,14 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   const double usable = gpu.memory.value() * s.memory_utilization;
   if (e.weights_per_gpu.value() >= usable)
     return invalid("memory", s.shape.name + " does not fit on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
-                                 ": " + num(e.weights_per_gpu.value() / 1e9) + " GB of weights per GPU, " +
-                                 num(usable / 1e9) + " GB usable");
+                                 ": " + significant(e.weights_per_gpu.value() / 1e9) + " GB of weights per GPU, " +
+                                 significant(usable / 1e9) + " GB usable");
   e.kv_capacity_tokens = std::floor((usable - e.weights_per_gpu.value()) / e.kv_bytes_per_token_per_gpu.value());
   const int per_sequence = mix.prompt_tokens + mix.output_tokens;
   e.kv_limited_sequences = static_cast<int>(e.kv_capacity_tokens / per_sequence);
   if (e.kv_limited_sequences < 1)
     return invalid("memory", s.shape.name + " on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
-                                 ": the KV cache holds " + num(e.kv_capacity_tokens) + " tokens, less than one request's " +
+                                 ": the KV cache holds " + significant(e.kv_capacity_tokens) + " tokens, less than one request's " +
                                  std::to_string(per_sequence));
   e.max_concurrent_sequences = std::min(e.kv_limited_sequences, s.max_concurrent);
   const double mean_context = mix.prompt_tokens + mix.output_tokens / 2.0;
@@ -122,11 +118,11 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   e.requests_per_second = n / cycle;
   e.output_tokens_per_second = e.requests_per_second * mix.output_tokens;
   e.output_tokens_per_second_per_gpu = e.output_tokens_per_second / s.tensor_parallel;
-  e.formula = "TPOT(1) = max(compute, (" + num(e.weights_per_gpu.value() / 1e9) + " GB weights/GPU + " +
-              num(e.kv_bytes_per_token_per_gpu.value() * mean_context / 1e9) + " GB KV) / (" +
-              num(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + num(kMemoryBandwidthEfficiency) + ")) + " +
-              num(e.tp_all_reduce_per_step.value() * 1e3) + " ms TP all-reduce = " +
-              num(e.tpot_single.value() * 1e3) + " ms";
+  e.formula = "TPOT(1) = max(compute, (" + significant(e.weights_per_gpu.value() / 1e9) + " GB weights/GPU + " +
+              significant(e.kv_bytes_per_token_per_gpu.value() * mean_context / 1e9) + " GB KV) / (" +
+              significant(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + significant(kMemoryBandwidthEfficiency) + ")) + " +
+              significant(e.tp_all_reduce_per_step.value() * 1e3) + " ms TP all-reduce = " +
+              significant(e.tpot_single.value() * 1e3) + " ms";
   return e;
 }
 

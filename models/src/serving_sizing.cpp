@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "capsim/core/text.hpp"
+
 namespace capsim::models {
 namespace {
 
@@ -13,13 +15,8 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
   return Diagnostic{{}, key, message, ""};
 }
 
-std::string num(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
 
-std::string ms(Seconds s) { return std::isfinite(s.value()) ? num(s.value() * 1e3) + " ms" : "unbounded"; }
+std::string ms(Seconds s) { return std::isfinite(s.value()) ? significant(s.value() * 1e3) + " ms" : "unbounded"; }
 
 struct Setting {
   SharingMode sharing;
@@ -198,7 +195,7 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
   }
   if (out.candidates.empty()) {
     std::string why = out.skipped.empty() ? "" : " (e.g. " + out.skipped.front().first + ": " + out.skipped.front().second + ")";
-    return invalid("slo.p99", "no deployment meets a p99 of " + ms(r.p99_bound) + " at " + num(peak) + " requests/s" + why);
+    return invalid("slo.p99", "no deployment meets a p99 of " + ms(r.p99_bound) + " at " + significant(peak) + " requests/s" + why);
   }
   std::stable_sort(out.candidates.begin(), out.candidates.end(), cheaper);
   for (int i = 0; i < r.verify_top && i < static_cast<int>(out.candidates.size()); ++i) {
@@ -211,7 +208,7 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
     if (d.meets_slo) {
       out.recommended = d;
       out.recommendation = "the cheapest deployment whose simulated p99 (" + ms(Seconds(d.simulated_latency->p99.mean)) +
-                           ") meets the " + ms(r.p99_bound) + " bound at " + num(peak) + " requests/s: " + d.summary;
+                           ") meets the " + ms(r.p99_bound) + " bound at " + significant(peak) + " requests/s: " + d.summary;
       break;
     }
   if (!out.recommended) out.recommendation = "none of the verified candidates met the bound in simulation";

@@ -171,15 +171,7 @@ ReportSection serving_sizing(const RunResult& run) {
                                     : (z.graph->recommended ? z.graph->recommended->summary + ": " + z.graph->recommendation
                                                             : "no deployment meets the SLO: " + z.graph->recommendation);
   sec.paragraphs.push_back(summary);
-  if (auto pools = serving_node_pools(z)) {
-    Table t{{"pool", "node type", "GPUs/node", "min nodes", "max nodes", "Kubernetes request per pod"}, {}, {false, false, true, true, true, false}};
-    for (const auto& p : *pools)
-      t.rows.push_back({p.name, p.instance_type + " (" + p.provider + ")", std::to_string(p.gpus_per_node),
-                        std::to_string(p.min_nodes), std::to_string(p.max_nodes),
-                        (p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu")) + ": " +
-                            std::to_string(p.gpus_per_pod)});
-    sec.tables.push_back(t);
-  }
+  if (auto pools = serving_node_pools(z)) sec.tables.push_back(serving_node_pool_table(*pools));
   return sec;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "capsim/core/text.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/version.hpp"
 
@@ -38,20 +39,6 @@ std::vector<Measurement> training_measurements(const SizingReport& s) {
   return out;
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 

@@ -85,6 +85,27 @@ des::RunOptions run_options(const Scenario& s) {
 
 }  // namespace
 
+Table serving_node_pool_table(const std::vector<NodePool>& pools) {
+  Table t{{"pool", "node type", "GPUs/node", "min nodes", "max nodes", "Kubernetes request per pod"},
+          {},
+          {false, false, true, true, true, false}};
+  for (const auto& p : pools)
+    t.rows.push_back({p.name, p.instance_type + " (" + p.provider + ")", std::to_string(p.gpus_per_node),
+                      std::to_string(p.min_nodes), std::to_string(p.max_nodes),
+                      (p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu")) + ": " +
+                          std::to_string(p.gpus_per_pod)});
+  return t;
+}
+
+models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models::ClusterSpec& cluster) {
+  models::LlmServingSpec spec;
+  spec.shape = inf.shape;
+  spec.cluster = cluster;
+  spec.tensor_parallel = inf.tensor_parallel;
+  spec.weights = inf.exec.precision;
+  return spec;
+}
+
 Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
                                                           ProgressObserver* progress) {
   if (!s.inference || s.inference->node.empty())
@@ -98,11 +119,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   r.rate = inf.arrivals.peak_rate().value();
   const des::RunOptions run = run_options(s);
   if (inf.llm) {
-    models::LlmServingSpec spec;
-    spec.shape = inf.shape;
-    spec.cluster = node->cluster;
-    spec.tensor_parallel = inf.tensor_parallel;
-    spec.weights = inf.exec.precision;
+    const models::LlmServingSpec spec = llm_serving_spec(inf, node->cluster);
     auto estimate = models::estimate_llm_serving(spec, inf.mix);
     if (!estimate) return with_file(estimate.errors(), s.file);
     models::LlmSimulationOptions options;
@@ -301,16 +318,7 @@ std::string serving_sizing_text(const ServingSizingReport& r) {
       alt.rows.push_back({v.summary, cost_text(v.cost), v.verified ? (v.meets_slo ? "meets SLO" : "misses SLO") : "-"});
     if (!alt.rows.empty()) out += "\nVerified by simulation:\n" + render_text(alt);
   }
-  auto pools = serving_node_pools(r);
-  if (pools) {
-    Table t{{"pool", "node type", "GPUs/node", "min nodes", "max nodes", "Kubernetes request per pod"}, {}, {false, false, true, true, true, false}};
-    for (const auto& p : *pools)
-      t.rows.push_back({p.name, p.instance_type + " (" + p.provider + ")", std::to_string(p.gpus_per_node),
-                        std::to_string(p.min_nodes), std::to_string(p.max_nodes),
-                        (p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu")) + ": " +
-                            std::to_string(p.gpus_per_pod)});
-    out += "\nNode pools:\n" + render_text(t);
-  }
+  if (auto pools = serving_node_pools(r)) out += "\nNode pools:\n" + render_text(serving_node_pool_table(*pools));
   const auto& skipped = r.llm ? r.llm->skipped : r.graph->skipped;
   if (!skipped.empty()) {
     out += "\nSkipped:\n";

@@ -14,6 +14,7 @@
 #include "capsim/models/serving_sizing.hpp"
 #include "capsim/scenarios/export.hpp"
 #include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/table.hpp"
 
 namespace capsim::scenarios {
 
@@ -45,5 +46,10 @@ std::string serving_sizing_json(const ServingSizingReport& r);
 
 // Node pools of the recommended deployment, with autoscaling bounds.
 Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r);
+// The pools as a table: node type, GPUs per node, autoscaling bounds, the pod's GPU request.
+Table serving_node_pool_table(const std::vector<NodePool>& pools);
+
+// The LLM serving model of the scenario's deployment on `cluster` (the node's GPUs).
+models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models::ClusterSpec& cluster);
 
 }  // namespace capsim::scenarios
