@@ -265,7 +265,13 @@ class Loader {
     } else {
       for (const char* key : {"arrivals", "slo", "deployment"})
         if (root[key]) error(root[key], key, std::string(key) + " applies to inference and llm-serving workloads");
-      if (const YAML::Node sim = root["simulate"]) s.simulate = build_simulation(sim, s.training);
+      if (const YAML::Node sim = root["simulate"]) {
+        if (s.training.service)
+          error(sim, "simulate", "a service workload (fixed GPUs, costed) has no pipeline to simulate",
+                "remove simulate:, or describe the workload as training or inference");
+        else
+          s.simulate = build_simulation(sim, s.training);
+      }
     }
     if (const YAML::Node cost = root["cost"]) s.cost = build_cost(cost);
     if (s.training.service && !s.cost) error(root["workload"], "workload", "a service workload needs a cost: section");
@@ -406,6 +412,11 @@ class Loader {
 
   SimulationSetup build_simulation(const YAML::Node& n, const TrainingWorkload& training) {
     SimulationSetup sim;
+    if (!n["node"]) {
+      error(n, "simulate", "missing required key 'node' for a training pipeline simulation",
+            "the instance or server the job runs on, e.g. node: aws-g5-xlarge");
+      return sim;
+    }
     sim.node = n["node"].Scalar();
     if (catalog_.find(hardware::EntityKind::instance, sim.node) == nullptr &&
         catalog_.find(hardware::EntityKind::server, sim.node) == nullptr) {

@@ -72,3 +72,32 @@ deployment:
   auto s = scenarios::load_scenario("i.yaml", text, testing::shipped_catalog());
   CHECK_MESSAGE(s.ok(), format_diagnostics(s.errors()));
 }
+
+// fuzz_scenario crash-9561003875: a simulate: section without node: read the missing node
+// (yaml-cpp throws InvalidNode, which ended the process). Training simulations now say that
+// node is required, and a service workload, which has no pipeline, refuses simulate:.
+TEST_CASE("bug: simulate: without node: crashed the scenario loader") {
+  const std::string training = R"(name: t
+workload: {type: training, model: resnet-50, samples: 1M, epochs: 1}
+hardware: {gpus: [t4]}
+simulate: {duration: 120 s}
+)";
+  auto t = scenarios::load_scenario("t.yaml", training, testing::shipped_catalog());
+  REQUIRE_FALSE(t.ok());
+  CHECK(format_diagnostics(t.errors()) ==
+        "t.yaml:4:11: error: simulate: missing required key 'node' for a training pipeline simulation "
+        "(the instance or server the job runs on, e.g. node: aws-g5-xlarge)\n");
+
+  const std::string service = R"(name: s
+workload: {type: service, gpus: 16}
+cost:
+  options:
+    - {name: aws, instance: aws-p4d-24xlarge}
+simulate: {duration: 120 s, warmup: 10 s, seed: 1}
+)";
+  auto s = scenarios::load_scenario("s.yaml", service, testing::shipped_catalog());
+  REQUIRE_FALSE(s.ok());
+  CHECK(format_diagnostics(s.errors()) ==
+        "s.yaml:6:11: error: simulate: a service workload (fixed GPUs, costed) has no pipeline to simulate "
+        "(remove simulate:, or describe the workload as training or inference)\n");
+}

@@ -1,5 +1,5 @@
 // Running the capsim binary as a user would, in a directory of its own, under a time and
-// memory limit (`timeout`, `ulimit -v`), for the reliability tests.
+// memory limit (`timeout`, `ulimit -v`, or the sanitizer's RSS limit), for the reliability tests.
 #pragma once
 
 #include <sys/wait.h>
@@ -24,14 +24,26 @@ struct CapsimRun {
 inline constexpr int kTimeLimitSeconds = 20;
 inline constexpr long kMemoryLimitKb = 4'000'000;
 
+// The memory limit as a shell prefix. AddressSanitizer reserves terabytes of address space
+// for its shadow memory, so under it (the sanitizer build compiles these tests and capsim
+// alike) the limit is on resident memory through the sanitizer's own watchdog instead.
+inline std::string memory_limit_prefix() {
+#if defined(__SANITIZE_ADDRESS__)
+  const char* existing = std::getenv("ASAN_OPTIONS");
+  return "export ASAN_OPTIONS='" + std::string(existing != nullptr ? std::string(existing) + ":" : "") +
+         "hard_rss_limit_mb=" + std::to_string(kMemoryLimitKb / 1000) + "' && ";
+#else
+  return "ulimit -v " + std::to_string(kMemoryLimitKb) + " && ";
+#endif
+}
+
 // Runs `capsim ARGS` (shell text) with `dir` as the working directory and `db` as
 // $CAPSIM_DB (relative to dir unless absolute).
 inline CapsimRun run_capsim(const std::filesystem::path& dir, const std::string& args,
                             const std::string& db = "capsim.db", int time_limit = kTimeLimitSeconds) {
   const auto out = dir / ".stdout";
   const auto err = dir / ".stderr";
-  const std::string cmd = "cd '" + dir.string() + "' && ulimit -v " + std::to_string(kMemoryLimitKb) +
-                          " && CAPSIM_DB='" + db + "' timeout -s KILL " + std::to_string(time_limit) + " '" CAPSIM_BINARY
+  const std::string cmd = "cd '" + dir.string() + "' && " + memory_limit_prefix() + "CAPSIM_DB='" + db + "' timeout -s KILL " + std::to_string(time_limit) + " '" CAPSIM_BINARY
                           "' " + args + " > '" + out.string() + "' 2> '" + err.string() + "' < /dev/null";
   const auto start = std::chrono::steady_clock::now();
   const int status = std::system(cmd.c_str());
