@@ -76,7 +76,17 @@ class Loader {
     }
     validate(root, scenario_schema(), "");
     if (!errors_.empty()) return errors_;
-    Scenario s = build(root);
+    Scenario s;
+    try {
+      s = build(root);
+    } catch (const YAML::Exception& e) {
+      // A key the checks above should have caught: an error naming the place, not a crash.
+      errors_.push_back({{file_, e.mark.line >= 0 ? e.mark.line + 1 : 1, e.mark.column >= 0 ? e.mark.column + 1 : 1},
+                         "",
+                         std::string("cannot read the scenario: ") + e.msg,
+                         "please report this input as a capsim bug"});
+      return errors_;
+    }
     s.text = text;
     if (!errors_.empty()) return errors_;
     return s;
@@ -424,7 +434,9 @@ class Loader {
       for (auto& id : catalog_.ids(hardware::EntityKind::server)) ids.push_back(id);
       error(n["node"], "simulate.node", "no instance or server with id '" + sim.node + "'", did_you_mean(sim.node, ids));
     }
-    if (training.is_transformer())
+    const bool model_known = std::none_of(errors_.begin(), errors_.end(),
+                                          [](const Diagnostic& d) { return d.key_path == "workload.model"; });
+    if (model_known && training.is_transformer())
       error(n, "simulate",
             "the pipeline simulation covers sample models (images and other per-sample data loaders); '" +
                 training.model_name + "' is a transformer, whose token loading is not a constraint worth simulating",
@@ -436,6 +448,11 @@ class Loader {
     sim.batch_per_gpu = get_int(n, "batch_per_gpu", 64);
     sim.prefetch_batches = get_int(n, "prefetch_batches", 4);
     const YAML::Node host = n["host"];
+    if (!host) {
+      error(n, "simulate", "missing required key 'host' for a training pipeline simulation",
+            "host: {cpu_cores, decode_time, sample_size, storage_bandwidth}");
+      return sim;
+    }
     for (const char* key : {"cpu_cores", "decode_time", "sample_size", "storage_bandwidth"})
       if (!host[key]) error(host, "simulate.host", std::string("missing required key '") + key + "'");
     if (!errors_.empty()) return sim;

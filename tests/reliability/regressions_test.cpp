@@ -73,9 +73,9 @@ deployment:
   CHECK_MESSAGE(s.ok(), format_diagnostics(s.errors()));
 }
 
-// fuzz_scenario crash-9561003875: a simulate: section without node: read the missing node
-// (yaml-cpp throws InvalidNode, which ended the process). Training simulations now say that
-// node is required, and a service workload, which has no pipeline, refuses simulate:.
+// fuzz_scenario crash-9561003875 and crash-c306e0c493: a simulate: section without node: or
+// host: read the missing node (yaml-cpp throws InvalidNode, which ended the process). Training simulations now say that
+// node and host are required, and a service workload, which has no pipeline, refuses simulate:.
 TEST_CASE("bug: simulate: without node: crashed the scenario loader") {
   const std::string training = R"(name: t
 workload: {type: training, model: resnet-50, samples: 1M, epochs: 1}
@@ -87,6 +87,17 @@ simulate: {duration: 120 s}
   CHECK(format_diagnostics(t.errors()) ==
         "t.yaml:4:11: error: simulate: missing required key 'node' for a training pipeline simulation "
         "(the instance or server the job runs on, e.g. node: aws-g5-xlarge)\n");
+
+  const std::string no_host = R"(name: t
+workload: {type: training, model: resnet-50, samples: 1M, epochs: 1}
+hardware: {gpus: [t4]}
+simulate: {node: aws-g4dn-xlarge}
+)";
+  auto h = scenarios::load_scenario("t.yaml", no_host, testing::shipped_catalog());
+  REQUIRE_FALSE(h.ok());
+  CHECK(format_diagnostics(h.errors()) ==
+        "t.yaml:4:11: error: simulate: missing required key 'host' for a training pipeline simulation "
+        "(host: {cpu_cores, decode_time, sample_size, storage_bandwidth})\n");
 
   const std::string service = R"(name: s
 workload: {type: service, gpus: 16}
