@@ -35,12 +35,6 @@ struct BadInput {
   std::string location;       // what the first error line must start with: "bad.yaml:3:" or "error: --params"
 };
 
-// Inputs that are not handled well today, by the text of `BadInput::input`: what happens and
-// where the fix belongs. They run under a shorter time limit and are listed in the table.
-const std::vector<std::pair<std::string, std::string>> kKnownGaps = {};
-
-constexpr int kGapTimeLimitSeconds = 5;
-
 // ---- Inputs the cases start from ----
 
 const std::string kTraining = R"(name: t
@@ -397,25 +391,20 @@ TEST_CASE("bad inputs: each fails with exit 2, a location and a message, in boun
       fs::create_directories((dir / f.path).parent_path());
       std::ofstream(dir / f.path, std::ios::binary) << f.content;
     }
-    std::string gap;
-    for (const auto& [input, what] : kKnownGaps)
-      if (input == bad.input) gap = what;
-    const int limit = gap.empty() ? capsim::testing::kTimeLimitSeconds : kGapTimeLimitSeconds;
+    const int limit = capsim::testing::kTimeLimitSeconds;
     const auto run = run_capsim(dir, bad.args, bad.copy_catalog ? "capsim.db" : (root / "shared.db").string(), limit);
     const std::string message = message_of(run.err, dir);
     CAPTURE(index);
     CAPTURE(bad.input);
     CAPTURE(bad.args);
     CAPTURE(run.err);
-    if (gap.empty()) {
-      CHECK(run.exit_code == 2);
-      CHECK(run.err.starts_with(bad.location));
-      CHECK(run.seconds < 10);
-    }
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.starts_with(bad.location));
+    CHECK(run.seconds < 10);
     const std::string exit_text = run.exit_code == 124 ? "killed after " + std::to_string(limit) + " s"
                                                        : std::to_string(run.exit_code);
     table += "| " + std::to_string(index) + " | " + cell(bad.input) + " | `capsim " + cell(bad.args) + "` | " +
-             exit_text + " | " + cell(gap.empty() ? message : "**NOT HANDLED YET:** " + gap + "\n" + message) + " |\n";
+             exit_text + " | " + cell(message) + " |\n";
   }
   const std::string cyclic = cyclic_pipeline_message();
   CHECK(cyclic.find("cycle") != std::string::npos);
