@@ -1,0 +1,39 @@
+// Predictors for the rows of data/validation: one function per kind of measurement.
+// Internal to capsim_scenarios (the accuracy runner, accuracy.cpp, is the only caller);
+// yaml-cpp appears here and not in a public header.
+//
+// Each predictor reads one row (a YAML mapping as documented in data/validation/README.md),
+// builds the workload and hardware from the catalog, asks the models for a prediction in
+// the row's own metric, and returns the published and predicted figures. A row the models
+// cannot predict (a GPU without the needed peak, a field missing) is an error naming the
+// field; the runner reports it as "not predicted", never as zero.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+
+namespace capsim::scenarios::accuracy {
+
+struct RowPrediction {
+  double published = 0;        // the measured figure, in `metric`
+  double predicted = 0;        // capsim's figure, same metric and unit
+  std::string metric;          // e.g. "tokens_per_s_per_gpu", "images_per_s", "latency_ms"
+  std::vector<std::string> tags;  // extra groups the row belongs to (e.g. "ge-1000-gpus")
+  std::string detail;          // one line: layout / bottleneck, for the table
+};
+
+// kind: training (data/validation/training_*.yaml, megatron_sc21_table1.yaml)
+Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware::Catalog& catalog);
+// kind: cnn-training (cnn_training.yaml)
+Result<RowPrediction> predict_cnn_training_row(const YAML::Node& row, const hardware::Catalog& catalog);
+// kind: vision-inference (vision_inference.yaml)
+Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const hardware::Catalog& catalog);
+// kind: llm-serving (llm_serving.yaml)
+Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardware::Catalog& catalog);
+
+}  // namespace capsim::scenarios::accuracy
