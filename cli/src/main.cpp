@@ -1,6 +1,7 @@
 // capsim: capacity planning and cluster sizing for ML workloads.
 #include <CLI/CLI.hpp>
 
+#include "accuracy_command.hpp"
 #include "catalog_command.hpp"
 #include "output.hpp"
 #include "plan_commands.hpp"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   add_plan_commands(app, global, exit_code);
   add_run_commands(app, global, exit_code);
   add_sweep_command(app, global, exit_code);
+  add_accuracy_command(app, global, exit_code);
 
   try {
     app.parse(argc, argv);

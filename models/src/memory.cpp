@@ -125,9 +125,19 @@ double frozen_weight_bytes(const TransformerShape& s, const TrainingOptions& opt
 void fill_model_states(TrainingTerms& t, const TransformerShape& s, const Parallelism& par,
                        const TrainingOptions& opt) {
   t.params = parameter_count(s);
+  // Expert parallelism splits the experts' MLP weights over ep ranks as well.
+  if (s.experts > s.experts_per_token && par.expert > 1) {
+    const double per_expert = (t.params - active_parameter_count(s)) / (s.experts - s.experts_per_token);
+    t.params -= s.experts * per_expert * (1.0 - 1.0 / par.expert);
+  }
   t.model_shards = static_cast<double>(par.tensor) * par.pipeline;
+  // Uneven stages (p does not divide L): the first stage holds fewer layers than L / p.
+  if (par.pipeline > 1 && s.layers % par.pipeline != 0)
+    t.model_shards = static_cast<double>(par.tensor) * s.layers / first_stage_layers(s.layers, par.pipeline);
   t.state = trainable_state_bytes(opt);
-  t.zero = zero_divisors(par.zero_stage, par.data);
+  // ZeRO shards over the data-parallel ranks (d x cp, as Megatron-Core's distributed
+  // optimizer does), or over the shard group of hybrid sharding.
+  t.zero = zero_divisors(par.zero_stage, (par.zero_stage == 3 ? par.sharding_ranks() : par.data) * par.context);
   const bool adapters = opt.fine_tuning != FineTuning::full;
   t.trainable = adapters ? lora_adapter_parameter_count(s, opt.lora_rank) : t.params;
   t.frozen_bytes = adapters ? frozen_weight_bytes(s, opt) : 0.0;
@@ -138,21 +148,40 @@ void fill_model_states(TrainingTerms& t, const TransformerShape& s, const Parall
 }
 
 // Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for one
-// microbatch, with 16-bit activations and 1-byte dropout masks.
+// microbatch, with 16-bit activations and 1-byte dropout masks, for GPT (4h GeLU MLP,
+// multi-head attention, dropout):
 //   no parallelism:          sbh(34 + 5as/h)
 //   tensor parallel t:       sbh(10 + 24/t + 5as/(ht))
 //   + sequence parallel:     sbh(34/t + 5as/(ht))
 //   selective recompute:     the 5as/(ht) term (attention scores, softmax, dropout) is dropped
 //   full recompute:          2sbh (the layer input only), /t with sequence parallelism
-double layer_activation_bytes(const TransformerShape& s, const Parallelism& par) {
-  const double sbh = static_cast<double>(s.seq_len) * par.micro_batch * s.hidden;
+// The same accounting for other shapes, per sbh: kept whole without sequence parallelism:
+// the two norms' inputs 4, the attention and MLP inputs 2 + 2, dropout masks 2 (models
+// without dropout, the Llama family, have none); split over t: Q 2, K and V 4 x kv/heads
+// (grouped-query attention), the output projection's input 2, the MLP's inner activations
+// 4f/h (GeLU input and output) or 6f/h (SwiGLU gate, up and product), times the experts a
+// token visits. The 5as/(ht) term is eager attention's (2as/(ht) without dropout): FlashAttention
+// never stores the scores; it keeps the softmax statistics (4 B per head per token, /t)
+// and recomputes the scores in backward (Dao et al. 2022, sec. 3.1). Context parallelism
+// splits the sequence: s/cp tokens per GPU.
+double layer_activation_bytes(const TransformerShape& s, const Parallelism& par, Attention attention) {
+  const double seq = static_cast<double>(s.seq_len) / par.context;
+  const double sbh = seq * par.micro_batch * s.hidden;
   const double t = par.tensor;
   const bool sp = par.sequence_parallel && par.tensor > 1;
   if (par.recompute == Recompute::full) return 2.0 * sbh / (sp ? t : 1.0);
-  const double linear = sp ? 34.0 / t : 10.0 + 24.0 / t;
+  const bool dropout = !s.gated_mlp;
+  const double kv_ratio = static_cast<double>(s.kv_heads > 0 ? s.kv_heads : s.heads) / s.heads;
+  const double q_ratio = static_cast<double>(s.heads) * s.head_dim() / s.hidden;
+  const double ffn_ratio = static_cast<double>(s.ffn_hidden) / s.hidden * std::max(1, s.experts_per_token);
+  const double whole = 8.0 + (dropout ? 2.0 : 0.0);
+  const double split = 2.0 * q_ratio + 4.0 * kv_ratio * q_ratio + 2.0 * q_ratio +
+                       (s.gated_mlp ? 6.0 : 4.0) * ffn_ratio;
+  const double linear = sp ? (whole + split) / t : whole + split / t;
+  if (attention == Attention::flash) return sbh * linear + 4.0 * s.heads * seq * par.micro_batch / t;
   const double scores = par.recompute == Recompute::selective
                             ? 0.0
-                            : 5.0 * s.heads * static_cast<double>(s.seq_len) / (s.hidden * t);
+                            : (dropout ? 5.0 : 2.0) * s.heads * seq / (s.hidden * t);
   return sbh * (linear + scores);
 }
 
@@ -171,7 +200,7 @@ double first_stage_layers_worth(const TransformerShape& s, const Parallelism& pa
                                 double in_flight) {
   const double p = par.pipeline, m = std::max(1, par.interleave);
   const double interleaving = par.pipeline > 1 && m > 1 ? 1.0 + (p - 1) / (p * m) : 1.0;
-  return s.layers / p * in_flight * interleaving;
+  return first_stage_layers(s.layers, par.pipeline) * in_flight * interleaving;
 }
 
 // Korthikanti et al. 2022, Sec. 4.4: the input-embedding dropout mask (sbh bytes per
@@ -192,7 +221,7 @@ double edge_activation_bytes(const TransformerShape& s, const Parallelism& par, 
 void fill_activations(TrainingTerms& t, const TransformerShape& s, const Parallelism& par,
                       const TrainingOptions& opt) {
   t.precision_factor = bytes_per_value(opt.compute) >= 4 ? 2.0 : 1.0;
-  t.layer_bytes = layer_activation_bytes(s, par) * t.precision_factor;
+  t.layer_bytes = layer_activation_bytes(s, par, opt.attention) * t.precision_factor;
   t.in_flight = first_stage_in_flight(par);
   t.layers_worth = first_stage_layers_worth(s, par, t.in_flight);
   t.edge_bytes = edge_activation_bytes(s, par, t.in_flight, t.precision_factor);
@@ -227,23 +256,41 @@ void explain_overhead(MemoryBreakdown& m, double fraction, double overhead) {
                   " (framework, allocator fragmentation)");
 }
 
-std::string recompute_text(const Parallelism& par) {
+// The per-layer coefficients of layer_activation_bytes, as text: "sbh(34/t)" for GPT,
+// "sbh(16 + 16.12/t)" for Llama without sequence parallelism.
+std::string linear_text(const TransformerShape& s, const Parallelism& par) {
   const bool sp = par.sequence_parallel && par.tensor > 1;
+  const bool dropout = !s.gated_mlp;
+  const double kv_ratio = static_cast<double>(s.kv_heads > 0 ? s.kv_heads : s.heads) / s.heads;
+  const double q_ratio = static_cast<double>(s.heads) * s.head_dim() / s.hidden;
+  const double ffn_ratio = static_cast<double>(s.ffn_hidden) / s.hidden * std::max(1, s.experts_per_token);
+  const double whole = 8.0 + (dropout ? 2.0 : 0.0);
+  const double split = 4.0 * q_ratio + 4.0 * kv_ratio * q_ratio + (s.gated_mlp ? 6.0 : 4.0) * ffn_ratio;
+  return sp ? "sbh(" + num(whole + split) + "/t)" : "sbh(" + num(whole) + " + " + num(split) + "/t)";
+}
+
+std::string recompute_text(const TransformerShape& s, const Parallelism& par, Attention attention) {
+  const bool sp = par.sequence_parallel && par.tensor > 1;
+  const std::string scores = !s.gated_mlp ? "5as/(ht)" : "2as/(ht)";
+  if (attention == Attention::flash && par.recompute != Recompute::full)
+    return linear_text(s, par) + " + 4asb/t softmax statistics, flash attention" +
+           (par.recompute == Recompute::selective ? " (selective recompute: nothing more to drop)" : "");
   switch (par.recompute) {
     case Recompute::full:
       return sp ? "2sbh/t, full recompute" : "2sbh, full recompute";
     case Recompute::selective:
-      return sp ? "sbh(34/t), selective" : "sbh(10 + 24/t), selective";
+      return linear_text(s, par) + ", selective";
     case Recompute::none:
       break;
   }
-  return sp ? "sbh(34/t + 5as/(ht))" : "sbh(10 + 24/t + 5as/(ht))";
+  const std::string linear = linear_text(s, par);
+  return linear.substr(0, linear.size() - 1) + " + " + scores + "), eager attention";
 }
 
 // "activations = 107 MB/layer [sbh(34/t), selective, s=2048 ...] x 96 layers' worth ..."
 std::string activation_formula(const TrainingTerms& t, const TransformerShape& s,
-                               const Parallelism& par) {
-  return "activations = " + gb(t.layer_bytes) + "/layer [" + recompute_text(par) +
+                               const Parallelism& par, const TrainingOptions& opt) {
+  return "activations = " + gb(t.layer_bytes) + "/layer [" + recompute_text(s, par, opt.attention) +
          ", s=" + std::to_string(s.seq_len) + " b=" + std::to_string(par.micro_batch) +
          " h=" + std::to_string(s.hidden) + " a=" + std::to_string(s.heads) +
          " t=" + std::to_string(par.tensor) + (t.precision_factor > 1 ? ", x2 for fp32" : "") +
@@ -256,8 +303,12 @@ std::string activation_formula(const TrainingTerms& t, const TransformerShape& s
 
 void explain_training(MemoryBreakdown& m, const TrainingTerms& t, const TransformerShape& s,
                       const Parallelism& par, const TrainingOptions& opt) {
+  const bool uneven = par.pipeline > 1 && s.layers % par.pipeline != 0;
   const std::string shards =
-      " / (t=" + std::to_string(par.tensor) + " x p=" + std::to_string(par.pipeline) + ")";
+      uneven ? " x " + std::to_string(first_stage_layers(s.layers, par.pipeline)) + "/" + std::to_string(s.layers) +
+                   " layers (first of p=" + std::to_string(par.pipeline) + " uneven stages) / t=" +
+                   std::to_string(par.tensor)
+             : " / (t=" + std::to_string(par.tensor) + " x p=" + std::to_string(par.pipeline) + ")";
   const std::string compute(precision_name(opt.compute));
   const std::string trained =
       sci(t.trainable) + (opt.fine_tuning == FineTuning::full ? " params" : " adapter params");
@@ -276,7 +327,7 @@ void explain_training(MemoryBreakdown& m, const TrainingTerms& t, const Transfor
               "optimizer = " + num(t.state.optimizer) + " B/param (" +
                   state_bytes_note(opt, t.state) + ") x " + trained + shards +
                   zero_suffix(t.zero.optimizer, stage));
-  add_formula(m, t.c.activations, activation_formula(t, s, par));
+  add_formula(m, t.c.activations, activation_formula(t, s, par, opt));
   explain_overhead(m, opt.overhead_fraction, t.c.overhead);
 }
 

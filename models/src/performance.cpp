@@ -94,26 +94,33 @@ struct LayerTimes {
   double attention_core_fwd = 0;  // QK^T, softmax, dropout, AV: what selective recompute redoes
   double forward_flops = 0;    // whole layer, all TP ranks (model FLOPs)
   double attention_core_flops = 0;
+  double attention_fwd_time = 0;  // the attention core in forward (what ring attention overlaps)
   double params = 0;           // whole layer
   double trainable = 0;        // whole layer (LoRA: adapters only)
 };
 
 // One transformer layer for one micro-batch on one GPU of the tensor-parallel group.
+// g: the device at the compute precision (GEMMs); g16: at 16 bits (attention core, which
+// FP8 recipes keep in bf16).
 LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const Device& g,
-                       double act, const TrainingOptions& options) {
+                       const Device& g16, double act, const TrainingOptions& options) {
   const double t = par.tensor;
+  const double cp = par.context;
+  const double ep = par.expert;
   const double b = par.micro_batch;
   const double seq = s.seq_len;
-  const double tokens = b * seq;
+  const double tokens = b * seq / cp;  // this GPU's share of the sequence (context parallel)
   const double h = s.hidden;
-  const double head_dim = static_cast<double>(s.hidden) / s.heads;
+  const double head_dim = s.head_dim();
   const double kv_heads = s.kv_heads > 0 ? s.kv_heads : s.heads;
   const double q_out = s.heads * head_dim;
   const double kv_out = kv_heads * head_dim;
   const double mlp_in = s.gated_mlp ? 2.0 * s.ffn_hidden : s.ffn_hidden;  // up (+ gate)
   const double experts = std::max(1, s.experts);
   const double routed = std::max(1, s.experts_per_token);
+  const double experts_here = experts / ep;
   const bool frozen = options.fine_tuning != FineTuning::full;
+  const bool fp8 = g.operand < 2.0;
 
   // Column-parallel then row-parallel linears (Megatron sec. 2.3): each GPU holds 1/t of
   // the output (column) or input (row) dimension.
@@ -125,54 +132,83 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
     r.forward += gemm_time(g, m, w.n, w.k, count);
     r.backward += gemm_time(g, m, w.k, w.n, count);               // data gradient
     if (!frozen) r.backward += gemm_time(g, w.k, w.n, m, count);  // weight gradient
-    r.forward_flops += 2.0 * m * w.n * w.k * count * t;
+    r.forward_flops += 2.0 * m * w.n * w.k * count * t * cp;
+    if (fp8) {
+      // Transformer Engine casts each GEMM input to FP8 with a scaling factor: read 16-bit,
+      // write 8-bit (3 B per element) for the activation and the weight in forward, the
+      // output gradient in backward (Micikevicius et al. 2022; NVIDIA TE user guide).
+      r.forward += 3.0 * (m * w.k + w.k * w.n) * count / g.bandwidth;
+      r.backward += 3.0 * (m * w.n) * count / g.bandwidth;
+    }
   };
   for (const auto& w : attention) add_linear(w, tokens, 1.0);
-  // Mixture of experts: each expert sees tokens * k / E tokens (no expert parallelism:
-  // every GPU runs all experts of its layer).
-  for (const auto& w : mlp) add_linear(w, tokens * routed / experts, experts);
+  // Mixture of experts: with expert parallelism the ep ranks exchange tokens so that each
+  // GPU runs its experts / ep experts on the tokens routed to them from all ep ranks:
+  // tokens * k * ep / E tokens per expert (Lepikhin et al., GShard, 2020).
+  for (const auto& w : mlp) add_linear(w, tokens * routed * ep / experts, experts_here);
 
-  // Attention core, per query head on this GPU: scores [s x d][d x s], values [s x s][s x d].
-  // Backward: dQ, dK ([s x s][s x d]) and dV ([s x s]^T[s x d]) are s x d x s; dP is s x s x d.
+  // Attention core, per query head on this GPU: scores [q x d][d x k], values [q x k][k x d]
+  // for q = this GPU's queries and k the keys they see.
   const double heads_here = b * s.heads / t;
-  const double scores = gemm_time(g, seq, seq, head_dim, heads_here);
-  const double values = gemm_time(g, seq, head_dim, seq, heads_here);
-  const double core_flops = 2.0 * 2.0 * seq * seq * head_dim * b * s.heads;
+  const double queries = seq / cp;
+  const double core_flops = 2.0 * 2.0 * seq * seq * head_dim * b * s.heads;  // model count, full s x s
+  r.attention_core_flops = core_flops;
+  r.forward_flops += core_flops;
 
   // Element-wise kernels are memory-bound: bytes moved / HBM bandwidth. Per element
   // (act = activation bytes, masks 1 byte), forward / backward:
   //   layer norm (x2)          read+write 2 act / read x, dy, write dx, reduce again 4 act
   //   bias-dropout-residual x2 3 act + mask / 2 act + mask
   //   GeLU or SwiGLU           2 act / 3 act
-  //   softmax on scores        2 act / 3 act
-  //   dropout on probabilities 2 act + mask / 2 act + mask
+  //   softmax on scores        2 act / 3 act           (eager attention only)
+  //   dropout on probabilities 2 act + mask / 2 act + mask (eager attention only)
   // With sequence parallelism the layer norms and dropouts work on 1/t of the sequence.
   const double sp = par.sequence_parallel ? t : 1.0;
   const double hidden_elems = tokens * h / sp;
   const double ffn_elems = tokens * routed * s.ffn_hidden / t;
-  const double score_elems = heads_here * seq * seq;
   const double act_fn_fwd = s.gated_mlp ? 3.0 * act : 2.0 * act;
   const double ew_fwd_bytes = hidden_elems * (2 * 2.0 * act + 2 * (3.0 * act + 1.0)) +
                               ffn_elems * act_fn_fwd;
   const double ew_bwd_bytes = hidden_elems * (2 * 4.0 * act + 2 * (2.0 * act + 1.0)) +
                               ffn_elems * 3.0 * act;
-  const double core_ew_fwd = score_elems * (2.0 * act + (2.0 * act + 1.0));
-  const double core_ew_bwd = score_elems * (3.0 * act + (2.0 * act + 1.0));
+  r.forward += ew_fwd_bytes / g.bandwidth;
+  r.backward += ew_bwd_bytes / g.bandwidth;
 
-  r.attention_core_fwd = scores + values + core_ew_fwd / g.bandwidth;
-  r.forward += r.attention_core_fwd + ew_fwd_bytes / g.bandwidth;
-  r.backward += 3.0 * values + scores + (ew_bwd_bytes + core_ew_bwd) / g.bandwidth;
-  r.forward_flops += core_flops;
-  r.attention_core_flops = core_flops;
+  if (options.attention == Attention::flash) {
+    // Fused kernels compute only the causal (or windowed) blocks: queries x attended keys,
+    // and never write the scores. Backward recomputes the scores and runs dP, dS->dQ, dK,
+    // dV: 5 products against the forward's 2 (Dao et al. 2022, 2023), at the kernels' own
+    // efficiency.
+    const double keys = s.attended_keys();
+    const double fwd_flops = 2.0 * 2.0 * queries * keys * head_dim * heads_here;
+    r.attention_core_fwd = 0;  // nothing to recompute selectively: the kernel already does
+    const double fwd = fwd_flops / (kFlashForwardEfficiency * g16.peak);
+    const double bwd = 2.5 * fwd_flops / (kFlashBackwardEfficiency * g16.peak);
+    r.forward += fwd;
+    r.backward += bwd;
+    r.attention_fwd_time = fwd;
+  } else {
+    // Backward: dQ, dK ([s x s][s x d]) and dV ([s x s]^T[s x d]) are s x d x s; dP is s x s x d.
+    const double scores = gemm_time(g16, queries, seq, head_dim, heads_here);
+    const double values = gemm_time(g16, queries, head_dim, seq, heads_here);
+    const double score_elems = heads_here * queries * seq;
+    const double core_ew_fwd = score_elems * (2.0 * act + (2.0 * act + 1.0));
+    const double core_ew_bwd = score_elems * (3.0 * act + (2.0 * act + 1.0));
+    r.attention_core_fwd = scores + values + core_ew_fwd / g.bandwidth;
+    r.forward += r.attention_core_fwd;
+    r.backward += 3.0 * values + scores + core_ew_bwd / g.bandwidth;
+    r.attention_fwd_time = r.attention_core_fwd;
+  }
 
-  // Weights: q/k/v/o, MLP (2 or 3 matrices per expert), biases and two layer norms.
+  // Weights on this GPU's tensor-parallel group (all t shards): q/k/v/o, MLP (2 or 3
+  // matrices per expert held), biases and two layer norms.
   const double mlp_matrices = s.gated_mlp ? 3.0 : 2.0;
-  r.params = h * (q_out + 2 * kv_out) + q_out * h + experts * mlp_matrices * h * s.ffn_hidden +
-             (q_out + 2 * kv_out) + h + experts * (s.ffn_hidden + h) + 4 * h;
+  r.params = h * (q_out + 2 * kv_out) + q_out * h + experts_here * mlp_matrices * h * s.ffn_hidden +
+             (q_out + 2 * kv_out) + h + experts_here * (s.ffn_hidden + h) + 4 * h;
   // LoRA adapters A [in x r] and B [r x out] on the attention and MLP matrices.
   const double rank = options.lora_rank;
   r.trainable = frozen ? rank * ((h + q_out + 2 * kv_out) + (q_out + h) +
-                                 experts * mlp_matrices * (h + s.ffn_hidden))
+                                 experts_here * mlp_matrices * (h + s.ffn_hidden))
                        : r.params;
   return r;
 }
@@ -200,14 +236,17 @@ std::vector<Diagnostic> check_layout(const TransformerShape& s, const Parallelis
   positive(par.pipeline, "parallelism.pipeline");
   positive(par.data, "parallelism.data");
   positive(par.interleave, "parallelism.interleave");
+  positive(par.context, "parallelism.context");
+  positive(par.expert, "parallelism.expert");
   positive(par.micro_batch, "parallelism.micro_batch");
   positive(par.global_batch, "parallelism.global_batch");
   positive(c.gpus_per_node, "cluster.gpus_per_node");
   if (!e.empty()) return e;
 
   const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
-  if (s.hidden % s.heads != 0)
-    e.push_back(invalid("shape.hidden", "hidden " + num(s.hidden) + " is not divisible by heads " + num(s.heads)));
+  if (s.head_dim_override <= 0 && s.hidden % s.heads != 0)
+    e.push_back(invalid("shape.hidden", "hidden " + num(s.hidden) + " is not divisible by heads " + num(s.heads) +
+                                            " (give head_dim when the heads are not hidden / heads wide)"));
   if (par.zero_stage < 0 || par.zero_stage > 3)
     e.push_back(invalid("parallelism.zero_stage", "must be 0-3, got " + num(par.zero_stage)));
   if (par.tensor > c.gpus_per_node)
@@ -217,9 +256,24 @@ std::vector<Diagnostic> check_layout(const TransformerShape& s, const Parallelis
     e.push_back(invalid("parallelism.tensor", "tensor parallelism " + num(par.tensor) +
                                                   " does not divide heads " + num(s.heads) + ", kv_heads " +
                                                   num(kv) + " and ffn_hidden " + num(s.ffn_hidden)));
-  if (s.layers % (par.pipeline * par.interleave) != 0)
-    e.push_back(invalid("parallelism.pipeline", "layers " + num(s.layers) + " are not divisible by pipeline " +
-                                                    num(par.pipeline) + " x interleave " + num(par.interleave)));
+  if (s.layers < par.pipeline * par.interleave)
+    e.push_back(invalid("parallelism.pipeline", "layers " + num(s.layers) + " are fewer than pipeline " +
+                                                    num(par.pipeline) + " x interleave " + num(par.interleave) +
+                                                    " chunks"));
+  if (par.shard_group < 0 || (par.shard_group > 0 && par.data % par.shard_group != 0))
+    e.push_back(invalid("parallelism.shard_group", "a shard group of " + num(par.shard_group) +
+                                                       " does not divide data parallelism " + num(par.data)));
+  if (par.context > 1 && s.seq_len % (2 * par.context) != 0)
+    e.push_back(invalid("parallelism.context", "context parallelism " + num(par.context) +
+                                                   " must split seq_len " + num(s.seq_len) +
+                                                   " into 2 x cp equal chunks (load-balanced causal ring)"));
+  if (par.expert < 1 || (par.expert > 1 && (s.experts <= 1 || s.experts % par.expert != 0 ||
+                                             (par.data * par.context) % par.expert != 0)))
+    e.push_back(invalid("parallelism.expert", "expert parallelism " + num(par.expert) +
+                                                  (s.experts <= 1 ? " needs a mixture-of-experts model"
+                                                                  : " must divide the " + num(s.experts) +
+                                                                        " experts and d x cp = " +
+                                                                        num(par.data * par.context))));
   if (par.interleave > 1 && par.pipeline < 2)
     e.push_back(invalid("parallelism.interleave", "an interleaved schedule needs pipeline parallelism"));
   if (par.global_batch % (par.micro_batch * par.data) != 0)
@@ -257,12 +311,6 @@ double all_reduce_over(double bytes, GroupPlacement where, int n, LinkModel intr
   return hierarchical_all_reduce(Bytes(bytes), where.in_node, where.nodes, intra, inter).value();
 }
 
-double all_gather_over(double bytes, GroupPlacement where, int n, LinkModel intra, LinkModel inter) {
-  if (n <= 1) return 0.0;
-  // Same ring volume as half an all-reduce over the same placement.
-  return 0.5 * all_reduce_over(bytes, where, n, intra, inter);
-}
-
 // Gradient synchronisation hidden behind the backward pass except for the last bucket
 // (kGradientBucketBytes) or whatever exceeds the overlap window.
 double exposed_gradient_sync(double sync_time, double gradient_bytes, double overlap_window) {
@@ -277,13 +325,15 @@ double optimizer_time(double params, const TrainingOptions& o, double bandwidth)
 }
 
 Bottleneck largest(const StepBreakdown& b) {
-  const std::array<std::pair<double, Bottleneck>, 8> parts{{
+  const std::array<std::pair<double, Bottleneck>, 10> parts{{
       {b.compute.value(), Bottleneck::compute},
       {b.recompute.value(), Bottleneck::recompute},
       {b.tensor_parallel_comm.value(), Bottleneck::tensor_parallel_comm},
       {b.pipeline_bubble.value(), Bottleneck::pipeline_bubble},
       {b.data_parallel_comm_exposed.value(), Bottleneck::data_parallel_comm},
       {b.zero_comm.value(), Bottleneck::zero_comm},
+      {b.context_parallel_comm.value(), Bottleneck::context_parallel_comm},
+      {b.expert_parallel_comm.value(), Bottleneck::expert_parallel_comm},
       {b.optimizer.value(), Bottleneck::optimizer},
       {b.data_loading.value(), Bottleneck::data_loading},
   }};
@@ -295,7 +345,8 @@ Bottleneck largest(const StepBreakdown& b) {
 
 Seconds total(const StepBreakdown& b) {
   return b.compute + b.recompute + b.tensor_parallel_comm + b.pipeline_bubble +
-         b.data_parallel_comm_exposed + b.zero_comm + b.optimizer + b.data_loading;
+         b.data_parallel_comm_exposed + b.zero_comm + b.context_parallel_comm +
+         b.expert_parallel_comm + b.optimizer + b.data_loading;
 }
 
 Result<Device> device_of(const ClusterSpec& c, Precision p) {
@@ -334,6 +385,8 @@ std::string_view bottleneck_name(Bottleneck b) {
     case Bottleneck::pipeline_bubble: return "pipeline_bubble";
     case Bottleneck::data_parallel_comm: return "data_parallel_comm";
     case Bottleneck::zero_comm: return "zero_comm";
+    case Bottleneck::context_parallel_comm: return "context_parallel_comm";
+    case Bottleneck::expert_parallel_comm: return "expert_parallel_comm";
     case Bottleneck::optimizer: return "optimizer";
     case Bottleneck::data_loading: return "data_loading";
   }
@@ -347,26 +400,39 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const auto device = device_of(c, o.compute);
   if (!device) return device.errors();
   const Device& g = *device;
+  // FP8 recipes keep attention, the output layer and element-wise work in 16 bits.
+  Device g16 = g;
+  if (g.operand < 2.0) {
+    const auto d16 = device_of(c, Precision::bf16);
+    if (!d16) return d16.errors();
+    g16 = *d16;
+  }
 
   const double act = activation_bytes(o.compute);
-  const int t = par.tensor, p = par.pipeline, d = par.data, v = par.interleave;
+  const int t = par.tensor, p = par.pipeline, d = par.data, v = par.interleave, cp = par.context;
   const double m = par.microbatches();
-  const double tokens = static_cast<double>(par.micro_batch) * s.seq_len;
+  const double tokens = static_cast<double>(par.micro_batch) * s.seq_len / cp;  // per GPU
   const double h = s.hidden;
-  const double layers_per_stage = static_cast<double>(s.layers) / p;
   const bool frozen = o.fine_tuning != FineTuning::full;
   const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
   const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
 
-  const LayerTimes layer = layer_times(s, par, g, act, o);
+  const LayerTimes layer = layer_times(s, par, g, g16, act, o);
 
-  // Output logits and loss on the last (slowest) pipeline stage: [T x h][h x V/t].
+  // Uneven stages: chunks of ceil(L / (p v)) layers; the busiest stage holds v of them, the
+  // last stage what remains, plus the output layer.
+  const int chunk = (s.layers + p * v - 1) / (p * v);
+  const StageLayers uneven = stage_layers(s.layers, p);
+  const int busiest_layers = v > 1 ? std::min(s.layers, chunk * v) : uneven.middle;
+  const int last_layers = v > 1 ? std::max(0, s.layers - (p - 1) * busiest_layers) : uneven.last;
+
+  // Output logits and loss on the last pipeline stage: [T x h][h x V/t], in 16 bits.
   const double vocab_here = static_cast<double>(s.vocab) / t;
-  const double logits_fwd = gemm_time(g, tokens, vocab_here, h) + tokens * vocab_here * 2 * act / g.bandwidth;
-  const double logits_bwd = gemm_time(g, tokens, h, vocab_here) +
-                            (frozen ? 0.0 : gemm_time(g, h, vocab_here, tokens)) +
+  const double logits_fwd = gemm_time(g16, tokens, vocab_here, h) + tokens * vocab_here * 2 * act / g.bandwidth;
+  const double logits_bwd = gemm_time(g16, tokens, h, vocab_here) +
+                            (frozen ? 0.0 : gemm_time(g16, h, vocab_here, tokens)) +
                             tokens * vocab_here * 2 * act / g.bandwidth;
-  const double logits_flops = 2.0 * tokens * s.vocab * h;
+  const double logits_flops = 2.0 * static_cast<double>(par.micro_batch) * s.seq_len * s.vocab * h;
 
   // Tensor parallelism: 2 all-reduces of [b s h] forward and 2 backward per layer
   // (Megatron sec. 2.3, the f/g operators); sequence parallelism replaces each with an
@@ -375,20 +441,53 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const double tp_one = ring_all_reduce(Bytes(tokens * h * act), t, intra).value();
   const double tp_per_layer = 4.0 + (par.recompute == Recompute::full ? 2.0 : 0.0);
 
+  // Context parallelism (ring attention, Megatron-Core): each layer all-gathers K and V of
+  // the cp ranks in forward, and in backward gathers them again and reduce-scatters their
+  // gradients; each ring step overlaps with the attention of the block already received,
+  // so only what exceeds the attention compute shows. cp ranks are t apart in rank order.
+  double cp_layer = 0;
+  if (cp > 1) {
+    const GroupPlacement cp_group = data_parallel_placement(cp, t, c.gpus_per_node);
+    const double kv_bytes = tokens * 2.0 * (s.kv_heads > 0 ? s.kv_heads : s.heads) * s.head_dim() / t * act * cp;
+    const LinkModel link = cp_group.nodes > 1 ? inter : intra;
+    const double gather = all_gather(Bytes(kv_bytes), cp, link).value();
+    cp_layer = std::max(0.0, gather - layer.attention_fwd_time) +
+               std::max(0.0, 2.0 * gather - 2.5 * layer.attention_fwd_time);
+  }
+
+  // Expert parallelism: all-to-all dispatch and combine of the routed tokens in forward,
+  // and of their gradients in backward (again in a full recompute's forward).
+  double ep_layer = 0;
+  if (par.expert > 1) {
+    const GroupPlacement ep_group = data_parallel_placement(par.expert, t * cp, c.gpus_per_node);
+    const LinkModel link = ep_group.nodes > 1 ? inter : intra;
+    const double routed = std::max(1, s.experts_per_token);
+    const double one = all_to_all(Bytes(tokens * routed * h * act), par.expert, link).value();
+    ep_layer = (4.0 + (par.recompute == Recompute::full ? 2.0 : 0.0)) * one;
+  }
+
   double recompute_layer = 0, recompute_flops = 0;
   if (par.recompute == Recompute::full) {
     recompute_layer = layer.forward;
     recompute_flops = layer.forward_flops;
-  } else if (par.recompute == Recompute::selective) {
+  } else if (par.recompute == Recompute::selective && o.attention == Attention::eager) {
     recompute_layer = layer.attention_core_fwd;
     recompute_flops = layer.attention_core_flops;
   }
 
-  // One micro-batch on the slowest stage.
-  const double fwd_mb = layers_per_stage * layer.forward + logits_fwd;
-  const double bwd_mb = layers_per_stage * layer.backward + logits_bwd;
-  const double rec_mb = layers_per_stage * recompute_layer;
-  const double tp_mb = layers_per_stage * tp_per_layer * tp_one;
+  // One micro-batch on the slowest stage (the busiest, or the last with the output layer).
+  auto stage_time = [&](int layers, bool last) {
+    return layers * (layer.forward + layer.backward + recompute_layer) +
+           (last ? logits_fwd + logits_bwd : 0.0);
+  };
+  const bool last_is_slowest = p == 1 || stage_time(last_layers, true) >= stage_time(busiest_layers, false);
+  const int stage_layers = last_is_slowest ? (p == 1 ? s.layers : last_layers) : busiest_layers;
+  const double fwd_mb = stage_layers * layer.forward + (last_is_slowest ? logits_fwd : 0.0);
+  const double bwd_mb = stage_layers * layer.backward + (last_is_slowest ? logits_bwd : 0.0);
+  const double rec_mb = stage_layers * recompute_layer;
+  const double tp_mb = stage_layers * tp_per_layer * tp_one;
+  const double cp_mb = stage_layers * cp_layer;
+  const double ep_mb = stage_layers * ep_layer;
 
   // Pipeline point-to-point: activations forward and gradients backward at each of the v
   // chunk boundaries. Across nodes each of the t GPUs sends 1/t over its own NIC, then an
@@ -404,48 +503,81 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   }
 
   // Bubble: (p-1)/(m v) of the ideal time (Narayanan et al. eq. 1, 2); the ideal time is
-  // m micro-batches of forward, backward, recompute, TP and point-to-point work.
-  const double busy_mb = fwd_mb + bwd_mb + rec_mb + tp_mb + p2p_mb;
+  // m micro-batches of forward, backward, recompute, communication and point-to-point work.
+  const double busy_mb = fwd_mb + bwd_mb + rec_mb + tp_mb + cp_mb + ep_mb + p2p_mb;
   const double bubble = static_cast<double>(p - 1) / v * busy_mb;
 
   // Parameters on the busiest GPU: its stage's layers plus the output embedding (and the
   // input embedding too when the whole model is one stage and they are not tied).
   const double embedding = static_cast<double>(s.vocab) * h;
   const double embeddings_here = (p == 1 && !s.tied_embeddings) ? 2.0 : 1.0;
-  const double params_gpu = (layers_per_stage * layer.params + embeddings_here * embedding) / t;
-  const double trainable_gpu =
-      frozen ? layers_per_stage * layer.trainable / t : params_gpu;
+  const double params_gpu = (stage_layers * layer.params + embeddings_here * embedding) / t;
+  const double trainable_gpu = frozen ? stage_layers * layer.trainable / t : params_gpu;
 
-  // Data parallelism: gradient all-reduce (ZeRO-3: reduce-scatter only, half the volume).
-  const GroupPlacement dp_group = data_parallel_placement(d, t, c.gpus_per_node);
+  // Data parallelism (over d x cp ranks, t apart): gradient all-reduce overlapped with the
+  // last micro-batch's backward.
+  const int dp_ranks = d * cp;
+  const GroupPlacement dp_group = data_parallel_placement(dp_ranks, t, c.gpus_per_node);
   const double grad_bytes = trainable_gpu * gradient_bytes(o.compute);
-  double dp_sync = overrides && overrides->data_parallel_all_reduce
-                       ? overrides->data_parallel_all_reduce->value()
-                       : all_reduce_over(grad_bytes, dp_group, d, intra, inter);
-  if (par.zero_stage == 3) dp_sync *= 0.5;
-  const double dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb);
-
-  // ZeRO-3: all-gather of the 16-bit parameters before forward, backward (and the
-  // recomputed forward), prefetched so only what exceeds that pass's compute shows.
-  double zero = 0;
-  if (par.zero_stage == 3 && d > 1) {
-    const double gather = all_gather_over(params_gpu * operand_bytes(o.compute), dp_group, d, intra, inter);
-    zero = m * (std::max(0.0, gather - fwd_mb) + std::max(0.0, gather - bwd_mb) +
-                (par.recompute == Recompute::full ? std::max(0.0, gather - rec_mb) : 0.0));
+  double dp_sync = 0, dp_exposed = 0, zero = 0, zero_total = 0, zero_gather = 0;
+  const int shard = par.zero_stage == 3 ? par.sharding_ranks() * cp : 1;
+  if (par.zero_stage == 3 && shard > 1) {
+    // ZeRO-3 / FSDP (Rajbhandari et al. 2020 sec. 7; Zhao et al., PyTorch FSDP, VLDB 2023):
+    // every layer's 16-bit parameters are all-gathered over the shard group before its
+    // forward, again before its backward (and before a full recompute's forward), and its
+    // gradients reduce-scattered after its backward -- per micro-batch, at per-layer
+    // message sizes. NCCL runs all-gather and reduce-scatter as rings: n - 1 steps, each
+    // paying the slowest hop's latency, the bandwidth each GPU's own NIC share once the
+    // ring leaves the node. The next layer's gather is prefetched under the current
+    // layer's compute; what exceeds it, and the first layer's gather, are exposed.
+    const GroupPlacement sg = data_parallel_placement(shard, t, c.gpus_per_node);
+    const LinkModel link = sg.nodes > 1 ? inter : intra;
+    const double layer_bytes = layer.params / t * gradient_bytes(o.compute);
+    const double gather = all_gather(Bytes(layer_bytes), shard, link).value();
+    const double scatter = reduce_scatter(Bytes(layer_bytes), shard, link).value();
+    zero_gather = gather;
+    const double recompute_gathers = par.recompute == Recompute::full ? 1.0 : 0.0;
+    const double per_mb_total = stage_layers * ((2.0 + recompute_gathers) * gather + scatter);
+    const double per_mb_exposed =
+        stage_layers * (std::max(0.0, gather - layer.forward) +
+                        std::max(0.0, gather + scatter - layer.backward - recompute_layer) +
+                        recompute_gathers * std::max(0.0, gather - layer.forward)) +
+        gather;
+    zero_total = m * per_mb_total;
+    zero = m * per_mb_exposed;
+    // Hybrid sharding: the reduce-scattered shard is then all-reduced across the replicas.
+    if (dp_ranks > shard) {
+      const int replicas = dp_ranks / shard;
+      const GroupPlacement rg = data_parallel_placement(replicas, t * shard, c.gpus_per_node);
+      dp_sync = all_reduce_over(grad_bytes / shard, rg, replicas, intra, inter);
+      dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes / shard, bwd_mb);
+    }
+  } else {
+    dp_sync = overrides && overrides->data_parallel_all_reduce
+                  ? overrides->data_parallel_all_reduce->value()
+                  : all_reduce_over(grad_bytes, dp_group, dp_ranks, intra, inter);
+    dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb);
   }
 
-  const double optimizer_params = trainable_gpu / (par.zero_stage >= 1 ? d : 1);
+  const double optimizer_params =
+      trainable_gpu / (par.zero_stage >= 1 ? (par.zero_stage == 3 ? shard : dp_ranks) : 1);
 
   TrainingEstimate r;
   StepBreakdown& b = r.breakdown;
   b.compute = Seconds(m * (fwd_mb + bwd_mb));
   b.recompute = Seconds(m * rec_mb);
   b.tensor_parallel_comm = Seconds(m * tp_mb);
+  b.context_parallel_comm = Seconds(m * cp_mb);
+  b.expert_parallel_comm = Seconds(m * ep_mb);
   b.pipeline_bubble = Seconds(m * p2p_mb + bubble);
   b.data_parallel_comm_exposed = Seconds(dp_exposed);
   r.gradient_bytes_per_gpu = Bytes(grad_bytes);
   r.data_parallel_all_reduce = Seconds(dp_sync);
   b.zero_comm = Seconds(zero);
+  r.zero_comm_total = Seconds(zero_total);
+  r.zero_layer_all_gather = Seconds(zero_gather);
+  r.zero_ranks = par.zero_stage == 3 ? shard : 0;
+  r.stage_layers = stage_layers;
   b.optimizer = Seconds(optimizer_time(optimizer_params, o, g.bandwidth));
   b.data_loading = Seconds(0.0);  // token ids: a few bytes per token, prefetched
   r.step_time = total(b);
@@ -454,15 +586,15 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // Model FLOPs of the whole step: forward, data gradient, weight gradient (2 forwards
   // together unless weights are frozen), plus recompute for the achieved figure.
   const double sequences = par.global_batch;
-  const double per_sequence_fwd = s.layers * layer.forward_flops + logits_flops;
+  const double per_sequence_fwd = (s.layers * layer.forward_flops + logits_flops) / par.micro_batch;
   const double backward_factor = frozen ? 1.0 : 2.0;
-  const double model_flops = sequences / par.micro_batch * (1.0 + backward_factor) * per_sequence_fwd;
+  const double model_flops = sequences * (1.0 + backward_factor) * per_sequence_fwd;
   const double recompute_total = sequences / par.micro_batch * s.layers * recompute_flops;
   const double gpus = par.gpus();
   const double step = r.step_time.value();
   r.tokens_per_second = sequences * s.seq_len / step;
   r.achieved_flops_per_gpu = FlopsPerSecond((model_flops + recompute_total) / gpus / step);
-  r.mfu = model_flops / (gpus * step * g.peak);
+  r.mfu = model_flops / (gpus * step * g16.peak);
   r.calibrated = g.calibrated || c.calibrated;
   return r;
 }

@@ -77,18 +77,29 @@ TransformerPreset mixtral_8x7b() {
           "2024-01"};
 }
 
+// Table 2.1 of the GPT-3 paper gives d_head 128 for every size.
+TransformerPreset with_head_dim(TransformerPreset p, int head_dim) {
+  p.shape.head_dim_override = head_dim;
+  return p;
+}
+TransformerShape with_window(TransformerShape s, int window) {
+  s.sliding_window = window;
+  return s;
+}
+
 std::array<TransformerPreset, 20> make_transformer_presets() {
   return {{
       gpt3("gpt3-125m", 12, 768, 12, 125e6),
       gpt3("gpt3-350m", 24, 1024, 16, 350e6),
       gpt3("gpt3-760m", 24, 1536, 16, 760e6),
-      // Table 2.1 lists 24 heads with d_head 128 for this size (24 x 128 != 2048); the heads
-      // are kept as published, the count of weights does not depend on them.
-      gpt3("gpt3-1.3b", 24, 2048, 24, 1.3e9),
+      // Table 2.1 lists 24 heads with d_head 128 for this size, but 24 x 128 != d_model 2048
+      // and the published 1.3B parameters need 2048-wide projections: kept are d_model and
+      // d_head, so 16 heads of 128 (what GPT-Neo 1.3B and Megatron's 1.3B configs use).
+      gpt3("gpt3-1.3b", 24, 2048, 16, 1.3e9),
       gpt3("gpt3-2.7b", 32, 2560, 32, 2.7e9),
       gpt3("gpt3-6.7b", 32, 4096, 32, 6.7e9),
       // d_model 5140 as published (40 heads of 128 would be 5120).
-      gpt3("gpt3-13b", 40, 5140, 40, 13e9),
+      with_head_dim(gpt3("gpt3-13b", 40, 5140, 40, 13e9), 128),
       gpt3("gpt3-175b", 96, 12288, 96, 175e9),
       // The paper names the smallest model "7B"; 6.74e9 is the released checkpoint's count
       // (13,476,839,424 bytes of bf16 weights), which Meta's model card rounds to 7B.
@@ -108,7 +119,7 @@ std::array<TransformerPreset, 20> make_transformer_presets() {
        "2024-07"},
       {llama("llama-3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192), 405e9, kLlama31Source,
        "2024-07"},
-      {llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192), 7.3e9,
+      {with_window(llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192), 4096), 7.3e9,
        "Jiang et al. 2023, Mistral 7B, Table 1 (context 8192, sliding window 4096), "
        "https://arxiv.org/abs/2310.06825; 7.3B from https://mistral.ai/news/announcing-mistral-7b",
        "2023-10"},

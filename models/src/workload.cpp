@@ -28,8 +28,15 @@ constexpr std::array<std::pair<Precision, std::string_view>, 7> kPrecisionNames{
 
 // Width of the key and value projections: kv_heads * head_dim, kept exact for shapes whose
 // hidden size is not a multiple of the head count (GPT-3 13B lists d_model 5140, 40 heads).
+// With an explicit head width (GPT-3 1.3B: 24 x 128 in a 2048-wide model) the widths are
+// heads x head_dim.
 double kv_width(const TransformerShape& s) {
+  if (s.head_dim_override > 0) return static_cast<double>(s.kv_heads) * s.head_dim_override;
   return static_cast<double>(s.hidden) * s.kv_heads / s.heads;
+}
+double q_width(const TransformerShape& s) {
+  if (s.head_dim_override > 0) return static_cast<double>(s.heads) * s.head_dim_override;
+  return s.hidden;
 }
 
 bool has_biases(const TransformerShape& s) { return !s.gated_mlp; }
@@ -38,9 +45,9 @@ bool has_biases(const TransformerShape& s) { return !s.gated_mlp; }
 double norm_params(const TransformerShape& s) { return has_biases(s) ? 2.0 * s.hidden : s.hidden; }
 
 double attention_params(const TransformerShape& s) {
-  const double h = s.hidden, kv = kv_width(s);
-  const double weights = 2 * h * h + 2 * h * kv;  // q and o: h x h; k and v: h x kv
-  const double biases = has_biases(s) ? 2 * h + 2 * kv : 0.0;
+  const double h = s.hidden, q = q_width(s), kv = kv_width(s);
+  const double weights = 2 * h * q + 2 * h * kv;  // q and o: h x q; k and v: h x kv
+  const double biases = has_biases(s) ? q + h + 2 * kv : 0.0;
   return weights + biases;
 }
 
@@ -118,7 +125,7 @@ double active_parameter_count(const TransformerShape& s) {
 // hidden x vocab product whether or not the table is tied to the input.
 double forward_flops_per_token(const TransformerShape& s) {
   const double non_embedding = active_parameter_count(s) - embedding_params(s);
-  const double attention = 2.0 * 2.0 * s.layers * static_cast<double>(s.seq_len) * s.hidden;
+  const double attention = 2.0 * 2.0 * s.layers * static_cast<double>(s.seq_len) * q_width(s);
   const double logits = 2.0 * static_cast<double>(s.hidden) * s.vocab;
   return 2.0 * non_embedding + attention + logits;
 }
@@ -132,6 +139,26 @@ double training_flops_per_token(const TransformerShape& s) {
 }  // namespace capsim::models
 
 namespace capsim::models {
+
+StageLayers stage_layers(int layers, int pipeline) {
+  if (pipeline <= 1) return {layers, layers, layers};
+  if (layers % pipeline == 0) return {layers / pipeline, layers / pipeline, layers / pipeline};
+  const int middle = (layers + pipeline - 1) / pipeline;
+  const int rest = layers - (pipeline - 2) * middle;
+  if (rest < 2) return {middle, std::max(0, rest), 0};  // too few layers to share: the last gets none
+  return {middle, rest / 2, rest - rest / 2};
+}
+
+std::string_view attention_name(Attention a) { return a == Attention::flash ? "flash" : "eager"; }
+
+double TransformerShape::attended_keys() const {
+  // Causal attention: query i sees i + 1 keys, (s + 1) / 2 on average; a sliding window
+  // of w caps each query at w keys.
+  const double s = seq_len;
+  if (sliding_window <= 0 || sliding_window >= seq_len) return (s + 1.0) / 2.0;
+  const double w = sliding_window;
+  return (w * (w + 1.0) / 2.0 + (s - w) * w) / s;
+}
 
 std::string_view recompute_name(Recompute r) {
   switch (r) {

@@ -8,7 +8,8 @@
 //   is the simplest layout valid for every row (b = 1 divides every B / d). Interleaving
 //   (v > 1) would shrink the bubble of the deep-pipeline rows and raise their prediction.
 // - full activation recomputation (the 96 = 72 x 4/3 in the FLOP count), fp16 mixed
-//   precision, no sequence parallelism (it came a year later), ZeRO off.
+//   precision, no sequence parallelism (it came a year later), ZeRO off, eager attention
+//   (FlashAttention came in 2022).
 // - hardware from the catalog: a100-sxm-80gb, nvswitch-a100, 8 x ib-hdr-200 per node.
 // Achieved FLOP/s use the paper's FLOP count, not capsim's, so the comparison is like
 // for like: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per iteration (sec. 5.1).
@@ -66,6 +67,7 @@ TEST_CASE("megatron SC'21 table 1: achieved TFLOP/s per GPU within 5 % mean, 10 
   TrainingOptions options;
   options.compute = Precision::fp16;
   options.mixed_precision = true;
+  options.attention = Attention::eager;  // 2021: before FlashAttention
 
   std::string table =
       "| params (B) | GPUs | t | p | d | published TFLOP/s | predicted TFLOP/s | error | bottleneck |\n"

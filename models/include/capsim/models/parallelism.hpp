@@ -13,6 +13,14 @@ std::string_view recompute_name(Recompute r);
 
 enum class FineTuning { full, lora, qlora };
 
+// How attention's score matrix is computed. flash: fused kernels that never write the
+// s x s scores to HBM and recompute them in backward (Dao et al., FlashAttention,
+// NeurIPS 2022; FlashAttention-2, 2023) -- what every current training stack runs.
+// eager: score and value GEMMs with softmax and dropout as separate kernels that keep the
+// scores (Megatron-LM 2021, Korthikanti et al. 2022's 5as/h activation term).
+enum class Attention { flash, eager };
+std::string_view attention_name(Attention a);
+
 struct Parallelism {
   int tensor = 1;            // t: tensor-parallel degree (inside a node)
   int pipeline = 1;          // p: pipeline stages
@@ -22,11 +30,32 @@ struct Parallelism {
   int micro_batch = 1;       // b: sequences per micro-batch
   int global_batch = 1;      // B: sequences per optimizer step (B = b * d * microbatches)
   int zero_stage = 0;        // 0-3 (ZeRO-DP, Rajbhandari et al. 2020)
+  // ZeRO-3 / FSDP hybrid sharding: parameters sharded over groups of this many data-parallel
+  // ranks and replicated across groups (FSDP HYBRID_SHARD, ZeRO++ hpZ). 0: over all d.
+  int shard_group = 0;
+  int context = 1;           // cp: context parallelism, the sequence split over cp ranks
+                             // (ring attention; Megatron-Core context_parallel_size)
+  int expert = 1;            // ep: expert parallelism for MoE layers, experts split over ep
+                             // ranks of the data-parallel group (ep divides d x cp)
   Recompute recompute = Recompute::none;
 
-  int gpus() const { return tensor * pipeline * data; }
+  int gpus() const { return tensor * pipeline * context * data; }
+  // Ranks over which ZeRO-3 shards parameters.
+  int sharding_ranks() const { return shard_group > 0 ? shard_group : data; }
   int microbatches() const { return global_batch / (micro_batch * data); }
 };
+
+// Layers per pipeline stage when p does not divide them: every stage but the first and the
+// last holds ceil(L / p); the first and last share what remains (the last also runs the
+// output layer), as Llama 3 405B ran 126 layers on 16 stages (Llama Team 2024, sec. 3.3.2:
+// one layer fewer on the first and on the last stage). When p divides L, L / p each.
+struct StageLayers {
+  int middle = 0;  // the busiest stages
+  int first = 0;
+  int last = 0;
+};
+StageLayers stage_layers(int layers, int pipeline);
+inline int first_stage_layers(int layers, int pipeline) { return stage_layers(layers, pipeline).first; }
 
 struct TrainingOptions {
   Precision compute = Precision::bf16;     // precision of matrix math and weights copy
@@ -34,6 +63,7 @@ struct TrainingOptions {
   FineTuning fine_tuning = FineTuning::full;
   int lora_rank = 16;                      // LoRA/QLoRA adapter rank
   double overhead_fraction = 0.10;         // framework + fragmentation, stated and adjustable
+  Attention attention = Attention::flash;  // attention kernels (memory and compute)
 };
 
 }  // namespace capsim::models

@@ -10,8 +10,10 @@
 // measured points replaces kGemmMaxEfficiency x peak and kGemmHalfSaturationDim for that
 // precision, and the measured triad bandwidth replaces peak x kMemoryBandwidthEfficiency.
 //
-// Attention is modelled as Megatron-LM 2021 ran it: score and value GEMMs plus a softmax
-// and dropout that stream the s x s score matrix through HBM (no fused flash attention).
+// Attention runs as the scenario says (TrainingOptions::attention): fused flash kernels by
+// default (causal: half the score blocks computed; backward recomputes the scores), or
+// eager, as Megatron-LM 2021 ran it: score and value GEMMs plus a softmax and dropout that
+// stream the s x s score matrix through HBM.
 //
 // estimate_training_step is the hot function of the sizing search: it allocates nothing,
 // builds no strings and throws nothing on success (errors for invalid layouts do
@@ -58,6 +60,12 @@ inline constexpr double kGradientBucketBytes = 25e6;
 // Without mixed precision: w, m, v, g read (16 B) and w, m, v written (12 B).
 inline constexpr double kAdamBytesPerParamMixed = 30.0;
 inline constexpr double kAdamBytesPerParamFp32 = 28.0;
+// Fused attention kernels reach a lower fraction of the tensor-core peak than large GEMMs
+// (softmax and masking between the two matrix products, small head dimension as the inner
+// GEMM size). Dao, "FlashAttention-2", 2023, Fig. 5-6 (A100, head dim 128, causal, seq
+// 2k-16k): ~180-200 TFLOP/s forward and ~150-170 TFLOP/s backward of 312: 0.6 and 0.5.
+inline constexpr double kFlashForwardEfficiency = 0.6;
+inline constexpr double kFlashBackwardEfficiency = 0.5;
 
 // --- Results -------------------------------------------------------------------------
 
@@ -69,7 +77,9 @@ struct StepBreakdown {
   Seconds tensor_parallel_comm;        // TP all-reduces (or SP all-gather/reduce-scatter), not overlapped
   Seconds pipeline_bubble;             // (p-1)/(m v) idle time plus point-to-point activation sends
   Seconds data_parallel_comm_exposed;  // gradient all-reduce not hidden under backward
-  Seconds zero_comm;                   // ZeRO-3 parameter all-gathers not hidden under compute
+  Seconds zero_comm;                   // ZeRO-3 / FSDP per-layer all-gathers and reduce-scatters not hidden
+  Seconds context_parallel_comm;       // ring-attention K/V exchange not hidden under attention
+  Seconds expert_parallel_comm;        // MoE all-to-all dispatch and combine (not overlapped)
   Seconds optimizer;                   // optimizer step, memory-bound on its states
   Seconds data_loading;                // exposed host-to-device input transfer
 };
@@ -82,6 +92,8 @@ enum class Bottleneck {
   pipeline_bubble,
   data_parallel_comm,
   zero_comm,
+  context_parallel_comm,
+  expert_parallel_comm,
   optimizer,
   data_loading,
 };
@@ -101,6 +113,13 @@ struct TrainingEstimate {
   // The data-parallel gradient all-reduce before overlap: its size per GPU and its time.
   Bytes gradient_bytes_per_gpu;
   Seconds data_parallel_all_reduce;
+  // ZeRO-3 / FSDP: every per-layer all-gather and reduce-scatter of the step before overlap,
+  // one such all-gather of one layer, and the ranks they run over.
+  Seconds zero_comm_total;
+  Seconds zero_layer_all_gather;
+  int zero_ranks = 0;
+  // Layers on the slowest pipeline stage (uneven when p does not divide the layers).
+  int stage_layers = 0;
   // True when calibrated figures were used: the GPU's fitted GEMM curve for the compute
   // precision or its measured memory bandwidth (GpuSpec::measured), or measured link
   // figures (ClusterSpec::calibrated). False: datasheet figures and the constants above.
@@ -114,11 +133,16 @@ struct CollectiveOverrides {
 };
 
 // One optimizer step of global_batch sequences of shape.seq_len tokens.
+// Layers need not divide evenly over pipeline stages: the busiest stage holds
+// ceil(layers / (p v)) layers per chunk, the last stage fewer plus the output layer (as
+// Llama 3 405B ran 126 layers on 16 stages).
 // Errors (each names the offending value): degrees < 1; more GPUs than one node without a
 // network; tensor > gpus_per_node; heads, kv_heads or ffn_hidden not divisible by tensor;
-// layers not divisible by pipeline * interleave; global_batch not divisible by
-// micro_batch * data; interleave > 1 without pipeline > 1; zero_stage outside 0-3; a GPU
-// without a dense peak for options.compute; a shape with a non-positive dimension.
+// fewer layers than pipeline * interleave chunks; global_batch not divisible by
+// micro_batch * data; interleave > 1 without pipeline > 1; zero_stage outside 0-3; a shard
+// group that does not divide d; context parallelism that does not divide seq_len; expert
+// parallelism on a dense model or not dividing the experts or d x cp; a GPU without a
+// dense peak for options.compute; a shape with a non-positive dimension.
 Result<TrainingEstimate> estimate_training_step(const TransformerShape& shape, const Parallelism& par,
                                                 const ClusterSpec& cluster,
                                                 const TrainingOptions& options,

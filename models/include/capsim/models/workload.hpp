@@ -37,8 +37,14 @@ struct TransformerShape {
   int experts_per_token = 1;     // top-k routing
   bool tied_embeddings = false;  // input and output embeddings share weights
   bool encoder_only = false;     // BERT-style (bidirectional; no KV cache at inference)
+  // Width of one attention head when it is not hidden / heads (GPT-3 1.3B: 24 heads of
+  // 128 in a 2048-wide model, Brown et al. 2020 Table 2.1). 0: hidden / heads.
+  int head_dim_override = 0;
+  int sliding_window = 0;        // tokens a query attends to (Mistral 4096); 0: the whole context
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
+  // Keys a query attends to on average in a causal sequence of seq_len tokens.
+  double attended_keys() const;
 };
 
 // Parameters (weights) counted from the shape: embeddings, attention (q, k, v, o with

@@ -1,0 +1,130 @@
+// `capsim accuracy`: every published measurement in data/validation against the models.
+#include "accuracy_command.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "capsim/scenarios/accuracy.hpp"
+#include "capsim/scenarios/workspace.hpp"
+
+namespace capsim::cli {
+namespace {
+
+struct AccuracyOptions {
+  std::string group;
+  std::string dir;
+  Format format = Format::table;
+};
+
+std::string percent(double v) { return fmt::format("{:.1f} %", v); }
+std::string signed_percent(double v) { return fmt::format("{:+.1f} %", v); }
+// Published and predicted figures: three significant digits, no exponent.
+std::string figure(double v) {
+  if (v >= 1000) return fmt::format("{:.0f}", v);
+  if (v >= 100) return fmt::format("{:.1f}", v);
+  if (v >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.4f}", v);
+}
+
+scenarios::Table rows_table(const scenarios::AccuracyReport& r) {
+  scenarios::Table t;
+  t.columns = {"row", "group", "fit", "metric", "published", "predicted", "error", "layout, bottleneck"};
+  t.right_align = {false, false, false, false, true, true, true, false};
+  for (const auto& row : r.rows) {
+    const std::string group = row.groups.size() > 1 ? row.groups[1] : row.groups[0];
+    if (!row.not_predicted.empty()) {
+      t.rows.push_back({row.id, group, row.fit ? "fit" : "", row.metric, "-", "-", "-",
+                        "not predicted: " + row.not_predicted});
+      continue;
+    }
+    t.rows.push_back({row.id, group, row.fit ? "fit" : "", row.metric, figure(row.published),
+                      figure(row.predicted), signed_percent(row.error_percent), row.detail});
+  }
+  return t;
+}
+
+scenarios::Table summary_table(const scenarios::AccuracyReport& r) {
+  scenarios::Table t;
+  t.columns = {"group",          "rows",          "mean |error|",      "worst",
+               "held-out rows",  "held-out mean", "held-out worst",    "fit rows",
+               "fit mean",       "not predicted"};
+  t.right_align = {false, true, true, true, true, true, true, true, true, true};
+  auto add = [&](const scenarios::AccuracySummary& s) {
+    t.rows.push_back({s.group, std::to_string(s.rows), percent(s.mean_abs), percent(s.max_abs),
+                      std::to_string(s.held_out), s.held_out ? percent(s.held_out_mean_abs) : "-",
+                      s.held_out ? percent(s.held_out_max_abs) : "-", std::to_string(s.fit),
+                      s.fit ? percent(s.fit_mean_abs) : "-", std::to_string(s.not_predicted)});
+  };
+  for (const auto& g : r.groups) add(g);
+  add(r.overall);
+  return t;
+}
+
+nlohmann::json summary_json(const scenarios::AccuracySummary& s) {
+  return {{"group", s.group},
+          {"rows", s.rows},
+          {"mean_abs_error_percent", s.mean_abs},
+          {"max_abs_error_percent", s.max_abs},
+          {"held_out_rows", s.held_out},
+          {"held_out_mean_abs_error_percent", s.held_out_mean_abs},
+          {"held_out_max_abs_error_percent", s.held_out_max_abs},
+          {"fit_rows", s.fit},
+          {"fit_mean_abs_error_percent", s.fit_mean_abs},
+          {"not_predicted", s.not_predicted}};
+}
+
+int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  const auto dir = o.dir.empty() ? scenarios::default_validation_dir() : std::filesystem::path(o.dir);
+  auto report = scenarios::run_accuracy(*ws->catalog, dir, o.group);
+  if (!report) return report_errors(report.errors());
+  if (o.format == Format::json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : report->rows) {
+      nlohmann::json j = {{"id", row.id},       {"file", row.file},     {"kind", row.kind},
+                          {"groups", row.groups}, {"fit", row.fit},       {"metric", row.metric},
+                          {"source", row.source}, {"where", row.where}};
+      if (row.not_predicted.empty()) {
+        j["published"] = row.published;
+        j["predicted"] = row.predicted;
+        j["error_percent"] = row.error_percent;
+        j["detail"] = row.detail;
+      } else {
+        j["not_predicted"] = row.not_predicted;
+      }
+      rows.push_back(std::move(j));
+    }
+    nlohmann::json groups = nlohmann::json::array();
+    for (const auto& s : report->groups) groups.push_back(summary_json(s));
+    nlohmann::json out = {{"schema", "capsim.accuracy"}, {"version", 1}, {"rows", rows},
+                          {"groups", groups},            {"overall", summary_json(report->overall)}};
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (o.format == Format::table) {
+    std::cout << "Published measurements vs capsim (" << report->rows.size() << " rows from " << dir.string()
+              << "; fit: the models' constants were chosen with the row in view)\n\n";
+  }
+  print_table(rows_table(*report), o.format);
+  std::cout << "\n";
+  print_table(summary_table(*report), o.format);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto o = std::make_shared<AccuracyOptions>();
+  auto* cmd = app.add_subcommand("accuracy", "Predict every published measurement in data/validation and show the error");
+  cmd->add_option("--group", o->group,
+                  "Only rows of this group (training, megatron-3d, zero3-fsdp, interleaved, fp8, ge-1000-gpus, "
+                  "cnn-training, vision-inference, llm-serving, ...)");
+  cmd->add_option("--dir", o->dir, "Validation directory (default: the shipped data/validation)")->option_text("DIR");
+  add_format_option(*cmd, o->format, {"table", "json", "csv", "md"});
+  cmd->footer("Examples:\n  capsim accuracy\n  capsim accuracy --group zero3-fsdp\n  capsim accuracy --format json");
+  cmd->callback([&global, &exit_code, o] { exit_code = run_accuracy_command(global, *o); });
+}
+
+}  // namespace capsim::cli

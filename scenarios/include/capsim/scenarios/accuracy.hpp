@@ -1,0 +1,68 @@
+// capsim accuracy: every published measurement in data/validation predicted by the models,
+// with the signed error per row and mean / worst absolute error per group.
+//
+// Each validation file names its kind at the top (`kind: training | cnn-training |
+// vision-inference | llm-serving`); Megatron-LM's Table 1 keeps its own published layout
+// and is read as training rows. Rows marked `fit: true` are the ones the models' constants
+// were chosen on; every other row is held out, and its error is reported separately.
+// A row the models cannot predict is listed as "not predicted" with the reason and counts
+// in no mean. Pure function of the files and the catalog; thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
+
+namespace capsim::scenarios {
+
+struct AccuracyRow {
+  std::string file;                 // file name inside the validation directory
+  std::string id;                   // the row's id
+  std::string kind;                 // training, cnn-training, vision-inference, llm-serving
+  std::vector<std::string> groups;  // kind, the row's own group, and derived tags
+  bool fit = false;                 // the constants were chosen with this row in view
+  std::string metric;               // what was measured, e.g. tokens_per_s_per_gpu
+  double published = 0;
+  double predicted = 0;
+  double error_percent = 0;         // (predicted - published) / published x 100
+  std::string detail;               // layout / bottleneck as the model saw it
+  std::string source;               // citation of the measurement
+  std::string where;                // table / figure / row in the source
+  std::string not_predicted;        // non-empty: why the models gave no figure
+};
+
+struct AccuracySummary {
+  std::string group;
+  int rows = 0;           // predicted rows
+  int not_predicted = 0;
+  double mean_abs = 0;    // mean |error| %, all predicted rows
+  double max_abs = 0;
+  int held_out = 0;       // predicted rows with fit: false
+  double held_out_mean_abs = 0;
+  double held_out_max_abs = 0;
+  int fit = 0;
+  double fit_mean_abs = 0;
+};
+
+struct AccuracyReport {
+  std::vector<AccuracyRow> rows;           // in file order
+  std::vector<AccuracySummary> groups;     // one per group name, sorted by name
+  AccuracySummary overall;                 // every predicted row of the selection
+};
+
+// Predicts every row of every *.yaml file under `validation_dir` that carries `kind:` (and
+// Megatron's table). `group`: when non-empty, only rows in that group. Errors: the
+// directory cannot be read, a file is not YAML (with its location), a row without id,
+// source or measured value, an unknown group name (with "did you mean").
+Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog,
+                                    const std::filesystem::path& validation_dir,
+                                    const std::string& group = {});
+
+// The shipped data/validation directory (next to the catalog capsim was built with).
+std::filesystem::path default_validation_dir();
+
+}  // namespace capsim::scenarios
