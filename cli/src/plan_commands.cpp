@@ -6,6 +6,7 @@
 
 #include "capsim/core/units.hpp"
 #include "capsim/models/memory.hpp"
+#include "capsim/scenarios/estimate.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/cost_report.hpp"
@@ -26,6 +27,17 @@ struct SizeOptions {
   std::string chart;  // .png or .svg of the time/cost frontier
   Format format = Format::table;
 };
+
+int run_estimate(const GlobalOptions& g, const SizeOptions& o) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  auto e = scenarios::estimate_scenario(*scenario, *ws->catalog);
+  if (!e) return report_errors(e.errors());
+  std::cout << (o.format == Format::json ? scenarios::estimate_json(*e) : scenarios::estimate_text(*e));
+  return kExitOk;
+}
 
 int run_size(const GlobalOptions& g, const SizeOptions& o) {
   auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
@@ -261,6 +273,15 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
       ->option_text("FILE");
 #endif
   size->callback([&global, &exit_code, size_options] { exit_code = run_size(global, *size_options); });
+
+  auto estimate_options = std::make_shared<SizeOptions>();
+  auto* estimate = app.add_subcommand(
+      "estimate", "One training step of the scenario's pinned (or recommended) layout, term by term, with memory");
+  estimate->add_option("scenario", estimate_options->file, "Training scenario YAML file")->required();
+  add_format_option(*estimate, estimate_options->format, {"table", "json"});
+  estimate->footer("Examples:\n  capsim estimate scenarios/examples/gpt3-175b-megatron.yaml\n"
+                   "  capsim estimate scenarios/examples/llama-70b-pretrain.yaml --format json");
+  estimate->callback([&global, &exit_code, estimate_options] { exit_code = run_estimate(global, *estimate_options); });
 
   auto sim_options = std::make_shared<SizeOptions>();
   auto* simulate = app.add_subcommand("simulate", "Simulate a scenario's training pipeline: utilization, queues, constraint");

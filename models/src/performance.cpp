@@ -519,7 +519,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const int dp_ranks = d * cp;
   const GroupPlacement dp_group = data_parallel_placement(dp_ranks, t, c.gpus_per_node);
   const double grad_bytes = trainable_gpu * gradient_bytes(o.compute);
-  double dp_sync = 0, dp_exposed = 0, zero = 0, zero_total = 0, zero_gather = 0;
+  double dp_sync = 0, dp_exposed = 0, zero = 0, zero_total = 0, zero_gather = 0, zero_scatter = 0;
   const int shard = par.zero_stage == 3 ? par.sharding_ranks() * cp : 1;
   if (par.zero_stage == 3 && shard > 1) {
     // ZeRO-3 / FSDP (Rajbhandari et al. 2020 sec. 7; Zhao et al., PyTorch FSDP, VLDB 2023):
@@ -536,6 +536,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     const double gather = all_gather(Bytes(layer_bytes), shard, link).value();
     const double scatter = reduce_scatter(Bytes(layer_bytes), shard, link).value();
     zero_gather = gather;
+    zero_scatter = scatter;
     const double recompute_gathers = par.recompute == Recompute::full ? 1.0 : 0.0;
     const double per_mb_total = stage_layers * ((2.0 + recompute_gathers) * gather + scatter);
     const double per_mb_exposed =
@@ -578,6 +579,14 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   r.zero_layer_all_gather = Seconds(zero_gather);
   r.zero_ranks = par.zero_stage == 3 ? shard : 0;
   r.stage_layers = stage_layers;
+  r.microbatches = m;
+  r.forward_per_microbatch = Seconds(fwd_mb);
+  r.backward_per_microbatch = Seconds(bwd_mb);
+  r.recompute_per_microbatch = Seconds(rec_mb);
+  r.tensor_parallel_per_microbatch = Seconds(tp_mb);
+  r.point_to_point_per_microbatch = Seconds(p2p_mb);
+  r.zero_layer_reduce_scatter = Seconds(zero_scatter);
+  r.optimizer_params_per_gpu = optimizer_params;
   b.optimizer = Seconds(optimizer_time(optimizer_params, o, g.bandwidth));
   b.data_loading = Seconds(0.0);  // token ids: a few bytes per token, prefetched
   r.step_time = total(b);

@@ -197,33 +197,60 @@ class Search {
     const int min_nodes = std::max(1, (r_.grid.min_gpus + gpn - 1) / gpn);
     if (min_nodes > max_nodes) return note_unreachable(type_index, has_network, gpn);
     std::vector<int> tensors = r_.grid.tensor_parallel.empty() ? powers_of_two_upto(gpn) : r_.grid.tensor_parallel;
+    // Pipeline degrees need not divide the layers: uneven stages (performance.hpp).
     std::vector<int> pipes = r_.grid.pipeline_parallel;
-    if (pipes.empty())
-      for (int p : powers_of_two_upto(std::min(128, shape.layers)))
-        if (shape.layers % p == 0) pipes.push_back(p);
+    if (pipes.empty()) pipes = powers_of_two_upto(std::min(128, shape.layers));
     const double available = c.gpu.memory.value();
     for (int nodes : node_count_grid(min_nodes, max_nodes)) {
       const int gpus = nodes * gpn;
       for (int t : tensors) {
         if (t > gpn || gpn % t != 0 || shape.heads % t != 0 || shape.kv_heads % t != 0) continue;
-        for (int p : pipes) {
-          if (gpus % (t * p) != 0 || shape.layers % p != 0) continue;
-          const int d = gpus / (t * p);
+        for (int p : pipes)
+          for (int cp : r_.grid.context_parallel) {
+            if (p > shape.layers || gpus % (t * p * cp) != 0) continue;
+            if (cp > 1 && shape.seq_len % (2 * cp) != 0) continue;
+            const int d = gpus / (t * p * cp);
+            Parallelism par;
+            par.tensor = t;
+            par.pipeline = p;
+            par.context = cp;
+            par.data = d;
+            par.global_batch = r_.global_batch;
+            search_layouts(type_index, nodes, par, shape, available);
+          }
+      }
+    }
+  }
+
+  // The remaining choices of one t x p x cp x d split: virtual stages, sequence
+  // parallelism, expert parallelism, micro-batch, sharding and recompute.
+  void search_layouts(int type_index, int nodes, Parallelism par, const TransformerShape& shape,
+                      double available) {
+    const int gpn = r_.node_types[type_index].cluster.gpus_per_node;
+    const int t = par.tensor, p = par.pipeline, d = par.data;
+    for (int v : r_.grid.virtual_stages) {
+      if (v > 1 && (p < 2 || p * v > shape.layers)) continue;
+      for (bool sp : r_.grid.sequence_parallel) {
+        if (sp && t == 1 && r_.grid.sequence_parallel.size() > 1) continue;  // same layout twice
+        for (int ep : r_.grid.expert_parallel) {
+          if (ep > 1 && (shape.experts <= 1 || shape.experts % ep != 0 || (d * par.context) % ep != 0)) continue;
           for (int b : r_.grid.micro_batch) {
             if (r_.global_batch % (b * d) != 0) continue;
             for (int z : r_.grid.zero_stage) {
               if (z > 0 && d == 1) continue;  // ZeRO shards over data-parallel replicas
-              for (Recompute rc : r_.grid.recompute) {
-                Parallelism par;
-                par.tensor = t;
-                par.pipeline = p;
-                par.data = d;
-                par.sequence_parallel = t > 1;
-                par.micro_batch = b;
-                par.global_batch = r_.global_batch;
-                par.zero_stage = z;
-                par.recompute = rc;
-                evaluate_transformer(type_index, nodes, par, shape, available);
+              for (bool hybrid : r_.grid.fsdp_hybrid) {
+                const int group = std::max(1, gpn / t);
+                if (hybrid && (z != 3 || d <= group || d % group != 0)) continue;
+                for (Recompute rc : r_.grid.recompute) {
+                  par.interleave = v;
+                  par.sequence_parallel = sp && t > 1;
+                  par.expert = ep;
+                  par.micro_batch = b;
+                  par.zero_stage = z;
+                  par.shard_group = hybrid ? group : 0;
+                  par.recompute = rc;
+                  evaluate_transformer(type_index, nodes, par, shape, available);
+                }
               }
             }
           }
@@ -293,7 +320,7 @@ class Search {
 
   void fill(Candidate& cand, const TrainingEstimate& est, double steps) {
     const NodeType& type = r_.node_types[cand.node_type];
-    const int gpus = cand.par.data * cand.par.tensor * cand.par.pipeline;
+    const int gpus = cand.par.gpus();
     cand.step_time = est.step_time;
     cand.throughput = est.tokens_per_second;
     cand.achieved_flops_per_gpu = est.achieved_flops_per_gpu;
@@ -420,10 +447,8 @@ class Search {
     return Diagnostic{{},
                       "workload.model",
                       "'" + model + "' does not fit in memory on any candidate: the closest, " +
-                          std::to_string(m.candidate.nodes) + " x " + t.id + " (t=" + std::to_string(p.tensor) +
-                          " p=" + std::to_string(p.pipeline) + " d=" + std::to_string(p.data) +
-                          " zero=" + std::to_string(p.zero_stage) + " recompute=" +
-                          std::string(recompute_name(p.recompute)) + "), needs " + to_string(m.needed) +
+                          std::to_string(m.candidate.nodes) + " x " + t.id + " (" + describe_layout(p) +
+                          "), needs " + to_string(m.needed) +
                           " per GPU of " + to_string(m.available),
                       "allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA"};
   }

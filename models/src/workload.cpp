@@ -140,6 +140,18 @@ double training_flops_per_token(const TransformerShape& s) {
 
 namespace capsim::models {
 
+std::string describe_layout(const Parallelism& p) {
+  std::string out = "t=" + std::to_string(p.tensor) + " p=" + std::to_string(p.pipeline);
+  if (p.interleave > 1) out += " v=" + std::to_string(p.interleave);
+  if (p.context > 1) out += " cp=" + std::to_string(p.context);
+  if (p.expert > 1) out += " ep=" + std::to_string(p.expert);
+  out += " d=" + std::to_string(p.data) + " mb=" + std::to_string(p.micro_batch);
+  if (p.tensor > 1 && !p.sequence_parallel) out += " no-sp";
+  out += " zero=" + std::to_string(p.zero_stage);
+  if (p.zero_stage == 3 && p.shard_group > 0) out += " shard=" + std::to_string(p.shard_group);
+  return out + " recompute=" + std::string(recompute_name(p.recompute));
+}
+
 StageLayers stage_layers(int layers, int pipeline) {
   if (pipeline <= 1) return {layers, layers, layers};
   if (layers % pipeline == 0) return {layers / pipeline, layers / pipeline, layers / pipeline};

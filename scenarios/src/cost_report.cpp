@@ -1,4 +1,5 @@
 #include "capsim/scenarios/cost_report.hpp"
+#include "capsim/scenarios/sizing.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -110,9 +111,7 @@ class Builder {
     req.tokens = s_.training.tokens;
     req.samples = s_.training.samples * s_.training.epochs;
     req.global_batch = s_.training.global_batch;
-    req.grid = {s_.search.micro_batch,     s_.search.zero_stage,        s_.search.recompute,
-                s_.search.tensor_parallel, s_.search.pipeline_parallel, s_.search.batch_per_gpu,
-                s_.hardware.min_gpus,      s_.hardware.max_gpus};
+    req.grid = scenarios::search_grid(s_);
     req.node_types = {*node};
     auto result = models::run_search(req);
     if (!result || !result->recommended) {
@@ -121,7 +120,7 @@ class Builder {
       return false;
     }
     const auto& c = *result->recommended;
-    option.gpus = c.par.data * c.par.tensor * c.par.pipeline;
+    option.gpus = c.par.gpus();
     option.busy_per_unit = c.total_time.value() / units::month;
     note += ", a run takes " + to_string(c.total_time) + " on " + std::to_string(option.gpus) + " GPU" +
             (option.gpus > 1 ? "s" : "");

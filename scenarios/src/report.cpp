@@ -228,7 +228,7 @@ std::vector<MemoryBar> memory_bars(const RunResult& run) {
     else
       m = models::sample_model_training_memory(std::get<models::SampleModel>(s.training.model), c.batch_per_gpu,
                                                s.training.options);
-    bars.push_back({type.id + " (" + std::to_string(c.par.data * c.par.tensor * c.par.pipeline) + " GPUs)",
+    bars.push_back({type.id + " (" + std::to_string(c.par.gpus()) + " GPUs)",
                     {{"weights", m.weights.value()},
                      {"gradients", m.gradients.value()},
                      {"optimizer", m.optimizer.value()},

@@ -27,7 +27,7 @@ std::vector<Measurement> training_measurements(const SizingReport& s) {
   if (!s.search.recommended) return out;
   const auto& c = *s.search.recommended;
   const auto& type = s.search.node_types[c.node_type];
-  const double gpus = c.par.data * c.par.tensor * c.par.pipeline;
+  const double gpus = c.par.gpus();
   out.push_back({"training_time", {c.total_time.value(), dims::seconds, Currency::none}});
   if (c.cost) out.push_back({"cost_per_run", {c.cost->value(), dims::money, c.cost->currency()}});
   out.push_back({"gpus", {gpus, dims::none, Currency::none}});

@@ -355,10 +355,13 @@ class Loader {
       shape.experts = model["experts"] ? static_cast<int>(as_int(model["experts"])) : 1;
       shape.experts_per_token = model["experts_per_token"] ? static_cast<int>(as_int(model["experts_per_token"])) : 1;
       shape.tied_embeddings = model["tied_embeddings"] && model["tied_embeddings"].Scalar() == "true";
-      if (shape.hidden % shape.heads != 0)
+      if (model["head_dim"]) shape.head_dim_override = static_cast<int>(as_int(model["head_dim"]));
+      if (model["sliding_window"]) shape.sliding_window = static_cast<int>(as_int(model["sliding_window"]));
+      if (shape.head_dim_override == 0 && shape.hidden % shape.heads != 0)
         error(model["hidden"], "workload.model.hidden",
               "hidden (" + std::to_string(shape.hidden) + ") must be a multiple of heads (" +
-                  std::to_string(shape.heads) + ")");
+                  std::to_string(shape.heads) + ")",
+              "give head_dim when the heads are not hidden / heads wide");
       if (shape.heads % shape.kv_heads != 0)
         error(model["kv_heads"], "workload.model.kv_heads", "heads must be a multiple of kv_heads");
       if (shape.experts_per_token > shape.experts)
@@ -385,6 +388,8 @@ class Loader {
     }
     if (w["lora_rank"]) t.options.lora_rank = static_cast<int>(as_int(w["lora_rank"]));
     if (w["memory_overhead"]) t.options.overhead_fraction = as_quantity(w["memory_overhead"]);
+    if (w["attention"]) t.options.attention = w["attention"].Scalar() == "eager" ? models::Attention::eager
+                                                                                : models::Attention::flash;
 
     if (t.is_transformer()) {
       if (!w["tokens"]) error(w, "workload", "missing required key 'tokens' for a transformer", "e.g. tokens: 300B");
@@ -732,6 +737,12 @@ class Loader {
     read_list(s["tensor_parallel"], space.tensor_parallel, to_int);
     read_list(s["pipeline_parallel"], space.pipeline_parallel, to_int);
     read_list(s["batch_per_gpu"], space.batch_per_gpu, to_int);
+    read_list(s["virtual_stages"], space.virtual_stages, to_int);
+    read_list(s["context_parallel"], space.context_parallel, to_int);
+    read_list(s["expert_parallel"], space.expert_parallel, to_int);
+    auto to_bool = [](const YAML::Node& n) { return n.Scalar() == "true"; };
+    read_list(s["sequence_parallel"], space.sequence_parallel, to_bool);
+    read_list(s["fsdp_hybrid"], space.fsdp_hybrid, to_bool);
     read_list(s["recompute"], space.recompute, [](const YAML::Node& n) {
       const std::string r = n.Scalar();
       return r == "full" ? models::Recompute::full : r == "selective" ? models::Recompute::selective : models::Recompute::none;

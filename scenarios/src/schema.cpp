@@ -68,6 +68,9 @@ SchemaNode model_node() {
       integer("experts", 1, 4096, "experts per MoE layer", "1"),
       integer("experts_per_token", 1, 4096, "experts each token is routed to", "1"),
       leaf("tied_embeddings", ValueKind::boolean, "input and output embeddings share weights", "false"),
+      integer("head_dim", 1, 1 << 16, "width of one attention head", "hidden / heads"),
+      integer("sliding_window", 1, 1 << 24, "keys a query attends to (sliding-window attention)",
+              "the whole context"),
   };
   for (auto& c : n.children)
     c.required = c.name == "layers" || c.name == "hidden" || c.name == "heads" || c.name == "vocab" ||
@@ -194,6 +197,10 @@ SchemaNode build() {
                       leaf("mixed_precision", ValueKind::boolean,
                            "fp32 master weights and Adam states (16 bytes/param)", "true"),
                       choice("fine_tuning", {"full", "lora", "qlora"}, "train all weights or adapters only", "full"),
+                      choice("attention", {"flash", "eager"},
+                             "attention kernels: fused flash (scores never stored, recomputed in backward) or "
+                             "eager (scores kept: Korthikanti's 5as/h term)",
+                             "flash"),
                       integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
                       quantity("memory_overhead", dims::none,
                                "framework and fragmentation overhead on top of the computed memory", "10 %"),
@@ -223,6 +230,17 @@ SchemaNode build() {
                               "pipeline-parallel degrees", "powers of two dividing the layers, up to 128"),
                       list_of("batch_per_gpu", integer("[]", 1, 1 << 16, "samples per GPU per step"),
                               "per-GPU batch sizes for sample models", "[32, 64, 128, 256]"),
+                      list_of("virtual_stages", integer("[]", 1, 64, "virtual stages per GPU"),
+                              "interleaved 1F1B virtual stages (used with pipeline parallelism)", "[1, 2, 4]"),
+                      list_of("sequence_parallel", leaf("[]", ValueKind::boolean, "sequence parallelism", {}),
+                              "sequence parallelism with tensor parallelism", "[true]"),
+                      list_of("context_parallel", integer("[]", 1, 1024, "context-parallel degree"),
+                              "context-parallel degrees (ring attention over the sequence)", "[1]"),
+                      list_of("expert_parallel", integer("[]", 1, 4096, "expert-parallel degree"),
+                              "expert-parallel degrees (mixture-of-experts models)", "[1]"),
+                      list_of("fsdp_hybrid", leaf("[]", ValueKind::boolean, "hybrid sharding", {}),
+                              "ZeRO-3 sharded within a node and replicated across nodes (FSDP HYBRID_SHARD)",
+                              "[false]"),
                       list_of("max_batch", integer("[]", 1, 1 << 16, "largest batch"),
                               "inference: dynamic-batching sizes", "[1, 4, 8, 16, 32]"),
                       list_of("max_queue_delay", quantity("[]", dims::seconds, "longest wait"),

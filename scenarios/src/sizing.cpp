@@ -21,14 +21,6 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-// 4060000 -> "4.06 M"; 512 -> "512".
-std::string human_count(double v) {
-  if (v >= 1e9) return fixed(v / 1e9, 2) + " G";
-  if (v >= 1e6) return fixed(v / 1e6, 2) + " M";
-  if (v >= 1e4) return fixed(v / 1e3, 1) + " k";
-  return fixed(v, v < 10 && v != std::floor(v) ? 2 : 0);
-}
-
 std::string money_text(const std::optional<Money>& m) {
   if (!m) return "-";
   return human_count(m->value()) + " " + std::string(currency_code(m->currency()));
@@ -43,12 +35,10 @@ std::string duration_days(Seconds s) {
 
 std::string layout(const Candidate& c, bool transformer) {
   if (!transformer) return "data " + std::to_string(c.par.data) + ", batch " + std::to_string(c.batch_per_gpu) + "/GPU";
-  return "t=" + std::to_string(c.par.tensor) + " p=" + std::to_string(c.par.pipeline) + " d=" +
-         std::to_string(c.par.data) + " mb=" + std::to_string(c.par.micro_batch) + " zero=" +
-         std::to_string(c.par.zero_stage) + " recompute=" + std::string(models::recompute_name(c.par.recompute));
+  return models::describe_layout(c.par);
 }
 
-int gpus_used(const Candidate& c) { return c.par.data * c.par.tensor * c.par.pipeline; }
+int gpus_used(const Candidate& c) { return c.par.gpus(); }
 
 std::string node_text(const SizingReport& r, const Candidate& c) {
   const NodeType& t = r.search.node_types[c.node_type];
@@ -86,6 +76,24 @@ Result<FabricCheck> check_on_fabric(const SizingReport& r) {
 
 }  // namespace
 
+models::SearchGrid search_grid(const Scenario& s) {
+  models::SearchGrid g;
+  g.micro_batch = s.search.micro_batch;
+  g.zero_stage = s.search.zero_stage;
+  g.recompute = s.search.recompute;
+  g.tensor_parallel = s.search.tensor_parallel;
+  g.pipeline_parallel = s.search.pipeline_parallel;
+  g.batch_per_gpu = s.search.batch_per_gpu;
+  g.min_gpus = s.hardware.min_gpus;
+  g.max_gpus = s.hardware.max_gpus;
+  g.virtual_stages = s.search.virtual_stages;
+  g.sequence_parallel = s.search.sequence_parallel;
+  g.context_parallel = s.search.context_parallel;
+  g.expert_parallel = s.search.expert_parallel;
+  g.fsdp_hybrid = s.search.fsdp_hybrid;
+  return g;
+}
+
 Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress,
                                    CollectiveTiming collectives) {
   auto attach_file = [&](std::vector<Diagnostic> errors) {
@@ -106,9 +114,7 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   req.global_batch = s.training.global_batch;
   req.deadline = s.deadline;
   req.budget = s.budget;
-  req.grid = {s.search.micro_batch,       s.search.zero_stage,        s.search.recompute,
-              s.search.tensor_parallel,   s.search.pipeline_parallel, s.search.batch_per_gpu,
-              s.hardware.min_gpus,        s.hardware.max_gpus};
+  req.grid = search_grid(s);
   req.node_types = std::move(types).value();
   const auto start = std::chrono::steady_clock::now();
   auto result = models::run_search(req, progress);

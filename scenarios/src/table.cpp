@@ -1,5 +1,8 @@
 #include "capsim/scenarios/table.hpp"
 
+#include <cmath>
+#include <cstdio>
+
 #include <algorithm>
 
 namespace capsim::scenarios {
@@ -80,6 +83,19 @@ std::string render_markdown(const Table& t) {
     out += "\n";
   }
   return out;
+}
+
+std::string human_count(double v) {
+  char buf[64];
+  auto fixed = [&](double x, int decimals) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+    return std::string(buf);
+  };
+  if (v >= 1e12) return fixed(v / 1e12, 2) + " T";
+  if (v >= 1e9) return fixed(v / 1e9, 2) + " G";
+  if (v >= 1e6) return fixed(v / 1e6, 2) + " M";
+  if (v >= 1e4) return fixed(v / 1e3, 1) + " k";
+  return fixed(v, v < 10 && v != std::floor(v) ? 2 : 0);
 }
 
 }  // namespace capsim::scenarios

@@ -177,12 +177,7 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   if (s.experts > 1) tags.push_back("moe");
   if (s.seq_len >= 8192) tags.push_back("long-seq");
   r.tags = std::move(tags);
-  r.detail = "t=" + std::to_string(par.tensor) + " p=" + std::to_string(par.pipeline) +
-             (par.interleave > 1 ? " v=" + std::to_string(par.interleave) : "") +
-             (par.context > 1 ? " cp=" + std::to_string(par.context) : "") +
-             (par.expert > 1 ? " ep=" + std::to_string(par.expert) : "") + " d=" + std::to_string(par.data) +
-             (par.zero_stage ? " zero=" + std::to_string(par.zero_stage) : "") + ", " +
-             std::string(bottleneck_name(est->bottleneck));
+  r.detail = describe_layout(par) + ", " + std::string(bottleneck_name(est->bottleneck));
   return r;
 }
 

@@ -2,6 +2,7 @@
 // and time. Shared by the memory rules, the performance model and the sizing search.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "capsim/models/workload.hpp"
@@ -56,6 +57,11 @@ struct StageLayers {
 };
 StageLayers stage_layers(int layers, int pipeline);
 inline int first_stage_layers(int layers, int pipeline) { return stage_layers(layers, pipeline).first; }
+
+// "t=4 p=2 v=2 d=256 mb=1 zero=1 recompute=selective": the layout as the search and the
+// reports print it; v, cp, ep, no-sp and the shard group appear only when they are not
+// the default.
+std::string describe_layout(const Parallelism& par);
 
 struct TrainingOptions {
   Precision compute = Precision::bf16;     // precision of matrix math and weights copy

@@ -120,6 +120,13 @@ struct TrainingEstimate {
   int zero_ranks = 0;
   // Layers on the slowest pipeline stage (uneven when p does not divide the layers).
   int stage_layers = 0;
+  // The per-micro-batch terms the breakdown is built from (slowest stage), for reports
+  // that show the arithmetic (capsim estimate).
+  double microbatches = 0;
+  Seconds forward_per_microbatch, backward_per_microbatch, recompute_per_microbatch;
+  Seconds tensor_parallel_per_microbatch, point_to_point_per_microbatch;
+  Seconds zero_layer_reduce_scatter;
+  double optimizer_params_per_gpu = 0;
   // True when calibrated figures were used: the GPU's fitted GEMM curve for the compute
   // precision or its measured memory bandwidth (GpuSpec::measured), or measured link
   // figures (ClusterSpec::calibrated). False: datasheet figures and the constants above.

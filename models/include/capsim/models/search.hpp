@@ -57,6 +57,12 @@ struct SearchGrid {
   std::vector<int> batch_per_gpu{32, 64, 128, 256};  // sample models
   int min_gpus = 1;
   int max_gpus = 4096;
+  // Interleaved 1F1B: virtual stages per GPU (only with p > 1 and p x v <= layers).
+  std::vector<int> virtual_stages{1, 2, 4};
+  std::vector<bool> sequence_parallel{true};  // tried with t > 1
+  std::vector<int> context_parallel{1};
+  std::vector<int> expert_parallel{1};        // MoE models only
+  std::vector<bool> fsdp_hybrid{false};       // ZeRO-3 sharded within a node, replicated across
 };
 
 struct SearchRequest {

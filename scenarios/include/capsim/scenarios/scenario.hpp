@@ -58,6 +58,11 @@ struct SearchSpace {
   std::vector<int> tensor_parallel;    // empty: powers of two up to the GPUs per node
   std::vector<int> pipeline_parallel;  // empty: powers of two dividing the layers, up to 128
   std::vector<int> batch_per_gpu{32, 64, 128, 256};
+  std::vector<int> virtual_stages{1, 2, 4};      // interleaved 1F1B (used with p > 1)
+  std::vector<bool> sequence_parallel{true};     // with t > 1
+  std::vector<int> context_parallel{1};
+  std::vector<int> expert_parallel{1};           // MoE models
+  std::vector<bool> fsdp_hybrid{false};          // ZeRO-3 within a node, replicated across
 };
 
 // `simulate:`: one node's training pipeline in the discrete-event simulator.

@@ -45,6 +45,9 @@ Result<SizingReport> size_scenario(const Scenario& scenario, const hardware::Cat
 // One line describing a configuration: "512 x aws-p5-48xlarge (4096 x h100-sxm-80gb), t=8 p=4 ...".
 std::string describe_candidate(const SizingReport& r, const models::Candidate& c);
 
+// The search grid a scenario asks for: its `search:` lists and its GPU count bounds.
+models::SearchGrid search_grid(const Scenario& s);
+
 // The node pools a candidate needs: one pool per node type, with the Kubernetes request.
 Table node_pools_table(const SizingReport& r, const models::Candidate& c);
 // Pareto frontier (time vs cost), fastest first.

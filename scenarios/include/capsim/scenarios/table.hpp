@@ -17,4 +17,7 @@ std::string render_text(const Table& t);      // aligned columns, header underli
 std::string render_csv(const Table& t);       // RFC 4180 quoting
 std::string render_markdown(const Table& t);  // GitHub pipe table
 
+// A count for people, no exponent: 4060000 -> "4.06 M"; 12345 -> "12.3 k"; 512 -> "512".
+std::string human_count(double v);
+
 }  // namespace capsim::scenarios
