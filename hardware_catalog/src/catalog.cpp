@@ -165,6 +165,7 @@ GpuSpec to_gpu_spec(const Entity& e) {
   g.id = e.id;
   g.name = e.text("name");
   g.vendor = e.text("vendor");
+  g.architecture = e.text("architecture");
   g.memory = e.quantity<Bytes>("memory").value_or(Bytes{});
   g.memory_bandwidth = e.quantity<BytesPerSecond>("memory_bandwidth").value_or(BytesPerSecond{});
   for (auto p : kPrecisions)

@@ -182,8 +182,11 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
     const double keys = s.attended_keys();
     const double fwd_flops = 2.0 * 2.0 * queries * keys * head_dim * heads_here;
     r.attention_core_fwd = 0;  // nothing to recompute selectively: the kernel already does
-    const double fwd = fwd_flops / (kFlashForwardEfficiency * g16.peak);
-    const double bwd = 2.5 * fwd_flops / (kFlashBackwardEfficiency * g16.peak);
+    // On GPUs whose GEMM ceiling is lower (Hopper, kGemmMaxEfficiencyHopper) the fused
+    // kernels of the same generation fall short by the same factor.
+    const double relative = g16.gemm_max_efficiency < 1.0 ? g16.gemm_max_efficiency / kGemmMaxEfficiency : 1.0;
+    const double fwd = fwd_flops / (kFlashForwardEfficiency * relative * g16.peak);
+    const double bwd = 2.5 * fwd_flops / (kFlashBackwardEfficiency * relative * g16.peak);
     r.forward += fwd;
     r.backward += bwd;
     r.attention_fwd_time = fwd;
@@ -311,6 +314,23 @@ double all_reduce_over(double bytes, GroupPlacement where, int n, LinkModel intr
   return hierarchical_all_reduce(Bytes(bytes), where.in_node, where.nodes, intra, inter).value();
 }
 
+// A ring all-gather (or reduce-scatter: the same traffic reversed) of an S-byte buffer over
+// a group placed `in_node` GPUs per node on `nodes` nodes. NCCL threads its rings through
+// every GPU of a node over NVLink and leaves the node once per ring, one ring per NIC
+// rail: each shard from another node enters a node once, over the in_node GPUs' NICs
+// together, and reaches the node's other GPUs over NVLink at the same time (pipelined
+// chunks). So the time is the slower of (k-1)/k S over in_node NIC shares and
+// (n-1)/n S over NVLink, plus n - 1 ring steps at the slowest hop's latency. One GPU per
+// node (in_node = 1) reduces to the flat ring on its own NIC.
+double ring_gather_over(double bytes, GroupPlacement where, int n, LinkModel intra, LinkModel inter) {
+  if (n <= 1) return 0.0;
+  if (where.nodes <= 1) return all_gather(Bytes(bytes), n, intra).value();
+  const double k = where.nodes;
+  const double across = (k - 1) / k * bytes / (where.in_node * inter.bandwidth.value());
+  const double inside = where.in_node > 1 ? (n - 1.0) / n * bytes / intra.bandwidth.value() : 0.0;
+  return std::max(across, inside) + (n - 1) * inter.latency.value();
+}
+
 // Gradient synchronisation hidden behind the backward pass except for the last bucket
 // (kGradientBucketBytes) or whatever exceeds the overlap window.
 double exposed_gradient_sync(double sync_time, double gradient_bytes, double overlap_window) {
@@ -354,7 +374,8 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
   if (!peak || peak->value() <= 0)
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
-  Device d{peak->value(), peak->value(), kGemmMaxEfficiency, kGemmHalfSaturationDim,
+  const double eff = c.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+  Device d{peak->value(), peak->value(), eff, kGemmHalfSaturationDim,
            c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency, operand_bytes(p), false};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
@@ -526,15 +547,14 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     // every layer's 16-bit parameters are all-gathered over the shard group before its
     // forward, again before its backward (and before a full recompute's forward), and its
     // gradients reduce-scattered after its backward -- per micro-batch, at per-layer
-    // message sizes. NCCL runs all-gather and reduce-scatter as rings: n - 1 steps, each
-    // paying the slowest hop's latency, the bandwidth each GPU's own NIC share once the
-    // ring leaves the node. The next layer's gather is prefetched under the current
+    // message sizes. NCCL runs all-gather and reduce-scatter as rings (ring_gather_over):
+    // n - 1 steps, each paying the slowest hop's latency. The next layer's gather is
+    // prefetched under the current
     // layer's compute; what exceeds it, and the first layer's gather, are exposed.
     const GroupPlacement sg = data_parallel_placement(shard, t, c.gpus_per_node);
-    const LinkModel link = sg.nodes > 1 ? inter : intra;
     const double layer_bytes = layer.params / t * gradient_bytes(o.compute);
-    const double gather = all_gather(Bytes(layer_bytes), shard, link).value();
-    const double scatter = reduce_scatter(Bytes(layer_bytes), shard, link).value();
+    const double gather = ring_gather_over(layer_bytes, sg, shard, intra, inter);
+    const double scatter = gather;  // reduce-scatter: the same ring, the other way
     zero_gather = gather;
     zero_scatter = scatter;
     const double recompute_gathers = par.recompute == Recompute::full ? 1.0 : 0.0;

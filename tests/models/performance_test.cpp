@@ -306,3 +306,66 @@ TEST_CASE("perf: estimate_training_step sustains a sizing search (timing printed
   MESSAGE("estimate_training_step: " << n / elapsed / 1e6 << " M evaluations/s (sink " << sink << ")");
   CHECK(sink > 0);
 }
+
+TEST_CASE("perf: ZeRO-3 at a fixed global batch falls with the data-parallel width") {
+  // GPT-3 175B, ZeRO-3, no model parallelism, global batch 1536 sequences, DGX A100 80GB
+  // nodes with 8 x HDR: as d grows each GPU computes fewer sequences per step while every
+  // layer's gather and reduce-scatter keeps its size and gains (d - 1) ring steps, so less
+  // of it hides under the layer's compute (the ZeRO-3 / FSDP scaling the issue names).
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  auto c = cluster_from_catalog(*catalog, "a100-sxm-80gb", 8, "nvswitch-a100", "ib-hdr-200", 8);
+  REQUIRE(c.ok());
+  const TransformerShape gpt3 = find_transformer_preset("gpt3-175b")->shape;
+  double previous = 1e30;
+  for (int d : {192, 384, 768, 1536}) {
+    Parallelism par;
+    par.data = d;
+    par.global_batch = 1536;
+    par.zero_stage = 3;
+    par.recompute = Recompute::full;
+    auto est = estimate_training_step(gpt3, par, *c, TrainingOptions{});
+    REQUIRE_MESSAGE(est.ok(), format_diagnostics(est.errors()));
+    const double tflops = est->achieved_flops_per_gpu.value() / 1e12;
+    MESSAGE("d=" << d << ": " << tflops << " TFLOP/s per GPU, ZeRO exposed " << est->breakdown.zero_comm.value()
+                 << " s of " << est->step_time.value() << " s");
+    CHECK(tflops < previous);
+    previous = tflops;
+  }
+
+  // The communication each step carries grows against its compute as d grows: per-layer
+  // volume stays, ring steps grow with d, compute per GPU shrinks with 1/d.
+  auto ratio = [&](int d) {
+    Parallelism par;
+    par.data = d;
+    par.global_batch = 1536;
+    par.zero_stage = 3;
+    par.recompute = Recompute::full;
+    auto est = estimate_training_step(gpt3, par, *c, TrainingOptions{});
+    REQUIRE(est.ok());
+    return est->zero_comm_total.value() / est->breakdown.compute.value();
+  };
+  CHECK(ratio(1536) > 1.2 * ratio(192));
+}
+
+TEST_CASE("perf: uneven pipeline stages: Llama 3 405B on 16 stages (126 layers)") {
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  auto c = cluster_from_catalog(*catalog, "h100-sxm-80gb", 8, "nvswitch-h100", "ib-ndr-400", 8);
+  REQUIRE(c.ok());
+  const TransformerShape llama = find_transformer_preset("llama-3.1-405b")->shape;
+  Parallelism par;
+  par.tensor = 8;
+  par.pipeline = 16;
+  par.data = 64;
+  par.sequence_parallel = true;
+  par.global_batch = 1024;
+  auto est = estimate_training_step(llama, par, *c, TrainingOptions{});
+  REQUIRE_MESSAGE(est.ok(), format_diagnostics(est.errors()));
+  // 14 middle stages of ceil(126/16) = 8 layers; first and last share the remaining 14.
+  CHECK(stage_layers(126, 16).middle == 8);
+  CHECK(stage_layers(126, 16).first == 7);
+  CHECK(stage_layers(126, 16).last == 7);
+  CHECK(est->stage_layers >= 7);
+  CHECK(est->stage_layers <= 8);
+}

@@ -92,6 +92,7 @@ struct GpuSpec {
   std::string id;
   std::string name;
   std::string vendor;
+  std::string architecture;  // "ampere", "hopper", ... (catalog field, required for GPUs)
   Bytes memory;
   BytesPerSecond memory_bandwidth;
   std::map<std::string, FlopsPerSecond, std::less<>> peak_dense;  // by precision

@@ -1,0 +1,49 @@
+// capsim accuracy over the shipped data/validation: the bounds each group holds today.
+// Megatron-LM's Table 1 holds the bound (its rows are the ones the Ampere GEMM
+// constants were chosen on). The other training rows are held out; the bound below is the
+// level the model reaches now, a guard against regressions, not the target (mean <= 8 %):
+// see docs/validation.md for where the model is still wrong and why.
+#include <doctest/doctest.h>
+
+#include "capsim/hardware/loader.hpp"
+#include "capsim/scenarios/accuracy.hpp"
+
+using namespace capsim;
+
+namespace {
+const scenarios::AccuracySummary* group(const scenarios::AccuracyReport& r, const std::string& name) {
+  for (const auto& g : r.groups)
+    if (g.group == name) return &g;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("accuracy: training rows against the shipped validation corpus") {
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE_MESSAGE(catalog.ok(), format_diagnostics(catalog.errors()));
+  auto report = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "training");
+  REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
+  const auto* megatron = group(*report, "megatron-3d");
+  REQUIRE(megatron != nullptr);
+  CHECK(megatron->rows == 10);
+  CHECK(megatron->mean_abs <= 5.0);
+  CHECK(megatron->max_abs <= 10.0);
+  const auto& all = report->overall;
+  MESSAGE("training: " << all.rows << " rows, held-out " << all.held_out << " mean " << all.held_out_mean_abs
+                       << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
+  CHECK(all.not_predicted == 0);
+  CHECK(all.held_out >= 40);
+  CHECK(all.held_out_mean_abs <= 26.0);
+  CHECK(all.fit_mean_abs <= 8.0);
+  // Every row carries its source; the runner refuses a row without one.
+  for (const auto& row : report->rows) CHECK_FALSE(row.source.empty());
+}
+
+TEST_CASE("accuracy: an unknown group is refused with a suggestion") {
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  auto report = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "zero3-fsd");
+  REQUIRE_FALSE(report.ok());
+  CHECK(report.errors()[0].message == "no validation row is in group 'zero3-fsd'");
+  CHECK(report.errors()[0].hint == "did you mean 'zero3-fsdp'?");
+}
