@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "capsim/hardware/precision_fallback.hpp"
 #include "capsim/models/fabric_timing.hpp"
 #include "capsim/models/performance.hpp"
 
@@ -86,6 +87,20 @@ Result<FabricCheck> check_on_fabric(const SizingReport& r) {
 
 }  // namespace
 
+std::vector<std::string> apply_precision_fallback(std::vector<NodeType>& types, const hardware::Catalog& catalog,
+                                                  models::Precision requested) {
+  std::vector<std::string> notes;
+  for (auto& t : types) {
+    const hardware::Entity* gpu = catalog.find_gpu(t.cluster.gpu.id);
+    const auto choice = hardware::training_precision(t.cluster.gpu, models::precision_name(requested),
+                                                     gpu != nullptr ? gpu->text("architecture") : std::string());
+    if (!choice.fell_back()) continue;
+    t.compute = models::precision_from_name(choice.precision);
+    notes.push_back(t.id + ": " + choice.reason);
+  }
+  return notes;
+}
+
 Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress,
                                    CollectiveTiming collectives) {
   auto attach_file = [&](std::vector<Diagnostic> errors) {
@@ -110,11 +125,12 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
               s.search.tensor_parallel,   s.search.pipeline_parallel, s.search.batch_per_gpu,
               s.hardware.min_gpus,        s.hardware.max_gpus};
   req.node_types = std::move(types).value();
+  auto precision_notes = apply_precision_fallback(req.node_types, catalog, req.options.compute);
   const auto start = std::chrono::steady_clock::now();
   auto result = models::run_search(req, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) return attach_file(result.errors());
-  SizingReport report{s, std::move(result).value(), wall, std::nullopt};
+  SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes)};
   if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer()) {
     auto check = check_on_fabric(report);
     if (!check) return attach_file(check.errors());
@@ -234,6 +250,10 @@ std::string sizing_text(const SizingReport& r) {
   }
   if (!res.frontier.empty()) out += "\nPareto frontier (time vs cost per run):\n" + render_text(frontier_table(r));
   out += "\nFastest configuration per node type:\n" + render_text(fastest_table(r));
+  if (!r.precision_notes.empty()) {
+    out += "\nPrecision fallbacks (the GPU lacks the requested precision):\n";
+    for (const auto& note : r.precision_notes) out += "  " + note + "\n";
+  }
   if (!res.skipped.empty()) {
     out += "\nNode types with no usable configuration:\n";
     for (const auto& [id, why] : res.skipped) out += "  " + id + ": " + why + "\n";
@@ -298,6 +318,7 @@ std::string sizing_json(const SizingReport& r) {
   for (const auto& c : r.search.frontier) out["frontier"].push_back(candidate(c));
   out["fastest_per_node_type"] = json::array();
   for (const auto& c : r.search.fastest) out["fastest_per_node_type"].push_back(candidate(c));
+  out["precision_fallbacks"] = r.precision_notes;
   out["skipped_node_types"] = json::array();
   for (const auto& [id, why] : r.search.skipped) out["skipped_node_types"].push_back({{"node_type", id}, {"reason", why}});
   if (r.fabric)
