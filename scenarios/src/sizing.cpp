@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -89,15 +90,28 @@ Result<FabricCheck> check_on_fabric(const SizingReport& r) {
 
 std::vector<std::string> apply_precision_fallback(std::vector<NodeType>& types, const hardware::Catalog& catalog,
                                                   models::Precision requested) {
-  std::vector<std::string> notes;
+  // One note per GPU model, naming how many node types carry it.
+  std::vector<std::string> gpus, reasons;
+  std::vector<int> counts;
   for (auto& t : types) {
     const hardware::Entity* gpu = catalog.find_gpu(t.cluster.gpu.id);
     const auto choice = hardware::training_precision(t.cluster.gpu, models::precision_name(requested),
                                                      gpu != nullptr ? gpu->text("architecture") : std::string());
     if (!choice.fell_back()) continue;
     t.compute = models::precision_from_name(choice.precision);
-    notes.push_back(t.id + ": " + choice.reason);
+    const auto at = std::find(gpus.begin(), gpus.end(), t.cluster.gpu.id);
+    if (at != gpus.end()) {
+      ++counts[static_cast<std::size_t>(at - gpus.begin())];
+      continue;
+    }
+    gpus.push_back(t.cluster.gpu.id);
+    reasons.push_back(choice.reason);
+    counts.push_back(1);
   }
+  std::vector<std::string> notes;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    notes.push_back(gpus[i] + " (" + std::to_string(counts[i]) + " node type" + (counts[i] > 1 ? "s" : "") +
+                    "): " + reasons[i]);
   return notes;
 }
 

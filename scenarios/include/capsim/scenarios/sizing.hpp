@@ -32,12 +32,12 @@ struct SizingReport {
   double wall_seconds = 0;
   std::optional<FabricCheck> fabric;
   // Node types whose GPU trains in another precision than the scenario asks for (bf16 on a
-  // Turing GPU runs as fp16 mixed precision, on Pascal as fp32): "id: why", one per type.
+  // Turing GPU runs as fp16 mixed precision, on Pascal as fp32): "gpu (N node types): why", one per GPU model.
   std::vector<std::string> precision_notes;
 };
 
 // Sets each node type's own training precision where its GPU lacks the requested one
-// (hardware::training_precision) and returns one note per node type that fell back.
+// (hardware::training_precision) and returns one note per GPU model that fell back.
 std::vector<std::string> apply_precision_fallback(std::vector<models::NodeType>& types,
                                                   const hardware::Catalog& catalog, models::Precision requested);
 
