@@ -42,9 +42,9 @@ FieldDef reference(std::string_view name, EntityKind kind, bool required, std::s
 std::vector<FieldDef> gpu_fields() {
   std::vector<FieldDef> f = {
       text("name", true, "marketing name"),
-      choice("vendor", true, {"nvidia", "amd", "intel"}, "chip vendor"),
+      choice("vendor", true, {"nvidia", "amd", "intel", "google"}, "chip vendor"),
       text("architecture", true, "micro-architecture, e.g. hopper"),
-      choice("form_factor", true, {"sxm", "pcie", "oam"}, "module form factor"),
+      choice("form_factor", true, {"sxm", "pcie", "oam", "tpu"}, "module form factor (tpu: a Cloud TPU chip)"),
       choice("segment", true, {"datacenter", "workstation", "consumer"}, "market segment"),
       quantity("memory", dims::bytes, true, "on-board memory"),
       text("memory_type", false, "HBM3, GDDR6X, ..."),
@@ -65,6 +65,12 @@ std::vector<FieldDef> gpu_fields() {
   f.push_back(integer("nvlink.generation", false, "NVLink generation"));
   f.push_back(quantity("nvlink.bandwidth", kBandwidth, false,
                        "total NVLink bandwidth per GPU, both directions"));
+  f.push_back(quantity("ici.bandwidth", kBandwidth, false,
+                       "TPU inter-chip interconnect bandwidth per chip, both directions"));
+  f.push_back(integer("ici.ports", false, "TPU ICI ports per chip"));
+  f.push_back(text("ici.topology", false, "TPU interconnect topology, e.g. '2D torus'"));
+  f.push_back(integer("chips_per_host", false, "TPU chips per host VM"));
+  f.push_back(integer("pod_chips", false, "TPU chips in a full pod"));
   f.push_back({"mig_profiles", FieldType::text_list, false, "MIG profiles as 'NAME xMAX'"});
   f.push_back(quantity("list_price", dims::money, false, "list or launch price"));
   f.push_back(text("launch", false, "launch date YYYY-MM"));

@@ -141,7 +141,7 @@ std::string run_summary_text(const RunResult& r) {
            to_string(ParsedQuantity{100 * (1 - c.memory_per_gpu.value() / type.cluster.gpu.memory.value()), {}, {}}) +
            " % of " + to_string(type.cluster.gpu.memory) + " per GPU\n";
     out += "  node pool       " + std::to_string(c.nodes) + " x " + type.name + " (" + type.provider + "), " +
-           "nvidia.com/gpu: " + std::to_string(type.cluster.gpus_per_node) + "\n";
+           accelerator_resource(type) + ": " + std::to_string(type.cluster.gpus_per_node) + "\n";
   }
   if (r.simulation) {
     const auto& p = r.simulation->pipeline;

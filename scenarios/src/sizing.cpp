@@ -157,12 +157,18 @@ std::string describe_candidate(const SizingReport& r, const Candidate& c) {
   return node_text(r, c) + ", " + layout(c, r.scenario.training.is_transformer());
 }
 
+// The Kubernetes extended resource a node type's accelerators are requested by: GKE exposes
+// Cloud TPU chips as google.com/tpu, NVIDIA's device plugin GPUs as nvidia.com/gpu.
+std::string accelerator_resource(const NodeType& t) {
+  return t.cluster.gpu.vendor == "google" ? "google.com/tpu" : "nvidia.com/gpu";
+}
+
 Table node_pools_table(const SizingReport& r, const Candidate& c) {
   const NodeType& t = r.search.node_types[c.node_type];
   Table table{{"pool", "node type", "provider", "GPUs/node", "nodes", "Kubernetes request"}, {}, {false, false, false, true, true, false}};
   const int per_node = std::min(t.cluster.gpus_per_node, gpus_used(c));
   table.rows.push_back({pool_name(t), t.name + " (" + t.id + ")", t.provider, std::to_string(t.cluster.gpus_per_node),
-                        std::to_string(c.nodes), "nvidia.com/gpu: " + std::to_string(per_node)});
+                        std::to_string(c.nodes), accelerator_resource(t) + ": " + std::to_string(per_node)});
   return table;
 }
 
@@ -326,7 +332,7 @@ std::string sizing_json(const SizingReport& r) {
                                       {"instance_type", t.name},
                                       {"gpus_per_node", t.cluster.gpus_per_node},
                                       {"nodes", c.nodes},
-                                      {"resources", {{"nvidia.com/gpu", std::min(t.cluster.gpus_per_node, gpus_used(c))}}}}});
+                                      {"resources", {{accelerator_resource(t), std::min(t.cluster.gpus_per_node, gpus_used(c))}}}}});
   }
   out["frontier"] = json::array();
   for (const auto& c : r.search.frontier) out["frontier"].push_back(candidate(c));

@@ -123,7 +123,7 @@ TEST_CASE("loader errors name file line column and key path and suggest a fix") 
        "     source: s, as_of: 2020-13}\n",
        {"t.yaml:3:24: error: gpus[0].as_of: invalid date '2020-13' (write the date the source gave the figure as "
         "YYYY-MM or YYYY-MM-DD)",
-        "t.yaml:2:30: error: gpus[0].vendor: expected one of nvidia, amd or intel, got 'nvidai' (did you mean "
+        "t.yaml:2:30: error: gpus[0].vendor: expected one of nvidia, amd, intel or google, got 'nvidai' (did you mean "
         "'nvidia'?)",
         "t.yaml:2:84: error: gpus[0].memory: a number without a source (give the entry 'source' and 'as_of', or "
         "write {value: ..., source: ..., as_of: ...})",

@@ -36,6 +36,9 @@ struct SizingReport {
   std::vector<std::string> precision_notes;
 };
 
+// "google.com/tpu" for Cloud TPU node types, else "nvidia.com/gpu".
+std::string accelerator_resource(const models::NodeType& t);
+
 // Sets each node type's own training precision where its GPU lacks the requested one
 // (hardware::training_precision) and returns one note per GPU model that fell back.
 std::vector<std::string> apply_precision_fallback(std::vector<models::NodeType>& types,
