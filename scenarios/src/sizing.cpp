@@ -231,6 +231,7 @@ Result<std::vector<NodePool>> sizing_node_pools(const SizingReport& r, const std
   pool.max_nodes = chosen->nodes;
   pool.gpus_per_pod = std::min(t.cluster.gpus_per_node, gpus_used(*chosen));
   pool.spot = r.scenario.commitment == Commitment::spot;
+  pool.tpu = accelerator_resource(t) == "google.com/tpu";
   return std::vector<NodePool>{pool};
 }
 
