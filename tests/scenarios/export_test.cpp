@@ -150,7 +150,9 @@ TEST_CASE("shipped cost scenarios: owned servers win 24/7, the cloud at business
     return std::move(r).value();
   };
   auto always = cost("ml-services-24x7");
-  CHECK(always.comparison.options[always.comparison.cheapest].kind == models::OptionKind::colocation);
+  // Owned servers win. Since colocation carries the same half administrator as on-prem
+  // (issue 18), on-prem is the cheaper of the two: 388.1 k against 445.5 k USD.
+  CHECK(always.comparison.options[always.comparison.cheapest].kind == models::OptionKind::on_prem);
   auto part = cost("ml-services-business-hours");
   CHECK(part.comparison.options[part.comparison.cheapest].kind == models::OptionKind::cloud);
   auto runs = cost("resnet-training-cost-per-run");
