@@ -173,6 +173,9 @@ GpuSpec to_gpu_spec(const Entity& e) {
   g.tdp = e.quantity<Watts>("tdp").value_or(Watts{});
   if (auto gen = e.integer("pcie.generation")) g.pcie_generation = static_cast<int>(*gen);
   g.nvlink_bandwidth = e.quantity<BytesPerSecond>("nvlink.bandwidth");
+  // A TPU's chips talk over ICI, the counterpart of NVLink for the collective models: same
+  // convention (total per chip, both directions).
+  if (!g.nvlink_bandwidth) g.nvlink_bandwidth = e.quantity<BytesPerSecond>("ici.bandwidth");
   if (const FieldValue* mig = e.find("mig_profiles"))
     for (const auto& item : mig->items)
       if (auto p = parse_mig_profile(item)) g.mig_profiles.push_back(*p);

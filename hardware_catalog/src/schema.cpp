@@ -42,9 +42,9 @@ FieldDef reference(std::string_view name, EntityKind kind, bool required, std::s
 std::vector<FieldDef> gpu_fields() {
   std::vector<FieldDef> f = {
       text("name", true, "marketing name"),
-      choice("vendor", true, {"nvidia", "amd", "intel"}, "chip vendor"),
+      choice("vendor", true, {"nvidia", "amd", "intel", "google"}, "chip vendor"),
       text("architecture", true, "micro-architecture, e.g. hopper"),
-      choice("form_factor", true, {"sxm", "pcie", "oam"}, "module form factor"),
+      choice("form_factor", true, {"sxm", "pcie", "oam", "tpu"}, "module form factor (tpu: a Cloud TPU chip)"),
       choice("segment", true, {"datacenter", "workstation", "consumer"}, "market segment"),
       quantity("memory", dims::bytes, true, "on-board memory"),
       text("memory_type", false, "HBM3, GDDR6X, ..."),
@@ -65,6 +65,12 @@ std::vector<FieldDef> gpu_fields() {
   f.push_back(integer("nvlink.generation", false, "NVLink generation"));
   f.push_back(quantity("nvlink.bandwidth", kBandwidth, false,
                        "total NVLink bandwidth per GPU, both directions"));
+  f.push_back(quantity("ici.bandwidth", kBandwidth, false,
+                       "TPU inter-chip interconnect bandwidth per chip, both directions"));
+  f.push_back(integer("ici.ports", false, "TPU ICI ports per chip"));
+  f.push_back(text("ici.topology", false, "TPU interconnect topology, e.g. '2D torus'"));
+  f.push_back(integer("chips_per_host", false, "TPU chips per host VM"));
+  f.push_back(integer("pod_chips", false, "TPU chips in a full pod"));
   f.push_back({"mig_profiles", FieldType::text_list, false, "MIG profiles as 'NAME xMAX'"});
   f.push_back(quantity("list_price", dims::money, false, "list or launch price"));
   f.push_back(text("launch", false, "launch date YYYY-MM"));
@@ -131,10 +137,7 @@ std::vector<FieldDef> server_fields() {
 
 std::vector<FieldDef> instance_fields() {
   return {
-      choice("provider", true,
-             {"aws", "gcp", "azure", "oci", "lambda", "coreweave", "runpod", "paperspace", "vastai",
-              "hetzner", "ovhcloud", "selectel", "leaseweb", "genesiscloud"},
-             "cloud provider"),
+      reference("provider", EntityKind::provider, true, "the provider (an id from providers.yaml)"),
       text("name", true, "the provider's instance type"),
       text("region", true, "region the prices are for"),
       reference("gpu", EntityKind::gpu, true, "GPU model"),
@@ -166,16 +169,37 @@ std::vector<FieldDef> facility_fields() {
   };
 }
 
+std::vector<FieldDef> provider_fields() {
+  return {
+      text("name", true, "the company's name"),
+      choice("kind", true, {"hyperscaler", "gpu-cloud", "marketplace", "dedicated-hosting", "regional-cloud"},
+             "what it sells: a general cloud, a GPU cloud, a marketplace of hosts, rented servers, a regional cloud"),
+      {"regions", FieldType::text_list, false, "the regions or locations it names, e.g. 'us-east-1'"},
+      choice("currency", true, {"USD", "EUR", "GBP"}, "the currency of its published prices"),
+      quantity("billing_granularity", dims::seconds, false,
+               "the smallest unit it bills (1 s, 1 min, 1 h, 1 month), after any minimum"),
+      quantity("minimum_charge", dims::seconds, false, "the shortest period billed for one start"),
+      text("pricing_page", false, "where the provider publishes its prices"),
+  };
+}
+
+std::vector<FieldDef> exchange_rate_fields() {
+  return {
+      choice("currency", true, {"EUR", "GBP"}, "the foreign currency"),
+      quantity("usd", dims::none, true, "US dollars per one unit of the currency"),
+  };
+}
+
 std::vector<FieldDef> with_common(std::vector<FieldDef> f) {
   f.push_back(text("notes", false, "free text"));
   return f;
 }
 
-const std::array<std::vector<FieldDef>, 7>& table() {
-  static const std::array<std::vector<FieldDef>, 7> t = {
+const std::array<std::vector<FieldDef>, 9>& table() {
+  static const std::array<std::vector<FieldDef>, 9> t = {
       with_common(gpu_fields()),     with_common(cpu_fields()),      with_common(interconnect_fields()),
       with_common(network_fields()), with_common(server_fields()),   with_common(instance_fields()),
-      with_common(facility_fields()),
+      with_common(facility_fields()), with_common(provider_fields()), with_common(exchange_rate_fields()),
   };
   return t;
 }
@@ -183,14 +207,14 @@ const std::array<std::vector<FieldDef>, 7>& table() {
 }  // namespace
 
 std::string_view kind_name(EntityKind k) {
-  static constexpr std::array names = {"gpu",    "cpu",      "interconnect", "network",
-                                       "server", "instance", "facility"};
+  static constexpr std::array names = {"gpu",      "cpu",      "interconnect", "network",      "server",
+                                       "instance", "facility", "provider",     "exchange_rate"};
   return names[static_cast<std::size_t>(k)];
 }
 
 std::string_view section_name(EntityKind k) {
-  static constexpr std::array names = {"gpus",    "cpus",      "interconnects", "networks",
-                                       "servers", "instances", "facilities"};
+  static constexpr std::array names = {"gpus",      "cpus",       "interconnects", "networks",      "servers",
+                                       "instances", "facilities", "providers",     "exchange_rates"};
   return names[static_cast<std::size_t>(k)];
 }
 

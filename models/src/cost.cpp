@@ -47,18 +47,29 @@ MoneyPerSecond CostBreakdown::operating() const {
   return compute + power + maintenance + licences + staff + space + storage_egress;
 }
 
-Money CostBreakdown::cumulative(Seconds t) const { return capex + operating() * t; }
-
-Money CostBreakdown::over(Seconds t) const {
-  const Money used = depreciation * t;
-  return operating() * t + (used < capex ? used : capex);
+int CostBreakdown::purchases(Seconds t) const {
+  if (!(capex.value() > 0) || !(life.value() > 0)) return 0;
+  // Bought at 0, life, 2 life, ... while that is before t; a life ending exactly at t is
+  // not replaced (1e-9 absorbs rounding in t / life).
+  return std::max(1, static_cast<int>(std::ceil(t.value() / life.value() - 1e-9)));
 }
+
+Money CostBreakdown::cumulative(Seconds t) const { return capex * purchases(t) + operating() * t; }
+
+Money CostBreakdown::over(Seconds t) const { return operating() * t + depreciation * t; }
 
 MoneyPerSecond CostBreakdown::monthly_amortized() const { return operating() + depreciation; }
 
+MoneyPerSecond CostBreakdown::monthly_average(Seconds t) const { return over(t) / t; }
+
+MoneyPerSecond CostBreakdown::monthly_first_year(Seconds t) const {
+  const Seconds year(std::min(t.value(), units::year));
+  return cumulative(year) / year;
+}
+
 Money CostBreakdown::residual_value(Seconds t) const {
-  const Money used = depreciation * t;
-  return used >= capex ? Money(0, capex.currency()) : capex - used;
+  if (purchases(t) == 0) return Money(0, capex.currency());
+  return capex * purchases(t) - depreciation * t;
 }
 
 namespace {
@@ -125,6 +136,7 @@ Result<CostBreakdown> owned(const CostOption& o, const Demand& d) {
   c.nodes = static_cast<int>(std::ceil(servers - 1e-9));
   c.capex = (w.server_price + w.network_per_server) * servers;
   c.depreciation = c.capex / w.depreciation;
+  c.life = w.depreciation;
   // Average wall power at the modelled utilization (the servers stay on all the time).
   const Watts draw = (w.idle_power + (w.max_power - w.idle_power) * d.profile.busy_fraction) * servers;
   c.power = w.electricity_price * (draw * w.pue);
@@ -281,7 +293,7 @@ Result<CostComparison> compare_costs(const CostInputs& in) {
         if (auto m = break_even_month(out.options[j], out.options[i])) {
           std::swap(be.a, be.b);
           be.month = m;
-          if (be.utilization) be.a_cheaper_below = !be.a_cheaper_below;
+          be.a_cheaper_below = !be.a_cheaper_below;
         }
       }
       out.break_even.push_back(be);

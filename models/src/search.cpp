@@ -94,7 +94,7 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
     auto gpu = catalog.gpu(gpu_id);
     if (!gpu) return gpu.errors();
     NodeType t{instance.id, "instance", instance.text("provider"), instance.text("name"),
-               instance_cluster(catalog, instance, *gpu), instance.quantity<MoneyPerSecond>(q.price_field)};
+               instance_cluster(catalog, instance, *gpu), instance.quantity<MoneyPerSecond>(q.price_field), std::nullopt};
     covered.insert(gpu_id);
     out.push_back(std::move(t));
   }
@@ -108,7 +108,7 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
       for (auto d : cluster.errors()) errors.push_back({{}, "hardware.servers", server.id + ": " + d.message, d.hint});
       continue;
     }
-    out.push_back({server.id, "server", "owned", server.text("name"), *cluster, std::nullopt});
+    out.push_back({server.id, "server", "owned", server.text("name"), *cluster, std::nullopt, std::nullopt});
     covered.insert(server.text("gpu"));
   }
   for (const auto& gpu : q.gpus)
@@ -128,12 +128,12 @@ Result<NodeType> node_type_by_id(const hardware::Catalog& catalog, std::string_v
     auto gpu = catalog.gpu(instance->text("gpu"));
     if (!gpu) return gpu.errors();
     return NodeType{instance->id, "instance", instance->text("provider"), instance->text("name"),
-                    instance_cluster(catalog, *instance, *gpu), instance->quantity<MoneyPerSecond>(price_field)};
+                    instance_cluster(catalog, *instance, *gpu), instance->quantity<MoneyPerSecond>(price_field), std::nullopt};
   }
   if (const Entity* server = catalog.find(EntityKind::server, id)) {
     auto cluster = server_cluster(catalog, *server);
     if (!cluster) return cluster.errors();
-    return NodeType{server->id, "server", "owned", server->text("name"), *cluster, std::nullopt};
+    return NodeType{server->id, "server", "owned", server->text("name"), *cluster, std::nullopt, std::nullopt};
   }
   std::vector<std::string> ids = catalog.ids(EntityKind::instance);
   for (auto& s : catalog.ids(EntityKind::server)) ids.push_back(s);
@@ -259,10 +259,18 @@ class Search {
     }
   }
 
+  // The request's options, with the node type's own precision when it has one.
+  TrainingOptions options_for(int type_index) const {
+    TrainingOptions o = r_.options;
+    if (const auto& p = r_.node_types[type_index].compute) o.compute = *p;
+    return o;
+  }
+
   void evaluate_transformer(int type_index, int nodes, const Parallelism& par, const TransformerShape& shape,
                             double available) {
     ++result_.evaluated;
-    const Bytes memory = training_memory_total_per_gpu(shape, par, r_.options);
+    const TrainingOptions options = options_for(type_index);
+    const Bytes memory = training_memory_total_per_gpu(shape, par, options);
     Candidate cand;
     cand.node_type = type_index;
     cand.nodes = nodes;
@@ -273,7 +281,7 @@ class Search {
       return;
     }
     const ClusterSpec& c = r_.node_types[type_index].cluster;
-    auto est = estimate_training_step(shape, par, c, r_.options);
+    auto est = estimate_training_step(shape, par, c, options);
     if (!est) return note_error(type_index, est.errors());
     const double tokens_per_step = static_cast<double>(par.global_batch) * shape.seq_len;
     fill(cand, *est, r_.tokens / tokens_per_step);
@@ -302,12 +310,12 @@ class Search {
           cand.par.data = gpus;
           cand.par.global_batch = b * gpus;
           cand.batch_per_gpu = b;
-          cand.memory_per_gpu = sample_model_training_memory(model, b, r_.options).total();
+          cand.memory_per_gpu = sample_model_training_memory(model, b, options_for(type_index)).total();
           if (cand.memory_per_gpu.value() > available) {
             note_miss(cand, cand.memory_per_gpu, Bytes(available));
             continue;
           }
-          auto est = estimate_sample_model_step(model, b, gpus, type.cluster, r_.options);
+          auto est = estimate_sample_model_step(model, b, gpus, type.cluster, options_for(type_index));
           if (!est) {
             note_error(type_index, est.errors());
             continue;

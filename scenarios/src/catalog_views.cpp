@@ -21,6 +21,8 @@ std::vector<std::string_view> main_columns(EntityKind kind) {
     case EntityKind::instance:
       return {"provider", "name", "region", "gpu", "gpu_count", "price.on_demand", "price.spot"};
     case EntityKind::facility: return {"name", "kind", "region", "colocation_price", "pue", "electricity_price"};
+    case EntityKind::provider: return {"name", "kind", "currency", "billing_granularity", "regions"};
+    case EntityKind::exchange_rate: return {"currency", "usd"};
   }
   return {};
 }

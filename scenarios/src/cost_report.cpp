@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "capsim/models/search.hpp"
+#include "capsim/scenarios/sizing.hpp"
 
 namespace capsim::scenarios {
 namespace {
@@ -78,15 +79,33 @@ class Builder {
     return d;
   }
 
-  // Converts an amount in any currency to US dollars with the scenario's rates.
+  // Converts an amount in any currency to US dollars: the scenario's rate when it gives one,
+  // else the newest dated rate in the catalog (exchange_rates.yaml).
   std::optional<double> to_usd(double value, Currency currency, const CostOptionSetup& o, std::size_t i,
                                const std::string& what) {
     if (currency == Currency::usd || currency == Currency::none) return value;
     for (const auto& [cur, rate] : setup_.usd_per_unit)
       if (cur == currency) return value * rate;
-    error(o, i, what + " is in " + std::string(currency_code(currency)) + " and the scenario gives no exchange rate",
+    if (auto rate = catalog_rate(currency)) return value * *rate;
+    error(o, i, what + " is in " + std::string(currency_code(currency)) + " and neither the scenario nor the catalog gives an exchange rate",
           "add cost.exchange_rates: [{currency: " + std::string(currency_code(currency)) + ", usd: ..., source: ...}]");
     return std::nullopt;
+  }
+
+  // The catalog's rate for a currency with the latest as_of; nullopt when it has none.
+  std::optional<double> catalog_rate(Currency currency) const {
+    std::optional<double> best;
+    std::string best_date;
+    for (const Entity& e : c_.all(EntityKind::exchange_rate)) {
+      const hardware::FieldValue* usd = e.find("usd");
+      if (e.text("currency") != currency_code(currency) || usd == nullptr) continue;
+      const std::string date = usd->provenance ? usd->provenance->as_of : std::string();
+      if (!best || date > best_date) {
+        best = usd->number;
+        best_date = date;
+      }
+    }
+    return best;
   }
 
   template <class Q>
@@ -113,6 +132,8 @@ class Builder {
     req.global_batch = s_.training.global_batch;
     req.grid = scenarios::search_grid(s_);
     req.node_types = {*node};
+    for (const auto& fallback : apply_precision_fallback(req.node_types, c_, req.options.compute))
+      note += " [" + fallback + "]";
     auto result = models::run_search(req);
     if (!result || !result->recommended) {
       error(o, i, "the workload cannot run on " + node_id +
@@ -186,10 +207,13 @@ class Builder {
       else if (out.kind == OptionKind::on_prem)
         error(o, i, o.facility + " has no electricity price in the catalog");
       if (o.staff_fte > 0) {
-        if (auto s = usd_quantity<MoneyPerSecond>(facility->quantity<MoneyPerSecond>("staff_cost"), o, i, "staff cost"))
+        // The option's own cost per FTE first, else the facility's (on-prem and colocation alike).
+        auto staff = o.staff_cost_per_fte ? o.staff_cost_per_fte : facility->quantity<MoneyPerSecond>("staff_cost");
+        if (auto s = usd_quantity<MoneyPerSecond>(staff, o, i, "staff cost"))
           w.staff_cost_per_fte = *s;
-        else
-          error(o, i, o.facility + " has no staff cost in the catalog, but staff_fte is " + std::to_string(o.staff_fte));
+        else if (!staff)
+          error(o, i, o.facility + " has no staff cost in the catalog, but staff_fte is " + to_string(ParsedQuantity{o.staff_fte, {}, {}}),
+                "give staff_cost_per_fte, e.g. '90520 USD/year'");
       }
       if (out.kind == OptionKind::colocation) {
         if (auto p = usd_quantity<MoneyPerJoule>(facility->quantity<MoneyPerJoule>("colocation_price"), o, i, "colocation"))
@@ -234,7 +258,9 @@ Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catal
 Table cost_table(const CostReport& r) {
   const auto& c = r.comparison;
   const bool per_unit = r.work_unit != "month";  // a service's unit is the month itself
-  Table t{{"option", "kind", "nodes", "capex", "per month", "total"}, {}, {false, false, true, true, true, true}};
+  Table t{{"option", "kind", "nodes", "capex", "per month", "first year", "steady state", "total"},
+          {},
+          {false, false, true, true, true, true, true, true}};
   if (per_unit) {
     t.columns.push_back("per " + r.work_unit);
     t.right_align.push_back(true);
@@ -245,6 +271,8 @@ Table cost_table(const CostReport& r) {
     std::vector<std::string> row{o.name + (static_cast<int>(i) == c.cheapest ? " *" : ""),
                                  std::string(models::option_kind_name(o.kind)), std::to_string(o.nodes),
                                  o.capex.value() > 0 ? money_text(o.capex.value()) : "-",
+                                 money_text(o.monthly_average(c.horizon).value() * units::month),
+                                 money_text(o.monthly_first_year(c.horizon).value() * units::month),
                                  money_text(o.monthly_amortized().value() * units::month), money_text(c.totals[i].value())};
     if (per_unit) row.push_back(money_text(c.per_unit[i].value()));
     row.push_back(r.option_notes[i]);
@@ -264,7 +292,8 @@ Table break_even_table(const CostReport& r) {
       at = (be.a_cheaper_below ? be.a : be.b) + " cheaper below " + to_string(ParsedQuantity{*be.units_per_month, {}, {}}) +
            " " + r.work_unit + "s a month";
     else
-      at = "none: one is cheaper at every utilization";
+      at = "none: " + (be.a_cheaper_below ? be.a : be.b) + " is cheaper at every " +
+           (r.work_unit == "month" ? std::string("utilization") : "number of " + r.work_unit + "s a month");
     const std::string month = be.month ? be.a + " pays off in month " + std::to_string(*be.month) : "-";
     t.rows.push_back({be.a + " / " + be.b, at, month});
   }
@@ -290,7 +319,10 @@ std::string cost_text(const CostReport& r) {
                                       " training runs a month)\n\n";
   out += render_text(cost_table(r));
   out += "\n* cheapest: " + c.options[c.cheapest].name + ", " + money_text(c.totals[c.cheapest].value()) +
-         " USD over the horizon. Owned hardware is depreciated over its life; total counts the part used up.\n";
+         " USD over the horizon. Owned hardware is depreciated over its life and bought again when a life ends"
+         " inside the horizon; total counts the part used up.\n"
+         "per month: the horizon average (total / months); first year: the cash paid in the first 12 months"
+         " (purchase included) a month; steady state: operating costs plus depreciation a month.\n";
   out += "\nBreak-even:\n" + render_text(break_even_table(r));
   out += "\nSensitivity (each input -25 % and +25 %; the cheapest option then and its total):\n" +
          render_text(sensitivity_table(r));
@@ -323,6 +355,10 @@ std::string cost_json(const CostReport& r) {
                                          {"storage_egress", monthly(o.storage_egress)},
                                          {"depreciation", monthly(o.depreciation)},
                                          {"total", monthly(o.monthly_amortized())}}},
+                            {"monthly_average", monthly(o.monthly_average(c.horizon))},
+                            {"monthly_first_year", monthly(o.monthly_first_year(c.horizon))},
+                            {"monthly_steady_state", monthly(o.monthly_amortized())},
+                            {"purchases", o.purchases(c.horizon)},
                             {"total", c.totals[i].value()},
                             {"per_unit", c.per_unit[i].value()},
                             {"residual_value", o.residual_value(c.horizon).value()},

@@ -19,8 +19,21 @@ std::string tf_name(const std::string& s) {
   return out;
 }
 
+// GKE schedules Cloud TPU chips as google.com/tpu and taints TPU nodes with that key.
+constexpr const char* kTpuResource = "google.com/tpu";
+
 std::string resource_name(const NodePool& p) {
+  if (p.tpu) return kTpuResource;
   return p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu");
+}
+
+// A TPU node pool: the machine type (ct5lp-hightpu-4t, ...) names the TPU version and chip
+// count, so GKE needs no --accelerator; a single-host slice needs no topology either.
+std::string gke_tpu_pool(const NodePool& p, const std::string& cluster) {
+  return "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + cluster + " \\\n  --machine-type=" +
+         p.instance_type + " \\\n  --num-nodes=" + std::to_string(p.min_nodes) +
+         " \\\n  --enable-autoscaling --min-nodes=" + std::to_string(p.min_nodes) +
+         " --max-nodes=" + std::to_string(p.max_nodes) + (p.spot ? " \\\n  --spot" : "") + "\n";
 }
 
 Diagnostic wrong_provider(const NodePool& p, const std::string& format, const std::string& wanted) {
@@ -35,6 +48,17 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const std::string& c
   for (const auto& p : pools) {
     if (p.provider != "gcp") {
       errors.push_back(wrong_provider(p, "GKE", "gcp"));
+      continue;
+    }
+    if (p.tpu) {
+      // GKE's Cloud TPU machine types are the ct* family (ct5lp-hightpu-4t, ...); a host the
+      // catalog names by its TPU API type (v5p-8) has no recorded GKE machine type.
+      if (!p.instance_type.starts_with("ct")) {
+        errors.push_back({{}, "export", "no GKE machine type is recorded for TPU host '" + p.instance_type + "'",
+                          "the catalog names it by its TPU API type; choose a v5e host (ct5lp-hightpu-*)"});
+        continue;
+      }
+      out += gke_tpu_pool(p, cluster);
       continue;
     }
     const auto accelerator = gke_accelerator(p.gpu_id);
@@ -107,6 +131,15 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const std::str
       errors.push_back(wrong_provider(p, "Terraform google_container_node_pool", "gcp"));
       continue;
     }
+    if (p.tpu) {  // the TPU machine type carries the accelerator
+      pools_json[tf_name(p.name)] = {
+          {"name", p.name},
+          {"cluster", cluster},
+          {"initial_node_count", p.min_nodes},
+          {"autoscaling", {{"min_node_count", p.min_nodes}, {"max_node_count", p.max_nodes}}},
+          {"node_config", {{"machine_type", p.instance_type}, {"spot", p.spot}}}};
+      continue;
+    }
     const auto accelerator = gke_accelerator(p.gpu_id);
     if (!accelerator) {
       errors.push_back({{}, "export", "GKE offers no accelerator for gpu '" + p.gpu_id + "'", ""});
@@ -148,7 +181,7 @@ std::string pod_fragment(const std::vector<NodePool>& pools) {
       y << YAML::Key << "node.kubernetes.io/instance-type" << YAML::Value << p.instance_type;
     y << YAML::EndMap;
     y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key"
-      << YAML::Value << kGpuTaint << YAML::Key << "operator" << YAML::Value << "Exists" << YAML::Key << "effect"
+      << YAML::Value << (p.tpu ? kTpuResource : kGpuTaint) << YAML::Key << "operator" << YAML::Value << "Exists" << YAML::Key << "effect"
       << YAML::Value << "NoSchedule" << YAML::EndMap << YAML::EndSeq;
     y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
     y << YAML::Key << "name" << YAML::Value << "worker";

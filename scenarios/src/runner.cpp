@@ -110,7 +110,7 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
     r.cost = std::move(cost).value();
     const auto& c = r.cost->comparison;
     r.measurements.push_back(
-        {"monthly_cost", {c.options[c.cheapest].monthly_amortized().value(), dims::money / dims::seconds, Currency::usd}});
+        {"monthly_cost", {c.options[c.cheapest].monthly_average(c.horizon).value(), dims::money / dims::seconds, Currency::usd}});
     r.measurements.push_back({"total_cost", {c.totals[c.cheapest].value(), dims::money, Currency::usd}});
   }
   if (scenario.simulate && !scenario.inference) {  // inference: simulate: only sets the run
@@ -141,7 +141,7 @@ std::string run_summary_text(const RunResult& r) {
            to_string(ParsedQuantity{100 * (1 - c.memory_per_gpu.value() / type.cluster.gpu.memory.value()), {}, {}}) +
            " % of " + to_string(type.cluster.gpu.memory) + " per GPU\n";
     out += "  node pool       " + std::to_string(c.nodes) + " x " + type.name + " (" + type.provider + "), " +
-           "nvidia.com/gpu: " + std::to_string(type.cluster.gpus_per_node) + "\n";
+           accelerator_resource(type) + ": " + std::to_string(type.cluster.gpus_per_node) + "\n";
   }
   if (r.simulation) {
     const auto& p = r.simulation->pipeline;
@@ -155,7 +155,7 @@ std::string run_summary_text(const RunResult& r) {
   if (r.cost) {
     const auto& c = r.cost->comparison;
     out += "  cheapest        " + c.options[c.cheapest].name + ": " + to_string(c.totals[c.cheapest]) + " over " +
-           to_string(c.horizon) + " (" + to_string(c.options[c.cheapest].monthly_amortized()) + ")\n";
+           to_string(c.horizon) + " (" + to_string(c.options[c.cheapest].monthly_average(c.horizon)) + ")\n";
   }
   for (const auto& e : r.expectations) out += std::string(e.passed ? "  ok    " : "  FAIL  ") + e.message + "\n";
   return out;

@@ -419,7 +419,7 @@ class Loader {
     check_ids(h["gpus"], "hardware.gpus", hardware::EntityKind::gpu, hw.gpus);
     check_ids(h["instances"], "hardware.instances", hardware::EntityKind::instance, hw.instances);
     check_ids(h["servers"], "hardware.servers", hardware::EntityKind::server, hw.servers);
-    read_list(h["providers"], hw.providers, [](const YAML::Node& n) { return n.Scalar(); });
+    check_ids(h["providers"], "hardware.providers", hardware::EntityKind::provider, hw.providers);
     if (h["max_gpus"]) hw.max_gpus = static_cast<int>(as_int(h["max_gpus"]));
     if (h["min_gpus"]) hw.min_gpus = static_cast<int>(as_int(h["min_gpus"]));
     if (hw.min_gpus > hw.max_gpus) error(h["min_gpus"], "hardware.min_gpus", "min_gpus is larger than max_gpus");
@@ -718,6 +718,7 @@ class Loader {
     if (n["maintenance_per_year"]) o.maintenance_per_year = as_quantity(n["maintenance_per_year"]);
     if (n["licences_per_gpu_per_year"]) o.licences_per_gpu_per_year = money(n["licences_per_gpu_per_year"]);
     if (n["staff_fte"]) o.staff_fte = std::stod(n["staff_fte"].Scalar());
+    if (n["staff_cost_per_fte"]) o.staff_cost_per_fte = price_rate(n["staff_cost_per_fte"]);
     if (n["space_per_server"]) o.space_per_server = price_rate(n["space_per_server"]);
     if (n["idle_power"]) o.idle_power = as_quantity(n["idle_power"]);
     if (o.idle_power && *o.idle_power > 1) error(n["idle_power"], path + ".idle_power", "must be at most 100 %");

@@ -115,6 +115,8 @@ SchemaNode cost_section() {
           quantity("maintenance_per_year", dims::none, "owned: support contracts per year, share of the price", "0 %"),
           quantity("licences_per_gpu_per_year", dims::money, "owned: software licences per GPU per year", "0 USD"),
           number("staff_fte", 0, 1e4, "owned: people to run it, in full-time equivalents", "0"),
+          quantity("staff_cost_per_fte", kPricePerTime,
+                   "owned (on-prem or colocation): cost per FTE-year, e.g. '90520 USD/year' (default: the facility's)"),
           quantity("space_per_server", kPricePerTime, "on-prem: floor space and racks per server, e.g. '150 USD/month'",
                    "0 USD/month"),
           quantity("idle_power", dims::none, "owned: power drawn idle, as a share of the server's maximum", {}),
@@ -151,10 +153,8 @@ SchemaNode cost_section() {
 }
 
 SchemaNode build() {
-  const std::vector<std::string> providers = {"aws",    "gcp",    "azure",    "oci",      "lambda",
-                                              "coreweave", "runpod", "paperspace", "vastai", "hetzner",
-                                              "ovhcloud",  "selectel", "leaseweb", "genesiscloud"};
   SchemaNode gpu_id = leaf("[]", ValueKind::catalog_id, "a GPU id from the catalog");
+  SchemaNode provider_id = leaf("[]", ValueKind::catalog_id, "a provider id from the catalog (providers.yaml)");
   SchemaNode instance_id = leaf("[]", ValueKind::catalog_id, "an instance id from the catalog");
   SchemaNode server_id = leaf("[]", ValueKind::catalog_id, "a server id from the catalog");
 
@@ -209,7 +209,7 @@ SchemaNode build() {
           section("hardware", "The candidate hardware",
                   {
                       list_of("gpus", gpu_id, "GPU types to consider (required for training)", {}, false),
-                      list_of("providers", choice("[]", providers, "provider"),
+                      list_of("providers", provider_id,
                               "price instances of these providers (default: all with a price)"),
                       list_of("instances", instance_id, "only these instance types (default: every instance with a candidate GPU)"),
                       list_of("servers", server_id, "owned server types to consider as well"),

@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
+#include "capsim/hardware/precision_fallback.hpp"
 #include "capsim/models/fabric_timing.hpp"
 #include "capsim/models/performance.hpp"
 
@@ -94,6 +96,33 @@ models::SearchGrid search_grid(const Scenario& s) {
   return g;
 }
 
+std::vector<std::string> apply_precision_fallback(std::vector<NodeType>& types, const hardware::Catalog& catalog,
+                                                  models::Precision requested) {
+  // One note per GPU model, naming how many node types carry it.
+  std::vector<std::string> gpus, reasons;
+  std::vector<int> counts;
+  for (auto& t : types) {
+    const hardware::Entity* gpu = catalog.find_gpu(t.cluster.gpu.id);
+    const auto choice = hardware::training_precision(t.cluster.gpu, models::precision_name(requested),
+                                                     gpu != nullptr ? gpu->text("architecture") : std::string());
+    if (!choice.fell_back()) continue;
+    t.compute = models::precision_from_name(choice.precision);
+    const auto at = std::find(gpus.begin(), gpus.end(), t.cluster.gpu.id);
+    if (at != gpus.end()) {
+      ++counts[static_cast<std::size_t>(at - gpus.begin())];
+      continue;
+    }
+    gpus.push_back(t.cluster.gpu.id);
+    reasons.push_back(choice.reason);
+    counts.push_back(1);
+  }
+  std::vector<std::string> notes;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    notes.push_back(gpus[i] + " (" + std::to_string(counts[i]) + " node type" + (counts[i] > 1 ? "s" : "") +
+                    "): " + reasons[i]);
+  return notes;
+}
+
 Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress,
                                    CollectiveTiming collectives) {
   auto attach_file = [&](std::vector<Diagnostic> errors) {
@@ -116,11 +145,12 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   req.budget = s.budget;
   req.grid = search_grid(s);
   req.node_types = std::move(types).value();
+  auto precision_notes = apply_precision_fallback(req.node_types, catalog, req.options.compute);
   const auto start = std::chrono::steady_clock::now();
   auto result = models::run_search(req, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) return attach_file(result.errors());
-  SizingReport report{s, std::move(result).value(), wall, std::nullopt};
+  SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes)};
   if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer()) {
     auto check = check_on_fabric(report);
     if (!check) return attach_file(check.errors());
@@ -133,12 +163,18 @@ std::string describe_candidate(const SizingReport& r, const Candidate& c) {
   return node_text(r, c) + ", " + layout(c, r.scenario.training.is_transformer());
 }
 
+// The Kubernetes extended resource a node type's accelerators are requested by: GKE exposes
+// Cloud TPU chips as google.com/tpu, NVIDIA's device plugin GPUs as nvidia.com/gpu.
+std::string accelerator_resource(const NodeType& t) {
+  return t.cluster.gpu.vendor == "google" ? "google.com/tpu" : "nvidia.com/gpu";
+}
+
 Table node_pools_table(const SizingReport& r, const Candidate& c) {
   const NodeType& t = r.search.node_types[c.node_type];
   Table table{{"pool", "node type", "provider", "GPUs/node", "nodes", "Kubernetes request"}, {}, {false, false, false, true, true, false}};
   const int per_node = std::min(t.cluster.gpus_per_node, gpus_used(c));
   table.rows.push_back({pool_name(t), t.name + " (" + t.id + ")", t.provider, std::to_string(t.cluster.gpus_per_node),
-                        std::to_string(c.nodes), "nvidia.com/gpu: " + std::to_string(per_node)});
+                        std::to_string(c.nodes), accelerator_resource(t) + ": " + std::to_string(per_node)});
   return table;
 }
 
@@ -201,6 +237,7 @@ Result<std::vector<NodePool>> sizing_node_pools(const SizingReport& r, const std
   pool.max_nodes = chosen->nodes;
   pool.gpus_per_pod = std::min(t.cluster.gpus_per_node, gpus_used(*chosen));
   pool.spot = r.scenario.commitment == Commitment::spot;
+  pool.tpu = accelerator_resource(t) == "google.com/tpu";
   return std::vector<NodePool>{pool};
 }
 
@@ -240,6 +277,10 @@ std::string sizing_text(const SizingReport& r) {
   }
   if (!res.frontier.empty()) out += "\nPareto frontier (time vs cost per run):\n" + render_text(frontier_table(r));
   out += "\nFastest configuration per node type:\n" + render_text(fastest_table(r));
+  if (!r.precision_notes.empty()) {
+    out += "\nPrecision fallbacks (the GPU lacks the requested precision):\n";
+    for (const auto& note : r.precision_notes) out += "  " + note + "\n";
+  }
   if (!res.skipped.empty()) {
     out += "\nNode types with no usable configuration:\n";
     for (const auto& [id, why] : res.skipped) out += "  " + id + ": " + why + "\n";
@@ -298,12 +339,13 @@ std::string sizing_json(const SizingReport& r) {
                                       {"instance_type", t.name},
                                       {"gpus_per_node", t.cluster.gpus_per_node},
                                       {"nodes", c.nodes},
-                                      {"resources", {{"nvidia.com/gpu", std::min(t.cluster.gpus_per_node, gpus_used(c))}}}}});
+                                      {"resources", {{accelerator_resource(t), std::min(t.cluster.gpus_per_node, gpus_used(c))}}}}});
   }
   out["frontier"] = json::array();
   for (const auto& c : r.search.frontier) out["frontier"].push_back(candidate(c));
   out["fastest_per_node_type"] = json::array();
   for (const auto& c : r.search.fastest) out["fastest_per_node_type"].push_back(candidate(c));
+  out["precision_fallbacks"] = r.precision_notes;
   out["skipped_node_types"] = json::array();
   for (const auto& [id, why] : r.search.skipped) out["skipped_node_types"].push_back({{"node_type", id}, {"reason", why}});
   if (r.fabric)

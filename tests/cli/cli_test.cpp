@@ -163,6 +163,12 @@ TEST_CASE("validate on a copy with a misspelled key and a wrong unit and a dupli
   }
   replace_first("id: p4\n", "id: k80\n");                           // duplicate id
   std::ofstream(copy / "gpus.yaml", std::ios::binary) << gpus;
+  {  // instances that rent a P4 would now name a missing GPU (a fourth error): point them at the T4
+    std::string instances = read(copy / "instances.yaml");
+    for (auto at = instances.find("gpu: p4\n"); at != std::string::npos; at = instances.find("gpu: p4\n", at))
+      instances.replace(at, 8, "gpu: t4\n");
+    std::ofstream(copy / "instances.yaml", std::ios::binary) << instances;
+  }
 
   auto r = capsim("catalog validate '" + copy.string() + "'");
   CHECK(r.exit_code == 2);

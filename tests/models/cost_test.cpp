@@ -209,3 +209,107 @@ TEST_CASE("per-run work: each option's own run time, cost per run and break-even
   in.demand.units_per_month = 50;
   CHECK(compare_costs(in)->options[1].nodes == 2);
 }
+
+namespace {
+
+// One 8-GPU server bought for 100,000 USD with a 36-month life, drawing a flat 1 kW at
+// 0.10 USD/kWh (PUE 1): power = 0.10 USD/h x 730 h = 73 USD/month. Nothing else.
+CostOption refreshed_server() {
+  CostOption o;
+  o.name = "owned";
+  o.kind = OptionKind::on_prem;
+  OwnedTerms& w = o.owned;
+  w.server_price = usd(100000);
+  w.gpus_per_server = 8;
+  w.depreciation = Seconds(36 * units::month);
+  w.max_power = watts(1000);
+  w.idle_power = watts(1000);
+  w.electricity_price = *parse_as<MoneyPerJoule>("0.10 USD/kWh");
+  return o;
+}
+
+const Seconds kFiveYears = Seconds(60 * units::month);
+
+}  // namespace
+
+TEST_CASE("owned hardware is bought again when its life ends inside a 5-year horizon") {
+  auto c = cost_option(refreshed_server(), {8, always_on(), "month", 1});
+  REQUIRE(c.ok());
+  // Purchases at month 0 and month 36 (36 < 60); none at 72.
+  CHECK(c->purchases(kFiveYears) == 2);
+  CHECK(c->purchases(Seconds(36 * units::month)) == 1);  // a life ending exactly at t is not replaced
+  // Cash by month 60: 2 x 100,000 + 60 x 73 = 204,380 USD.
+  CHECK(c->cumulative(kFiveYears).value() == doctest::Approx(204380));
+  // The second server has 12 of its 36 months left: residual 100,000 x 12 / 36 = 33,333.33.
+  CHECK(c->residual_value(kFiveYears).value() == doctest::Approx(33333.33).epsilon(1e-6));
+  // Cost of the horizon: 204,380 - 33,333.33 = 171,046.67 = (100,000 / 36 + 73) x 60.
+  CHECK(c->over(kFiveYears).value() == doctest::Approx(171046.67).epsilon(1e-6));
+  // Before the fix the hardware stopped costing anything after month 36: 100,000 + 4,380.
+  CHECK(c->over(kFiveYears).value() > 104380 + 1);
+}
+
+TEST_CASE("per month is the horizon average; the first year's cash rate and the steady state are shown too") {
+  auto c = cost_option(refreshed_server(), {8, always_on(), "month", 1});
+  REQUIRE(c.ok());
+  const double month = units::month;
+  // Average: 171,046.67 / 60 = 2,850.78 USD/month.
+  CHECK(c->monthly_average(kFiveYears).value() * month == doctest::Approx(2850.78).epsilon(1e-5));
+  // First year: (100,000 + 12 x 73) / 12 = 8,406.33 USD/month, the purchase included.
+  CHECK(c->monthly_first_year(kFiveYears).value() * month == doctest::Approx(8406.33).epsilon(1e-5));
+  // Steady state: 100,000 / 36 + 73 = 2,850.78 USD/month (the same as the average: refreshes
+  // keep the hardware cost linear in time).
+  CHECK(c->monthly_amortized().value() * month == doctest::Approx(2850.78).epsilon(1e-5));
+  // A horizon shorter than a year: the first-year rate is over that horizon, 6 months:
+  // (100,000 + 6 x 73) / 6 = 16,739.67 USD/month.
+  CHECK(c->monthly_first_year(Seconds(6 * units::month)).value() * month ==
+        doctest::Approx(16739.67).epsilon(1e-5));
+  // compare_costs totals are the average times the horizon.
+  CostInputs in{{refreshed_server()}, {8, always_on(), "month", 1}, kFiveYears};
+  auto cmp = compare_costs(in);
+  REQUIRE(cmp.ok());
+  CHECK(cmp->totals[0].value() == doctest::Approx(cmp->options[0].monthly_average(kFiveYears).value() * 60 * month));
+}
+
+TEST_CASE("staff costs are carried by colocation as by on-prem") {
+  CostOption colo = refreshed_server();
+  colo.kind = OptionKind::colocation;
+  colo.owned.colocation_price = *parse_as<MoneyPerJoule>("200 USD/kW/month");
+  auto without = cost_option(colo, {8, always_on(), "month", 1});
+  colo.owned.staff_fte = 0.5;
+  colo.owned.staff_cost_per_fte = *parse_as<MoneyPerSecond>("120000 USD/year");
+  auto with = cost_option(colo, {8, always_on(), "month", 1});
+  REQUIRE(without.ok());
+  REQUIRE(with.ok());
+  // 0.5 FTE x 120,000 USD/year = 60,000 USD/year = 5,000 USD/month; 24 months: 120,000 USD.
+  CHECK((with->staff * kTwoYears).value() == doctest::Approx(120000));
+  CHECK(with->over(kTwoYears).value() - without->over(kTwoYears).value() == doctest::Approx(120000));
+  // Colocation space: 1 kW contracted x 200 USD/kW/month = 200 USD/month.
+  CHECK((with->space * Seconds(units::month)).value() == doctest::Approx(200));
+}
+
+TEST_CASE("break-even with no crossing says which option is cheaper at every utilization") {
+  CostOption cheap = cloud(10), dear = cloud(20);
+  cheap.name = "cheap";
+  dear.name = "dear";
+  for (bool cheap_first : {true, false}) {
+    CAPTURE(cheap_first);
+    CostInputs in{cheap_first ? std::vector{cheap, dear} : std::vector{dear, cheap}, sixteen_gpus(), kTwoYears};
+    auto cmp = compare_costs(in);
+    REQUIRE(cmp.ok());
+    const BreakEven& be = cmp->break_even.at(0);
+    CHECK_FALSE(be.utilization.has_value());
+    CHECK((be.a_cheaper_below ? be.a : be.b) == "cheap");
+  }
+  // Cloud at 1,000,000 USD/node-hour against owned servers: even at 0.1 % utilization the
+  // cloud costs 2 x 1e6 x 0.001 x 17,520 h = 35 M USD, far above the owned servers, so owned
+  // is cheaper at every utilization and repays its purchase in month 1; the pair is then
+  // reported owned-first, and the flag must follow the swap.
+  CostOption pricey = cloud(1e6);
+  CostInputs in{{pricey, on_prem()}, sixteen_gpus(), kTwoYears};
+  auto cmp = compare_costs(in);
+  REQUIRE(cmp.ok());
+  const BreakEven& be = cmp->break_even.at(0);
+  CHECK(be.a == "on-prem");
+  CHECK_FALSE(be.utilization.has_value());
+  CHECK((be.a_cheaper_below ? be.a : be.b) == "on-prem");
+}

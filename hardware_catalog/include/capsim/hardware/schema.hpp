@@ -13,12 +13,15 @@
 
 namespace capsim::hardware {
 
-enum class EntityKind { gpu, cpu, interconnect, network, server, instance, facility };
+// provider: a cloud or hosting company (regions, billing currency and granularity);
+// exchange_rate: a dated rate to US dollars for prices in another currency.
+enum class EntityKind { gpu, cpu, interconnect, network, server, instance, facility, provider, exchange_rate };
 
 inline constexpr EntityKind kAllKinds[] = {EntityKind::gpu,      EntityKind::cpu,
                                            EntityKind::interconnect, EntityKind::network,
                                            EntityKind::server,   EntityKind::instance,
-                                           EntityKind::facility};
+                                           EntityKind::facility, EntityKind::provider,
+                                           EntityKind::exchange_rate};
 
 std::string_view kind_name(EntityKind k);     // "gpu"
 std::string_view section_name(EntityKind k);  // "gpus" (the YAML top-level key)

@@ -2,12 +2,14 @@
 // capacity blocks), on rented bare metal, on owned servers on-prem, or on owned servers in a
 // colocation rack; break-even utilization and month between options; sensitivity.
 //
-// One currency throughout. Owned hardware is bought in month 0 and depreciated straight-line
-// over its stated life. Two views of the same costs:
+// One currency throughout. Owned hardware is bought in month 0, depreciated straight-line
+// over its stated life and bought again (refreshed) at the end of each life that ends inside
+// the horizon. Two views of the same costs:
 //   - the cost over a horizon: operating costs plus the part of the hardware used up
-//     (depreciation, at most the purchase price), the basis of totals, cost per unit of work,
-//     break-even utilization and sensitivity;
-//   - cash: purchase up front plus operating costs, the basis of the break-even month.
+//     (depreciation x horizon: every purchase minus what is left of the last one, its residual
+//     value), the basis of totals, cost per unit of work, break-even utilization and sensitivity;
+//   - cash: each purchase when it is made plus operating costs, the basis of the break-even
+//     month and of the first year's monthly rate.
 // All functions are pure and thread-safe.
 #pragma once
 
@@ -117,16 +119,25 @@ struct CostBreakdown {
   MoneyPerSecond space;        // on-prem space, or colocation kW + cross-connects + remote hands
   MoneyPerSecond storage_egress;
   MoneyPerSecond depreciation; // capex / depreciation period
+  Seconds life{};              // owned: the depreciation period, after which it is refreshed
   double spot_overhead = 0;    // extra work from interruptions, a fraction
 
   MoneyPerSecond operating() const;  // everything but depreciation
-  // Cash paid by the end of `t` (capex up front + operating x t).
+  // Purchases made by `t`: one in month 0, another at each multiple of `life` before t
+  // (0 for rented options).
+  int purchases(Seconds t) const;
+  // Cash paid by the end of `t` (capex x purchases(t) + operating x t).
   Money cumulative(Seconds t) const;
-  // Cost of the horizon `t`: operating x t + the hardware used up, min(capex, depreciation x t).
+  // Cost of the horizon `t`: operating x t + the hardware used up, depreciation x t
+  // (= capex x purchases(t) - residual_value(t)).
   Money over(Seconds t) const;
-  // Monthly cost with owned hardware depreciated: operating + depreciation.
+  // Steady-state monthly cost, owned hardware depreciated: operating + depreciation.
   MoneyPerSecond monthly_amortized() const;
-  Money residual_value(Seconds t) const;  // owned: undepreciated capex at t
+  // The horizon average: over(t) / t.
+  MoneyPerSecond monthly_average(Seconds t) const;
+  // The first year's cash rate: cumulative(min(t, 1 year)) / min(t, 1 year), purchase included.
+  MoneyPerSecond monthly_first_year(Seconds t) const;
+  Money residual_value(Seconds t) const;  // owned: undepreciated part of the last purchase at t
 };
 
 struct CostInputs {
@@ -145,7 +156,8 @@ struct BreakEven {
   // the same, instead of a utilization.
   std::optional<double> units_per_month;
   // Utilization at which a and b cost the same over the horizon (a is cheaper below it
-  // when `a_cheaper_below`); none when one is cheaper at every utilization.
+  // when `a_cheaper_below`); none when one is cheaper at every utilization, and then
+  // `a_cheaper_below` says whether that one is a.
   // `month`: a is the option that costs more cash at the start (it buys hardware); the
   // first month in which its cumulative cash is no more than b's, within 10 years.
   std::optional<double> utilization;

@@ -30,6 +30,9 @@ struct NodeType {
   std::string name;      // the provider's instance type or the server model
   ClusterSpec cluster;
   std::optional<MoneyPerSecond> price;  // per node for the chosen commitment; none for servers
+  // The precision this node type's GPU trains in when it differs from the request's (a
+  // fallback chosen by the caller, e.g. bf16 -> fp16 on Turing); empty: the request's.
+  std::optional<Precision> compute;
 };
 
 // One node type by its catalog id (an instance or a server), priced from `price_field`.

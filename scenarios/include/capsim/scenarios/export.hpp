@@ -26,6 +26,7 @@ struct NodePool {
   bool spot = false;
   std::optional<std::string> mig_profile;  // "1g.10gb": request MIG slices instead of GPUs
   int gpus_per_pod = 1;                    // GPUs (or slices) each pod asks for
+  bool tpu = false;                        // Cloud TPU chips (google.com/tpu), not NVIDIA GPUs
 };
 
 enum class ExportFormat { gke, karpenter, terraform, k8s };

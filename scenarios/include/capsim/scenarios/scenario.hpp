@@ -125,6 +125,7 @@ struct CostOptionSetup {
   double maintenance_per_year = 0;
   Money licences_per_gpu_per_year = usd(0);
   double staff_fte = 0;
+  std::optional<MoneyPerSecond> staff_cost_per_fte;  // per FTE-year as a rate; default: the facility's
   MoneyPerSecond space_per_server = MoneyPerSecond(0, Currency::usd);
   std::optional<double> idle_power;  // share of maximum
   int cross_connects = 0;

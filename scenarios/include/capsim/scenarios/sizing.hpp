@@ -31,7 +31,18 @@ struct SizingReport {
   models::SearchResult search;
   double wall_seconds = 0;
   std::optional<FabricCheck> fabric;
+  // Node types whose GPU trains in another precision than the scenario asks for (bf16 on a
+  // Turing GPU runs as fp16 mixed precision, on Pascal as fp32): "gpu (N node types): why", one per GPU model.
+  std::vector<std::string> precision_notes;
 };
+
+// "google.com/tpu" for Cloud TPU node types, else "nvidia.com/gpu".
+std::string accelerator_resource(const models::NodeType& t);
+
+// Sets each node type's own training precision where its GPU lacks the requested one
+// (hardware::training_precision) and returns one note per GPU model that fell back.
+std::vector<std::string> apply_precision_fallback(std::vector<models::NodeType>& types,
+                                                  const hardware::Catalog& catalog, models::Precision requested);
 
 enum class CollectiveTiming { analytic, simgrid };
 
