@@ -1,6 +1,7 @@
 // `capsim memory` and `capsim size`: will it fit, and which configuration to buy.
 #include "plan_commands.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -148,8 +149,34 @@ struct MemoryOptions {
   std::string fine_tuning = "full";
   std::string overhead = "10 %";
   bool sequence_parallel = false;
+  std::string attention = "flash";
+  int context_parallel = 1, expert_parallel = 1;
+  // A shape instead of a preset (detailed rule): 0 = not given.
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn_hidden = 0, vocab = 0;
+  int experts = 1, experts_per_token = 1;
+  bool gated_mlp = false;
+  std::vector<std::string> given;  // the flags on the command line, e.g. "--dp"
   Format format = Format::table;
 };
+
+bool given(const MemoryOptions& o, std::string_view flag) {
+  return std::find(o.given.begin(), o.given.end(), flag) != o.given.end();
+}
+
+// Flags a rule or mode cannot honour are refused, never ignored: a planner that drops
+// --dp silently answers another question than the one asked.
+void refuse_unused(const MemoryOptions& o, const std::vector<std::string>& flags, const std::string& why,
+                   std::vector<Diagnostic>& errors) {
+  for (const auto& f : flags)
+    if (given(o, f)) errors.push_back({{}, f, "cannot be honoured: " + why, {}});
+}
+
+const std::vector<std::string> kShapeFlags = {"--layers", "--hidden",   "--heads",   "--kv-heads",
+                                              "--head-dim", "--ffn-hidden", "--vocab", "--gated-mlp",
+                                              "--experts", "--experts-per-token"};
+const std::vector<std::string> kLayoutFlags = {"--tp", "--pp", "--dp", "--zero", "--sp", "--recompute",
+                                               "--micro-batch", "--cp", "--ep", "--attention",
+                                               "--fine-tuning", "--lora-rank"};
 
 Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
   std::vector<Diagnostic> errors;
@@ -162,9 +189,17 @@ Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
   if (!precision) bad("--precision", "unknown precision '" + o.precision + "'", "fp32, tf32, fp16, bf16, fp8, int8 or int4");
   auto overhead = parse_as<Ratio>(o.overhead);
   if (!overhead) bad("--overhead", overhead.errors()[0].message, overhead.errors()[0].hint);
-  const std::string rule = o.rule.empty() ? (o.model.empty() ? "simple" : "detailed") : o.rule;
+  const bool has_shape = given(o, "--layers") || given(o, "--hidden");
+  const std::string rule = o.rule.empty() ? (o.model.empty() && !has_shape ? "simple" : "detailed") : o.rule;
 
   if (rule == "simple") {
+    std::vector<std::string> unused = kLayoutFlags;
+    unused.insert(unused.end(), kShapeFlags.begin(), kShapeFlags.end());
+    for (const char* f : {"--seq-len", "--batch", "--context"}) unused.push_back(f);
+    refuse_unused(o, unused,
+                  "the simple rule counts bytes per parameter only (4 to hold fp32 weights, 24 to train); "
+                  "give --model or a shape (--layers --hidden --heads --vocab --seq-len) for the detailed rule",
+                  errors);
     double params = 0;
     if (!o.params.empty()) {
       auto p = parse_count(o.params);
@@ -182,15 +217,52 @@ Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
     return models::simple_rule(params, train ? models::SimpleMode::training : models::SimpleMode::inference, *precision);
   }
 
-  const auto* preset = models::find_transformer_preset(o.model);
-  if (preset == nullptr) {
-    bad("--model", o.model.empty() ? "the detailed rule needs a transformer shape: give --model"
-                                   : "unknown transformer preset '" + o.model + "'",
+  if (given(o, "--params"))
+    bad("--params", "cannot be honoured: the detailed rule counts parameters from the shape",
+        "drop --params, or use --rule simple");
+  models::TransformerShape shape;
+  if (!o.model.empty()) {
+    const auto* preset = models::find_transformer_preset(o.model);
+    if (preset == nullptr) {
+      bad("--model", "unknown transformer preset '" + o.model + "'", "run 'capsim models' for the presets");
+      return errors;
+    }
+    shape = preset->shape;
+    refuse_unused(o, kShapeFlags, "--model gives the shape; give either a preset or a shape", errors);
+  } else if (has_shape) {
+    shape.name = "custom";
+    shape.layers = o.layers;
+    shape.hidden = o.hidden;
+    shape.heads = o.heads;
+    shape.kv_heads = o.kv_heads > 0 ? o.kv_heads : o.heads;
+    shape.head_dim_override = o.head_dim;
+    shape.ffn_hidden = o.ffn_hidden > 0 ? o.ffn_hidden : 4 * o.hidden;
+    shape.vocab = o.vocab;
+    shape.seq_len = o.seq_len;
+    shape.gated_mlp = o.gated_mlp;
+    shape.experts = o.experts;
+    shape.experts_per_token = o.experts_per_token;
+    for (const auto& [flag, value] : {std::pair{"--layers", o.layers}, {"--hidden", o.hidden}, {"--heads", o.heads},
+                                      {"--vocab", o.vocab}, {"--seq-len", o.seq_len}})
+      if (value <= 0) bad(flag, "a shape needs " + std::string(flag) + " (with --layers --hidden --heads --vocab --seq-len)");
+    if (o.heads > 0 && o.head_dim == 0 && o.hidden % o.heads != 0)
+      bad("--hidden", "hidden " + std::to_string(o.hidden) + " is not divisible by heads " + std::to_string(o.heads),
+          "give --head-dim when the heads are not hidden / heads wide");
+    if (o.heads > 0 && shape.kv_heads > 0 && o.heads % shape.kv_heads != 0)
+      bad("--kv-heads", "heads must be a multiple of kv_heads");
+    if (o.experts_per_token > o.experts) bad("--experts-per-token", "cannot exceed --experts");
+  } else {
+    bad("--model", "the detailed rule needs a transformer: give --model or a shape (--layers --hidden --heads --vocab --seq-len)",
         "run 'capsim models' for the presets");
-    return errors;
+  }
+  if (train) {
+    refuse_unused(o, {"--batch", "--context"}, "they size the KV cache of inference (--mode infer)", errors);
+  } else {
+    refuse_unused(o, {"--pp", "--dp", "--zero", "--sp", "--recompute", "--micro-batch", "--cp", "--ep", "--attention",
+                      "--fine-tuning", "--lora-rank"},
+                  "inference memory is weights and KV cache, split over --tp only", errors);
   }
   if (!errors.empty()) return errors;
-  models::TransformerShape shape = preset->shape;
   if (o.seq_len > 0) shape.seq_len = o.seq_len;
   if (!train) {
     models::InferenceOptions inf;
@@ -210,9 +282,17 @@ Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
   par.micro_batch = o.micro_batch;
   par.global_batch = o.micro_batch * o.data * std::max(1, o.pipeline);
   par.sequence_parallel = o.sequence_parallel;
+  par.context = o.context_parallel;
+  par.expert = o.expert_parallel;
+  if (par.expert > 1 && (shape.experts <= 1 || shape.experts % par.expert != 0))
+    return Diagnostic{{}, "--ep", "expert parallelism " + std::to_string(par.expert) + " needs a mixture-of-experts model "
+                                  "whose experts it divides", ""};
   par.recompute = o.recompute == "full" ? models::Recompute::full
                   : o.recompute == "selective" ? models::Recompute::selective
                                                : models::Recompute::none;
+  // QLoRA's recipe trains with gradient checkpointing (Dettmers et al., "QLoRA", 2023,
+  // sec. 4: "we use gradient checkpointing"); it is the default here unless --recompute says otherwise.
+  if (o.fine_tuning == "qlora" && !given(o, "--recompute")) par.recompute = models::Recompute::full;
   models::TrainingOptions opt;
   opt.compute = o.precision.empty() ? models::Precision::bf16 : *precision;
   opt.mixed_precision = opt.compute != models::Precision::fp32;
@@ -221,6 +301,7 @@ Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
                                                : models::FineTuning::full;
   opt.lora_rank = o.lora_rank;
   opt.overhead_fraction = overhead->value();
+  opt.attention = o.attention == "eager" ? models::Attention::eager : models::Attention::flash;
   return models::training_memory_per_gpu(shape, par, opt);
 }
 
@@ -329,8 +410,36 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   memory->add_option("--context", m->context, "Tokens per sequence in the KV cache (inference)")
       ->check(CLI::Range(1, 1 << 24));
   memory->add_option("--overhead", m->overhead, "Framework and fragmentation overhead, e.g. '10 %'");
+  memory->add_option("--attention", m->attention, "flash (default) or eager attention (eager keeps the s x s scores)")
+      ->check(CLI::IsMember({"flash", "eager"}));
+  memory->add_option("--cp", m->context_parallel, "Context-parallel degree (the sequence split over ranks)")
+      ->check(CLI::Range(1, 1024));
+  memory->add_option("--ep", m->expert_parallel, "Expert-parallel degree (MoE)")->check(CLI::Range(1, 4096));
+  memory->add_option("--layers", m->layers, "Shape instead of --model: transformer layers")->check(CLI::Range(1, 1000));
+  memory->add_option("--hidden", m->hidden, "Shape: model width")->check(CLI::Range(1, 1 << 20));
+  memory->add_option("--heads", m->heads, "Shape: attention heads")->check(CLI::Range(1, 4096));
+  memory->add_option("--kv-heads", m->kv_heads, "Shape: key/value heads (default: --heads)")->check(CLI::Range(1, 4096));
+  memory->add_option("--head-dim", m->head_dim, "Shape: width of one head (default: hidden / heads)")
+      ->check(CLI::Range(1, 1 << 16));
+  memory->add_option("--ffn-hidden", m->ffn_hidden, "Shape: MLP inner width (default: 4 x hidden)")
+      ->check(CLI::Range(1, 1 << 22));
+  memory->add_option("--vocab", m->vocab, "Shape: vocabulary size")->check(CLI::Range(1, 1 << 24));
+  memory->add_flag("--gated-mlp", m->gated_mlp, "Shape: SwiGLU-style MLP (three matrices)");
+  memory->add_option("--experts", m->experts, "Shape: experts per MoE layer")->check(CLI::Range(1, 4096));
+  memory->add_option("--experts-per-token", m->experts_per_token, "Shape: experts each token visits")
+      ->check(CLI::Range(1, 4096));
   add_format_option(*memory, m->format, {"table", "json", "csv", "md"});
-  memory->callback([&exit_code, m] { exit_code = run_memory(*m); });
+  memory->footer(
+      "Examples:\n"
+      "  capsim memory --params 7B --mode train            # simple rule: 24 B/param\n"
+      "  capsim memory --model llama-3.1-405b --tp 8 --pp 16 --dp 64 --sp --seq-len 8192 --zero 1\n"
+      "  capsim memory --layers 32 --hidden 4096 --heads 32 --vocab 32000 --seq-len 4096 --attention eager");
+  memory->callback([&exit_code, m, memory] {
+    m->given.clear();
+    for (const CLI::Option* opt : memory->get_options())
+      if (opt->count() > 0) m->given.push_back(opt->get_name());
+    exit_code = run_memory(*m);
+  });
 }
 
 }  // namespace capsim::cli

@@ -99,6 +99,11 @@ Result<StepEstimate> estimate_scenario(const Scenario& s, const hardware::Catalo
   const models::Candidate& c = *search.recommended;
   const models::NodeType& type = search.node_types[c.node_type];
 
+  // The precision the search used on this node type (a fallback where the GPU lacks the
+  // requested one, as sizing reports it).
+  models::TrainingOptions options = s.training.options;
+  if (type.compute) options.compute = *type.compute;
+
   StepEstimate e;
   e.scenario = s.name;
   e.pinned = pinned_layout(s);
@@ -107,27 +112,29 @@ Result<StepEstimate> estimate_scenario(const Scenario& s, const hardware::Catalo
   e.gpus = c.par.gpus();
   e.gpu = type.cluster.gpu.id;
   if (const auto* shape = std::get_if<models::TransformerShape>(&s.training.model)) {
-    auto step = models::estimate_training_step(*shape, c.par, type.cluster, s.training.options);
+    auto step = models::estimate_training_step(*shape, c.par, type.cluster, options);
     if (!step) return step.errors();
     e.step = *step;
     e.layout = models::describe_layout(c.par);
-    e.memory = models::training_memory_per_gpu(*shape, c.par, s.training.options);
+    e.memory = models::training_memory_per_gpu(*shape, c.par, options);
     transformer_parts(e, c.par);
     if (!e.pinned)
       e.notes.push_back("the layout is the sizing recommendation; give one-element search lists "
                         "(tensor_parallel, pipeline_parallel, virtual_stages, micro_batch, zero_stage, recompute) to pin one");
   } else {
     const auto& model = std::get<models::SampleModel>(s.training.model);
-    auto step = models::estimate_sample_model_step(model, c.batch_per_gpu, e.gpus, type.cluster, s.training.options);
+    auto step = models::estimate_sample_model_step(model, c.batch_per_gpu, e.gpus, type.cluster, options);
     if (!step) return step.errors();
     e.step = *step;
+    e.transformer = false;
     e.layout = "data " + std::to_string(e.gpus) + ", batch " + std::to_string(c.batch_per_gpu) + "/GPU";
-    e.memory = models::sample_model_training_memory(model, c.batch_per_gpu, s.training.options);
+    e.memory = models::sample_model_training_memory(model, c.batch_per_gpu, options);
     const auto& b = step->breakdown;
     e.parts.push_back({"compute", b.compute, b.compute, "forward + backward of the batch on one GPU"});
     e.parts.push_back({"data_parallel_comm", b.data_parallel_comm_exposed, step->data_parallel_all_reduce,
-                       "gradient all-reduce of " + to_string(step->gradient_bytes_per_gpu) + " over " +
-                           std::to_string(e.gpus) + " GPUs, overlapped with backward"});
+                       e.gpus > 1 ? "gradient all-reduce of " + to_string(step->gradient_bytes_per_gpu) + " over " +
+                                        std::to_string(e.gpus) + " GPUs, overlapped with backward"
+                                  : "one GPU: no gradient all-reduce"});
     e.parts.push_back({"optimizer", b.optimizer, b.optimizer, "optimizer step, memory-bound on its states"});
     e.parts.push_back({"data_loading", b.data_loading, b.data_loading, "input transfer not hidden under compute"});
   }
@@ -138,8 +145,9 @@ std::string estimate_text(const StepEstimate& e) {
   std::string out = "Step estimate: " + e.scenario + "\n";
   out += "  " + std::to_string(e.nodes) + " x " + e.node_type + " (" + std::to_string(e.gpus) + " x " + e.gpu + "), " +
          e.layout + (e.pinned ? " (pinned by the scenario)" : " (the sizing recommendation)") + "\n";
-  out += fmt::format("  step {}, {} tokens/s, {:.0f} TFLOPS per GPU ({:.0f} % MFU), constraint {}\n\n",
+  out += fmt::format("  step {}, {} {}/s, {:.0f} TFLOPS per GPU ({:.0f} % MFU), constraint {}\n\n",
                      ms(e.step.step_time.value()), human_count(e.step.tokens_per_second),
+                     e.transformer ? "tokens" : "samples",
                      e.step.achieved_flops_per_gpu.value() / 1e12, e.step.mfu * 100,
                      std::string(models::bottleneck_name(e.step.bottleneck)));
   Table t;
@@ -178,7 +186,7 @@ std::string estimate_json(const StepEstimate& e) {
                       {"gpu", e.gpu},
                       {"layout", e.layout},
                       {"step_time_s", e.step.step_time.value()},
-                      {"tokens_per_second", e.step.tokens_per_second},
+                      {e.transformer ? "tokens_per_second" : "samples_per_second", e.step.tokens_per_second},
                       {"achieved_flops_per_gpu", e.step.achieved_flops_per_gpu.value()},
                       {"mfu", e.step.mfu},
                       {"bottleneck", std::string(models::bottleneck_name(e.step.bottleneck))},

@@ -276,3 +276,49 @@ TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
   const std::string args = job["spec"]["template"]["spec"]["containers"][0]["args"][0].as<std::string>();
   CHECK(args.find("--shard ${JOB_COMPLETION_INDEX}/4") != std::string::npos);
 }
+
+TEST_CASE("memory: flags the rule cannot honour are refused, not ignored") {
+  auto r = capsim("memory --params 7.5B --dp 64 --zero 3");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("error: --dp: cannot be honoured: the simple rule counts bytes per parameter only") !=
+        std::string::npos);
+  CHECK(r.err.find("error: --zero: cannot be honoured") != std::string::npos);
+  auto both = capsim("memory --model llama-2-7b --layers 32");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--layers: cannot be honoured: --model gives the shape") != std::string::npos);
+  auto infer = capsim("memory --model llama-2-7b --mode infer --dp 8");
+  CHECK(infer.exit_code == 2);
+  CHECK(infer.err.find("--dp: cannot be honoured: inference memory is weights and KV cache") != std::string::npos);
+}
+
+TEST_CASE("memory: Llama 3 405B at t=8 p=16 d=64, seq 8192, flash, no recompute fits in 80 GB") {
+  auto r = capsim("memory --model llama-3.1-405b --tp 8 --pp 16 --dp 64 --sp --zero 1 --seq-len 8192 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["total_bytes"].get<double>() < 80e9);
+  // Eager attention keeps the scores: Korthikanti's 5as/h term comes back.
+  auto eager = capsim("memory --model llama-3.1-405b --tp 8 --pp 16 --dp 64 --sp --zero 1 --seq-len 8192 "
+                      "--attention eager --format json");
+  REQUIRE(eager.exit_code == 0);
+  CHECK(nlohmann::json::parse(eager.out)["total_bytes"].get<double>() > 200e9);
+}
+
+TEST_CASE("memory: eager attention reproduces Korthikanti et al.'s 5as/h term on a shape") {
+  // GPT-style shape (GeLU MLP, dropout), s = 4096, b = 1, a = 32, one stage, no parallelism.
+  const std::string shape = "memory --layers 32 --hidden 4096 --heads 32 --vocab 32000 --seq-len 4096 --format json";
+  auto flash = capsim(shape);
+  auto eager = capsim(shape + " --attention eager");
+  REQUIRE(flash.exit_code == 0);
+  REQUIRE(eager.exit_code == 0);
+  const double f = nlohmann::json::parse(flash.out)["components"]["activations"].get<double>();
+  const double e = nlohmann::json::parse(eager.out)["components"]["activations"].get<double>();
+  // Per layer eager adds 5as^2b (scores 2, softmax output... Table 2) where flash keeps
+  // 4asb of softmax statistics: 32 x (5 x 32 x 4096^2 - 4 x 32 x 4096) bytes.
+  CHECK(e - f == doctest::Approx(32.0 * (5.0 * 32 * 4096.0 * 4096 - 4.0 * 32 * 4096)));
+}
+
+TEST_CASE("memory: QLoRA on a 7B model with the defaults fits a 16 GB GPU") {
+  auto r = capsim("memory --model llama-2-7b --mode train --fine-tuning qlora --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["total_bytes"].get<double>() < 16e9);
+}

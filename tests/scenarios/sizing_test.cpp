@@ -9,6 +9,7 @@
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
+#include "capsim/scenarios/estimate.hpp"
 #include "support/test_support.hpp"
 
 using namespace capsim;
@@ -93,4 +94,31 @@ TEST_CASE("the SimGrid fabric re-times the recommended all-reduce and agrees wit
         doctest::Approx(r->fabric->analytic_all_reduce.value()).epsilon(0.01));
   CHECK(r->fabric->fabric_step.value() == doctest::Approx(r->fabric->analytic_step.value()).epsilon(0.01));
   CHECK_FALSE(r->fabric->bottleneck_link.empty());
+}
+
+// capsim estimate: the step of each shipped training example's layout, term by term.
+// Every training example (a scenario without an inference workload whose sizing finds a
+// recommendation) has a golden text; a new example without one fails here.
+TEST_CASE("golden step estimates of every shipped training example") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) /
+                                                               ".." / "scenarios" / "examples")) {
+    const std::string name = entry.path().stem().string();
+    auto s = load_scenario_file(entry.path(), catalog());
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    if (s->inference || s->training.tokens + s->training.samples <= 0) continue;
+    CAPTURE(name);
+    auto e = estimate_scenario(*s, catalog());
+    REQUIRE_MESSAGE(e.ok(), format_diagnostics(e.errors()));
+    // The parts add up to the step.
+    double sum = 0;
+    for (const auto& p : e->parts) sum += p.time.value();
+    CHECK(sum == doctest::Approx(e->step.step_time.value()).epsilon(1e-9));
+    const std::string actual = estimate_text(*e);
+    const auto path = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / "scenarios" / "golden" / (name + ".estimate.txt");
+    if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << actual;
+    CHECK(testing::read_file(path) == actual);
+    ++checked;
+  }
+  CHECK(checked >= 5);
 }

@@ -32,6 +32,7 @@ struct StepEstimate {
   int gpus = 0;
   std::string gpu;
   std::string layout;        // describe_layout
+  bool transformer = true;   // throughput in tokens/s; false: samples/s
   models::TrainingEstimate step;
   std::vector<StepPart> parts;
   models::MemoryBreakdown memory;
