@@ -182,11 +182,11 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
     const double keys = s.attended_keys();
     const double fwd_flops = 2.0 * 2.0 * queries * keys * head_dim * heads_here;
     r.attention_core_fwd = 0;  // nothing to recompute selectively: the kernel already does
-    // On GPUs whose GEMM ceiling is lower (Hopper, kGemmMaxEfficiencyHopper) the fused
-    // kernels of the same generation fall short by the same factor.
-    const double relative = g16.gemm_max_efficiency < 1.0 ? g16.gemm_max_efficiency / kGemmMaxEfficiency : 1.0;
-    const double fwd = fwd_flops / (kFlashForwardEfficiency * relative * g16.peak);
-    const double bwd = 2.5 * fwd_flops / (kFlashBackwardEfficiency * relative * g16.peak);
+    // The kernels' efficiencies are fractions of the A100 peak next to its GEMM ceiling;
+    // where the GEMM ceiling differs (Hopper, or a measured curve) they scale with it.
+    const double gemm_ceiling = g16.gemm_max_efficiency * g16.gemm_peak;
+    const double fwd = fwd_flops / (kFlashForwardEfficiency / kGemmMaxEfficiency * gemm_ceiling);
+    const double bwd = 2.5 * fwd_flops / (kFlashBackwardEfficiency / kGemmMaxEfficiency * gemm_ceiling);
     r.forward += fwd;
     r.backward += bwd;
     r.attention_fwd_time = fwd;

@@ -69,10 +69,11 @@ TEST_CASE("a one-GPU step moves from the datasheet figure to the calibrated one,
   REQUIRE(before.ok());
   REQUIRE(after.ok());
 
-  // Datasheet: 3 forwards at 0.72 x 989 TFLOP/s, 3 activation passes and the optimizer at
+  // Datasheet: 3 forwards at 0.50 x 989 TFLOP/s (Hopper's GEMM ceiling,
+  // kGemmMaxEfficiencyHopper), 3 activation passes and the optimizer at
   // 0.8 x 3.35 TB/s. One GPU: no gradient sync; input (600 kB x 256 over PCIe) hides.
   const double flops = 3 * 8e9 * 256, activations = 3 * 100e6 * 256, adam = 25e6 * 30;
-  const double datasheet_step = flops / (0.72 * 989e12) + activations / (0.8 * 3.35e12) + adam / (0.8 * 3.35e12);
+  const double datasheet_step = flops / (0.50 * 989e12) + activations / (0.8 * 3.35e12) + adam / (0.8 * 3.35e12);
   CHECK(before->step_time.value() == doctest::Approx(datasheet_step).epsilon(1e-12));
   CHECK_FALSE(before->calibrated);
   // Calibrated: the fitted bf16 ceiling (800 TFLOP/s) for a large convolution, the measured
@@ -80,14 +81,15 @@ TEST_CASE("a one-GPU step moves from the datasheet figure to the calibrated one,
   const double calibrated_step = flops / 800e12 + activations / 3.0e12 + adam / 3.0e12;
   CHECK(after->step_time.value() == doctest::Approx(calibrated_step).epsilon(1e-9));
   CHECK(after->calibrated);
-  CHECK(after->step_time.value() < before->step_time.value());  // 37.6 ms -> 33.5 ms
+  CHECK(after->step_time.value() < before->step_time.value());
   // MFU stays relative to the datasheet peak, so measured and datasheet runs compare.
   CHECK(after->mfu == doctest::Approx(flops / (after->step_time.value() * 989e12)));
 }
 
 TEST_CASE("a fitted curve with the model's own half-saturation dimension equals the datasheet model rescaled") {
   // A measured ceiling C and bandwidth M with d_half = 96 must predict what the datasheet
-  // model predicts for a GPU with peak C / 0.72 and bandwidth M / 0.8: same formula.
+  // model predicts for a GPU with peak C / 0.50 (Hopper's ceiling) and bandwidth M / 0.8:
+  // same formula.
   hardware::MeasuredFigures m;
   m.device_name = "hand-made";
   m.measured_at = "2025-01-01T00:00:00Z";
@@ -99,7 +101,7 @@ TEST_CASE("a fitted curve with the model's own half-saturation dimension equals 
   REQUIRE(measured.ok());
   ClusterSpec rescaled = *measured;
   rescaled.gpu.measured.reset();
-  rescaled.gpu.peak_dense.insert_or_assign("bf16", FlopsPerSecond(650e12 / kGemmMaxEfficiency));
+  rescaled.gpu.peak_dense.insert_or_assign("bf16", FlopsPerSecond(650e12 / kGemmMaxEfficiencyHopper));
   rescaled.gpu.memory_bandwidth = BytesPerSecond(2.9e12 / kMemoryBandwidthEfficiency);
 
   Parallelism par;

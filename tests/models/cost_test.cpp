@@ -248,7 +248,7 @@ TEST_CASE("owned hardware is bought again when its life ends inside a 5-year hor
   CHECK(c->over(kFiveYears).value() > 104380 + 1);
 }
 
-TEST_CASE("per month is the horizon average; the first year's cash rate and the steady state are shown too") {
+TEST_CASE("per month is the horizon average, and the first year's cash rate and the steady state are shown too") {
   auto c = cost_option(refreshed_server(), {8, always_on(), "month", 1});
   REQUIRE(c.ok());
   const double month = units::month;
