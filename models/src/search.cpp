@@ -105,7 +105,10 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
     if (!named && !(q.instances.empty() && contains(q.gpus, server.text("gpu")))) continue;
     auto cluster = server_cluster(catalog, server);
     if (!cluster) {
-      for (auto d : cluster.errors()) errors.push_back({{}, "hardware.servers", server.id + ": " + d.message, d.hint});
+      // A server the scenario names must be usable; one that only carries a candidate GPU
+      // but lacks a field the model needs (its intra-node fabric) is left out of the search.
+      if (named)
+        for (auto d : cluster.errors()) errors.push_back({{}, "hardware.servers", server.id + ": " + d.message, d.hint});
       continue;
     }
     out.push_back({server.id, "server", "owned", server.text("name"), *cluster, std::nullopt, std::nullopt});
