@@ -44,7 +44,7 @@ scenarios::Table rows_table(const scenarios::AccuracyReport& r) {
   return t;
 }
 
-scenarios::Table summary_table(const scenarios::AccuracyReport& r) {
+scenarios::Table summary_table(const scenarios::AccuracyReport& r, bool filtered) {
   scenarios::Table t;
   t.columns = {"group",          "rows",          "mean |error|",      "worst",
                "held-out rows",  "held-out mean", "held-out worst",    "fit rows",
@@ -57,7 +57,7 @@ scenarios::Table summary_table(const scenarios::AccuracyReport& r) {
                       s.fit ? percent(s.fit_mean_abs) : "-", std::to_string(s.not_predicted)});
   };
   for (const auto& g : r.groups) add(g);
-  add(r.overall);
+  if (!filtered) add(r.overall);  // with --group, that group's own row is the total
   return t;
 }
 
@@ -109,7 +109,7 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   }
   print_table(rows_table(*report), o.format);
   std::cout << "\n";
-  print_table(summary_table(*report), o.format);
+  print_table(summary_table(*report, !o.group.empty()), o.format);
   return kExitOk;
 }
 
