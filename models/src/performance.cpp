@@ -138,7 +138,10 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
       // write 8-bit (3 B per element) for the activation and the weight in forward, the
       // output gradient in backward (Micikevicius et al. 2022; NVIDIA TE user guide).
       r.forward += 3.0 * (m * w.k + w.k * w.n) * count / g.bandwidth;
-      r.backward += 3.0 * (m * w.n) * count / g.bandwidth;
+      // Backward: the output gradient is cast, and Hopper's FP8 GEMMs take only the TN
+      // layout, so the saved activation (weight gradient) and the weight (data gradient)
+      // are also written transposed in FP8.
+      r.backward += 3.0 * (m * w.n + m * w.k + w.k * w.n) * count / g.bandwidth;
     }
   };
   for (const auto& w : attention) add_linear(w, tokens, 1.0);
@@ -375,7 +378,12 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
   const double eff = c.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
-  Device d{peak->value(), peak->value(), eff, kGemmHalfSaturationDim,
+  // An 8-bit GEMM does twice the math per operand byte of a 16-bit one, so the same
+  // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
+  // wgmma takes K = 32 per instruction where BF16 takes 16): the dimension at which a
+  // GEMM dimension halves the efficiency scales with 2 B / operand bytes.
+  const double half_dim = kGemmHalfSaturationDim * std::max(1.0, 2.0 / operand_bytes(p));
+  Device d{peak->value(), peak->value(), eff, half_dim,
            c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency, operand_bytes(p), false};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
