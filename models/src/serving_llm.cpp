@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "capsim/core/text.hpp"
@@ -21,10 +22,13 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
 }
 
 
-double efficiency(double rows) { return kGemmMaxEfficiency * rows / (rows + kGemmHalfSaturationDim); }
+double efficiency(const LlmServingSpec& s, double rows) {
+  const double ceiling = s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+  return ceiling * rows / (rows + kGemmHalfSaturationDim);
+}
 
 double peak_of(const LlmServingSpec& s) {
-  const auto p = s.cluster.gpu.peak(precision_name(s.weights));
+  const auto p = s.cluster.gpu.peak(precision_name(llm_compute_precision(s)));
   return p ? p->value() : 0.0;
 }
 
@@ -47,26 +51,45 @@ double tp_all_reduce(const LlmServingSpec& s, double tokens) {
 
 double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency; }
 
+// Query-key products of attention per query and key, all layers: scores and values, 2 FLOPs
+// per multiply-add, over the query heads' width.
+double attention_flops_per_pair(const LlmServingSpec& s) {
+  return 4.0 * s.shape.layers * static_cast<double>(s.shape.heads) * s.shape.head_dim();
+}
+
 }  // namespace
 
-Seconds llm_decode_step(const LlmServingSpec& s, int sequences, double context_tokens) {
+Precision llm_compute_precision(const LlmServingSpec& s) {
+  const auto& gpu = s.cluster.gpu;
+  auto has = [&](Precision p) { return gpu.peak(precision_name(p)).has_value(); };
+  const Precision sixteen = has(Precision::bf16) ? Precision::bf16 : Precision::fp16;
+  switch (s.weights) {
+    case Precision::fp8: return has(Precision::fp8) ? Precision::fp8 : sixteen;
+    case Precision::int8: return has(Precision::int8) ? Precision::int8 : sixteen;
+    case Precision::int4: return sixteen;
+    default: return s.weights;
+  }
+}
+
+Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_context, double prefill_tokens,
+                 double prefill_attention) {
   const double t = s.tensor_parallel;
-  const double flops = (2.0 * active_parameter_count(s.shape) * sequences +
-                        4.0 * s.shape.layers * s.shape.hidden * context_tokens) / t;
-  const double bytes = weights_per_gpu(s) + kv_per_token_per_gpu(s) * context_tokens;
-  const double compute = flops / (peak_of(s) * efficiency(sequences));
-  return Seconds(std::max(compute, bytes / bandwidth(s)) + tp_all_reduce(s, sequences));
+  const double tokens = decode_sequences + prefill_tokens;
+  const double flops = (2.0 * active_parameter_count(s.shape) * tokens +
+                        attention_flops_per_pair(s) * (decode_context + prefill_attention)) / t;
+  const double bytes = weights_per_gpu(s) + kv_per_token_per_gpu(s) * (decode_context + prefill_tokens);
+  const double compute = tokens > 0 ? flops / (peak_of(s) * efficiency(s, tokens)) : 0.0;
+  return Seconds(std::max(compute, bytes / bandwidth(s)) + tp_all_reduce(s, tokens) + kEngineStepOverheadSeconds);
+}
+
+Seconds llm_decode_step(const LlmServingSpec& s, int sequences, double context_tokens) {
+  return llm_step(s, sequences, context_tokens, 0, 0);
 }
 
 Seconds llm_prefill(const LlmServingSpec& s, int prompts, int tokens_per_prompt) {
-  const double t = s.tensor_parallel;
-  const double tokens = static_cast<double>(prompts) * tokens_per_prompt;
-  // Causal attention: scores and values over on average half the prompt.
-  const double attention = 2.0 * s.shape.layers * s.shape.hidden * prompts * double(tokens_per_prompt) * tokens_per_prompt;
-  const double flops = (2.0 * active_parameter_count(s.shape) * tokens + attention) / t;
-  const double bytes = weights_per_gpu(s) + kv_per_token_per_gpu(s) * tokens;
-  const double compute = flops / (peak_of(s) * efficiency(tokens));
-  return Seconds(std::max(compute, bytes / bandwidth(s)) + tp_all_reduce(s, tokens));
+  // Causal attention: each prompt token attends to (n + 1) / 2 keys on average.
+  const double n = tokens_per_prompt;
+  return llm_step(s, 0, 0, prompts * n, prompts * n * (n + 1) / 2);
 }
 
 Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmRequestMix& mix) {
@@ -81,11 +104,12 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
                                                     " heads, not divisible by TP=" + std::to_string(s.tensor_parallel)));
   if (s.shape.encoder_only) errors.push_back(invalid("model", s.shape.name + " is encoder-only: it does not decode"));
   if (peak_of(s) <= 0)
-    errors.push_back(invalid("weights", "GPU '" + gpu.id + "' has no dense " + std::string(precision_name(s.weights)) +
-                                            " peak in the catalog"));
+    errors.push_back(invalid("weights", "GPU '" + gpu.id + "' has no dense " +
+                                            std::string(precision_name(llm_compute_precision(s))) + " peak in the catalog"));
   if (!(s.memory_utilization > 0 && s.memory_utilization <= 1))
     errors.push_back(invalid("memory_utilization", "must be in (0, 1]"));
-  if (s.max_concurrent < 1) errors.push_back(invalid("max_concurrent", "must be at least 1"));
+  if (s.max_concurrent < 0) errors.push_back(invalid("max_concurrent", "must be at least 1, or 0 for no cap"));
+  if (s.max_batched_tokens < 1) errors.push_back(invalid("max_batched_tokens", "must be at least 1"));
   if (mix.prompt_tokens < 1 || mix.output_tokens < 1)
     errors.push_back(invalid("request", "prompt and output lengths must be at least 1 token"));
   if (s.tensor_parallel > 1 && !(s.cluster.intra_node_bandwidth.value() > 0))
@@ -102,19 +126,31 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
                                  significant(usable / 1e9) + " GB usable");
   e.kv_capacity_tokens = std::floor((usable - e.weights_per_gpu.value()) / e.kv_bytes_per_token_per_gpu.value());
   const int per_sequence = mix.prompt_tokens + mix.output_tokens;
-  e.kv_limited_sequences = static_cast<int>(e.kv_capacity_tokens / per_sequence);
-  if (e.kv_limited_sequences < 1)
+  if (e.kv_capacity_tokens < per_sequence)
     return invalid("memory", s.shape.name + " on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
                                  ": the KV cache holds " + significant(e.kv_capacity_tokens) + " tokens, less than one request's " +
-                                 std::to_string(per_sequence));
-  e.max_concurrent_sequences = std::min(e.kv_limited_sequences, s.max_concurrent);
+                                 std::to_string(per_sequence) +
+                                 " (FP8 weights or KV cache, or more GPUs per replica, make room)");
+  // Paged KV: a running sequence holds its prompt and the tokens generated so far, on
+  // average prompt + output / 2 (rounded up to whole blocks).
+  const double block = kKvBlockTokens;
+  e.mean_context_tokens = std::ceil((mix.prompt_tokens + mix.output_tokens / 2.0) / block) * block;
+  e.kv_limited_sequences = std::max(1, static_cast<int>(e.kv_capacity_tokens / e.mean_context_tokens));
+  e.max_concurrent_sequences =
+      s.max_concurrent > 0 ? std::min(e.kv_limited_sequences, s.max_concurrent) : e.kv_limited_sequences;
   const double mean_context = mix.prompt_tokens + mix.output_tokens / 2.0;
   e.ttft_unloaded = llm_prefill(s, 1, mix.prompt_tokens);
   e.tpot_single = llm_decode_step(s, 1, mean_context);
   e.tpot_at_max = llm_decode_step(s, e.max_concurrent_sequences, mean_context * e.max_concurrent_sequences);
   e.tp_all_reduce_per_step = Seconds(tp_all_reduce(s, 1));
   const double n = e.max_concurrent_sequences;
-  const double cycle = mix.output_tokens * e.tpot_at_max.value() + n * e.ttft_unloaded.value();
+  // Steady state at n running: every request costs output decode steps shared by n, and its
+  // prompt rides along in those steps as chunked prefill: the extra compute of its tokens.
+  const double p = mix.prompt_tokens;
+  const double prefill_extra =
+      (2.0 * active_parameter_count(s.shape) * p + attention_flops_per_pair(s) * p * (p + 1) / 2) / s.tensor_parallel /
+      (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p)));
+  const double cycle = mix.output_tokens * e.tpot_at_max.value() + n * prefill_extra;
   e.requests_per_second = n / cycle;
   e.output_tokens_per_second = e.requests_per_second * mix.output_tokens;
   e.output_tokens_per_second_per_gpu = e.output_tokens_per_second / s.tensor_parallel;
@@ -130,18 +166,45 @@ namespace {
 
 struct Sequence {
   double arrival = 0;
-  double first_token = 0;
-  int generated = 0;
+  double first_token = -1;  // time of the first output token; < 0 before it
+  int prompt = 0;           // tokens to prefill (the prompt, or prompt + generated after a preemption)
+  int prefilled = 0;        // of those, already in the KV cache
+  int generated = 0;        // output tokens produced
+  std::uint64_t id = 0;
 };
 
-des::Percentiles percentiles(std::vector<double> v) {
+double blocks_for(double tokens) { return std::ceil(tokens / kKvBlockTokens); }
+
+// Percentiles of the whole sample, each with a 95 % interval from 10 batch means over the
+// samples in completion order (Student t, 9 degrees of freedom: 2.262).
+des::Percentiles percentiles(const std::vector<double>& ordered) {
   des::Percentiles p;
-  if (v.empty()) return p;
-  auto at = [&](double q) {
-    const auto k = static_cast<std::size_t>(std::ceil(q * v.size())) - 1;
+  if (ordered.empty()) return p;
+  auto quantile = [](std::vector<double> v, double q) {
+    const auto k = static_cast<std::size_t>(std::max(0.0, std::ceil(q * static_cast<double>(v.size())) - 1));
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-    const double x = v[k];
-    return des::Interval{x, x, x};
+    return v[k];
+  };
+  auto at = [&](double q) {
+    const double x = quantile(ordered, q);
+    des::Interval r{x, x, x};
+    constexpr int kBatches = 10;
+    if (ordered.size() < 2 * kBatches) return r;
+    const std::size_t per = ordered.size() / kBatches;
+    double sum = 0, sum2 = 0;
+    for (int b = 0; b < kBatches; ++b) {
+      std::vector<double> batch(ordered.begin() + static_cast<std::ptrdiff_t>(b * per),
+                                ordered.begin() + static_cast<std::ptrdiff_t>((b + 1) * per));
+      const double v = quantile(std::move(batch), q);
+      sum += v;
+      sum2 += v * v;
+    }
+    const double mean = sum / kBatches;
+    const double var = std::max(0.0, (sum2 - kBatches * mean * mean) / (kBatches - 1));
+    const double half = 2.262 * std::sqrt(var / kBatches);
+    r.low = std::min(x, mean - half);
+    r.high = std::max(x, mean + half);
+    return r;
   };
   p.p50 = at(0.50);
   p.p95 = at(0.95);
@@ -156,17 +219,19 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   auto est = estimate_llm_serving(s, mix);
   if (!est) return est.errors();
   std::vector<Diagnostic> errors;
-  if (!(o.rate > 0)) errors.push_back(invalid("rate", "must be greater than zero"));
+  const bool offline = o.offline_requests > 0;
+  if (o.offline_requests < 0) errors.push_back(invalid("offline_requests", "must not be negative"));
+  if (!offline && !(o.rate > 0)) errors.push_back(invalid("rate", "must be greater than zero"));
   if (o.replicas < 1) errors.push_back(invalid("replicas", "must be at least 1"));
-  if (!(o.duration.value() > 0)) errors.push_back(invalid("duration", "must be greater than zero"));
+  if (!offline && !(o.duration.value() > 0)) errors.push_back(invalid("duration", "must be greater than zero"));
   if (o.warmup.value() < 0) errors.push_back(invalid("warmup", "must not be negative"));
   if (o.max_events < 1) errors.push_back(invalid("max_events", "must be at least 1"));
   if (!errors.empty()) return errors;
 
   des::Rng rng(o.seed);
-  const double rate = o.rate / o.replicas;
-  const double end = o.warmup.value() + o.duration.value();
-  // One replica is simulated; its events are the arrivals plus the batch iterations.
+  const double rate = offline ? 0.0 : o.rate / o.replicas;
+  const double warmup = offline ? 0.0 : o.warmup.value();
+  const double end = offline ? std::numeric_limits<double>::infinity() : warmup + o.duration.value();
   auto over_budget = [&](double needed, const std::string& why) {
     char about[32];
     std::snprintf(about, sizeof about, "%.3g", needed);
@@ -175,93 +240,169 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
                           " events, over the event budget of " + std::to_string(o.max_events),
                       "shorten the duration or raise max_events"};
   };
-  if (rate * end > static_cast<double>(o.max_events))
-    return over_budget(rate * end, "with " + std::to_string(static_cast<long long>(std::llround(rate * end))) +
-                                       " arrivals per replica");
-  std::uint64_t events = 0;
-  const double reserve = mix.prompt_tokens + mix.output_tokens;
-  const double capacity = est->kv_capacity_tokens;
-  const int cap = est->max_concurrent_sequences;
+  const int offline_here = offline ? (o.offline_requests + o.replicas - 1) / o.replicas : 0;
+  const double expected_requests = offline ? offline_here : rate * end;
+  // Steps: at least one per output token of each request over the batch it shares.
+  if (expected_requests > static_cast<double>(o.max_events))
+    return over_budget(expected_requests, "with " + std::to_string(static_cast<long long>(std::llround(expected_requests))) +
+                                              " requests per replica");
 
-  std::deque<double> waiting;  // arrival times
-  std::vector<Sequence> running;
-  double t = 0, next_arrival = rng.exponential() / rate;
+  const double capacity_blocks = std::floor(est->kv_capacity_tokens / kKvBlockTokens);
+  const int cap = s.max_concurrent > 0 ? s.max_concurrent : std::numeric_limits<int>::max();
+  const int budget = s.max_batched_tokens;
+
+  std::deque<Sequence> waiting;
+  std::vector<Sequence> running;  // admitted: prefilling or decoding, in admission order
+  std::uint64_t next_id = 0, events = 0;
+  double t = 0, next_arrival = offline ? std::numeric_limits<double>::infinity() : rng.exponential() / rate;
+  for (int k = 0; k < offline_here; ++k) waiting.push_back({0.0, -1, mix.prompt_tokens, 0, 0, next_id++});
   std::vector<double> ttft, tpot, e2e;
   LlmSimulation out;
+  out.offered_rate = offline ? 0.0 : o.rate;
   double running_area = 0, kv_area = 0, measured = 0;
-  std::uint64_t completed = 0;
+  std::uint64_t completed_in_window = 0, completed_total = 0;
+  int waiting_at_warmup = -1;
 
+  auto used_blocks = [&] {
+    double b = 0;
+    for (const auto& q : running) b += blocks_for(q.prefilled + q.generated);
+    return b;
+  };
   auto account = [&](double from, double to) {
-    const double a = std::max(from, o.warmup.value()), b = std::min(to, end);
+    const double a = std::max(from, warmup), b = std::min(to, end);
     if (b <= a) return;
-    running_area += running.size() * (b - a);
-    kv_area += running.size() * reserve / capacity * (b - a);
+    running_area += static_cast<double>(running.size()) * (b - a);
+    kv_area += used_blocks() / capacity_blocks * (b - a);
     measured += b - a;
   };
 
   while (t < end) {
     while (next_arrival <= t) {
-      waiting.push_back(next_arrival);
+      waiting.push_back({next_arrival, -1, mix.prompt_tokens, 0, 0, next_id++});
       next_arrival += rng.exponential() / rate;
       ++events;
     }
-    // Admit while the whole reservation fits and the cap allows.
-    std::vector<Sequence> admitted;
-    while (!waiting.empty() && static_cast<int>(running.size() + admitted.size()) < cap &&
-           (running.size() + admitted.size() + 1) * reserve <= capacity) {
-      admitted.push_back({waiting.front(), 0, 0});
-      waiting.pop_front();
+    if (waiting_at_warmup < 0 && t >= warmup) waiting_at_warmup = static_cast<int>(waiting.size());
+    if (offline && running.empty() && waiting.empty()) break;
+
+    // KV blocks: a decoding sequence needs its tokens plus the one this step adds; a
+    // prefilling one has its whole prompt's blocks reserved at admission, so admitted
+    // prompts never stall half-way. Without room for a decode step, the newest sequence is
+    // preempted and recomputed later (vLLM's recompute policy).
+    auto decoding = [](const Sequence& q) { return q.prefilled >= q.prompt; };
+    auto reserve = [&](const Sequence& q) {
+      return decoding(q) ? blocks_for(q.prefilled + q.generated + 1) : blocks_for(q.prompt);
+    };
+    double reserved = 0;
+    for (const auto& q : running) reserved += reserve(q);
+    while (!running.empty() && reserved > capacity_blocks) {
+      Sequence victim = running.back();
+      running.pop_back();
+      reserved -= reserve(victim);
+      victim.prompt = mix.prompt_tokens + victim.generated;  // recompute prompt + output so far
+      victim.prefilled = 0;
+      waiting.push_front(victim);
+      ++out.preemptions;
     }
-    double step = 0;
-    if (!admitted.empty()) {
-      step = llm_prefill(s, static_cast<int>(admitted.size()), mix.prompt_tokens).value();
-      account(t, t + step);
-      t += step;
-      for (auto& q : admitted) {
-        q.first_token = t;
-        q.generated = 1;
-        if (q.arrival >= o.warmup.value() && t <= end) ttft.push_back(t - q.arrival);
-        running.push_back(q);
+    int decode = 0;
+    double decode_context = 0;
+    for (const auto& q : running)
+      if (decoding(q)) {
+        ++decode;
+        decode_context += q.prefilled + q.generated;
       }
-    } else if (!running.empty()) {
-      double context = 0;
-      for (const auto& q : running) context += mix.prompt_tokens + q.generated;
-      step = llm_decode_step(s, static_cast<int>(running.size()), context).value();
-      account(t, t + step);
-      t += step;
-      for (auto& q : running) q.generated += 1;
-    } else {
-      account(t, next_arrival);
-      t = next_arrival;
+    // Prefill chunks within the token budget: partly prefilled sequences first, then new
+    // ones from the queue while their prompt's blocks fit and the cap allows.
+    int room = std::max(0, budget - decode);
+    double prefill_tokens = 0, prefill_pairs = 0;
+    std::vector<std::pair<std::size_t, int>> chunks;  // running index, tokens
+    double free_blocks = capacity_blocks - reserved;
+    auto take = [&](std::size_t index) {
+      const Sequence& q = running[index];
+      const int chunk = std::min(room, q.prompt - q.prefilled);
+      if (chunk <= 0) return;
+      room -= chunk;
+      prefill_tokens += chunk;
+      // Each chunk token attends to the cached prefix and, causally, to the chunk.
+      prefill_pairs += chunk * (q.prefilled + (chunk + 1) / 2.0);
+      chunks.emplace_back(index, chunk);
+    };
+    for (std::size_t k = 0; k < running.size() && room > 0; ++k)
+      if (!decoding(running[k])) take(k);
+    while (room > 0 && !waiting.empty() && static_cast<int>(running.size()) < cap &&
+           free_blocks >= blocks_for(waiting.front().prompt)) {
+      free_blocks -= blocks_for(waiting.front().prompt);
+      running.push_back(waiting.front());
+      waiting.pop_front();
+      take(running.size() - 1);
+    }
+    if (decode == 0 && chunks.empty()) {
+      if (running.empty() && !waiting.empty())
+        return invalid("memory", "a request does not fit in the KV cache");
+      const double next = std::min(next_arrival, end);
+      account(t, next);
+      t = next;
       continue;
     }
-    out.iterations += 1;
+    const double step = llm_step(s, decode, decode_context, prefill_tokens, prefill_pairs).value();
+    account(t, t + step);
+    t += step;
+    ++out.iterations;
     ++events;
-    if ((out.iterations & 0xffff) == 0 && t > 0) {
+    if ((out.iterations & 0xffff) == 0 && !offline) {
       const double projected = static_cast<double>(events) * (end / t);
       if (projected > 1.05 * static_cast<double>(o.max_events) || events >= o.max_events)
         return over_budget(projected, "at the pace of its first " + std::to_string(events) + " events,");
     }
+    if (events > o.max_events) return over_budget(static_cast<double>(events), "after");
+    for (auto& q : running)
+      if (decoding(q)) q.generated += 1;
+    for (const auto& [index, chunk] : chunks) {
+      Sequence& q = running[index];
+      q.prefilled += chunk;
+      // The step that completes a prompt also produces its first token (none again after
+      // a preemption's recompute).
+      if (q.prefilled >= q.prompt && q.first_token < 0) {
+        q.first_token = t;
+        q.generated = std::max(q.generated, 1);
+        if (t > warmup && t <= end) ttft.push_back(t - q.arrival);
+      }
+    }
     out.peak_running = std::max(out.peak_running, static_cast<int>(running.size()));
-    // Finished sequences leave and free their KV reservation.
-    auto done = std::partition(running.begin(), running.end(),
-                               [&](const Sequence& q) { return q.generated < mix.output_tokens; });
+    auto done = std::stable_partition(running.begin(), running.end(),
+                                      [&](const Sequence& q) { return q.generated < mix.output_tokens; });
     for (auto it = done; it != running.end(); ++it) {
-      if (it->arrival < o.warmup.value() || t > end) continue;
-      completed += 1;
+      ++completed_total;
+      if (t > warmup && t <= end) ++completed_in_window;
+      // Latencies of the requests that finish inside the window, whenever they arrived:
+      // under overload they carry the queueing delay, as users see it.
+      if (t <= warmup || t > end) continue;
       e2e.push_back(t - it->arrival);
       if (mix.output_tokens > 1) tpot.push_back((t - it->first_token) / (mix.output_tokens - 1));
     }
     running.erase(done, running.end());
   }
-  out.completed = completed;
-  out.ttft = percentiles(std::move(ttft));
-  out.tpot = percentiles(std::move(tpot));
-  out.end_to_end = percentiles(std::move(e2e));
-  out.requests_per_second = completed / o.duration.value() * o.replicas;
-  out.output_tokens_per_second = out.requests_per_second * mix.output_tokens;
+
+  out.completed = offline ? completed_total : completed_in_window;
+  out.ttft = percentiles(ttft);
+  out.tpot = percentiles(tpot);
+  out.end_to_end = percentiles(e2e);
   out.mean_running = measured > 0 ? running_area / measured : 0;
   out.kv_utilization = measured > 0 ? kv_area / measured : 0;
+  out.waiting_at_end = static_cast<int>(waiting.size()) * o.replicas;
+  if (offline) {
+    out.makespan_s = t;
+    out.requests_per_second = t > 0 ? completed_total / t * o.replicas : 0;
+  } else {
+    // Throughput counts every completion inside the window, whenever it arrived: an
+    // overloaded server still completes requests at its capacity.
+    out.requests_per_second = completed_in_window / o.duration.value() * o.replicas;
+    const double growth = static_cast<double>(waiting.size()) - std::max(0, waiting_at_warmup);
+    out.queue_growth_per_second = growth / o.duration.value() * o.replicas;
+    const double arrivals = rate * o.duration.value();
+    out.saturated = growth > std::max(10.0, 0.05 * arrivals);
+  }
+  out.output_tokens_per_second = out.requests_per_second * mix.output_tokens;
   return out;
 }
 

@@ -228,7 +228,7 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
   LlmSizingResult out;
   for (const auto& nt : r.node_types) {
     for (int tp = 1; tp <= nt.cluster.gpus_per_node; tp *= 2) {
-      LlmServingSpec spec{r.shape, nt.cluster, tp, r.weights, r.weights, kVllmGpuMemoryUtilization, kVllmMaxNumSeqs};
+      LlmServingSpec spec{r.shape, nt.cluster, tp, r.weights, r.weights, kVllmGpuMemoryUtilization, 0, kMaxBatchedTokens};
       const std::string what = nt.id + " TP=" + std::to_string(tp);
       auto est = estimate_llm_serving(spec, r.mix);
       if (!est) {

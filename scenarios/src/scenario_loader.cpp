@@ -498,6 +498,10 @@ class Loader {
       inf.shape = transformer_preset(w["model"], "workload.model");
       if (w["prompt_tokens"]) inf.mix.prompt_tokens = static_cast<int>(as_int(w["prompt_tokens"]));
       if (w["output_tokens"]) inf.mix.output_tokens = static_cast<int>(as_int(w["output_tokens"]));
+      if (w["kv_cache"]) inf.kv_cache = *models::precision_from_name(w["kv_cache"].Scalar());
+      if (w["max_num_seqs"]) inf.max_num_seqs = static_cast<int>(as_int(w["max_num_seqs"]));
+      if (w["max_batched_tokens"]) inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
+      if (w["offline_requests"]) inf.offline_requests = static_cast<int>(as_int(w["offline_requests"]));
       if (w["graph"]) error(w["graph"], "workload.graph", "graph applies to inference; llm-serving names a model");
     } else {
       if (w["engine"] && w["engine"].Scalar() == "tensorrt") {

@@ -15,17 +15,22 @@ namespace {
 
 using nlohmann::json;
 
+// Durations and counts for people: no exponents (4.02 s, not 4.02e+03 ms; 1.34 M, not 1.337e+06).
 std::string ms(double s) {
   if (!std::isfinite(s)) return "n/a";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  if (s >= 1.0) std::snprintf(buf, sizeof buf, "%.3g s", s);
+  else if (s * 1e3 >= 0.01) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  if (std::string(buf).find('e') != std::string::npos) std::snprintf(buf, sizeof buf, "%.0f s", s);
   return buf;
 }
 
 std::string num(double v) {
   if (!std::isfinite(v)) return "n/a";
+  if (std::fabs(v) >= 1e4) return human_count(v);
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::snprintf(buf, sizeof buf, std::fabs(v) < 1e-3 && v != 0 ? "%.6f" : "%.4g", v);
   return buf;
 }
 
@@ -103,6 +108,9 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
   spec.cluster = cluster;
   spec.tensor_parallel = inf.tensor_parallel;
   spec.weights = inf.exec.precision;
+  spec.kv_cache = inf.kv_cache;
+  spec.max_concurrent = inf.max_num_seqs;
+  spec.max_batched_tokens = inf.max_batched_tokens;
   return spec;
 }
 
@@ -129,6 +137,8 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
     options.duration = run.duration;
     options.seed = run.seed;
     options.max_events = run.max_events;
+    options.offline_requests = inf.offline_requests;
+    r.offline_requests = inf.offline_requests;
     auto sim = models::simulate_llm_serving(spec, inf.mix, options);
     if (!sim) return run_errors(sim.errors(), s);
     r.llm_estimate = *estimate;
@@ -192,7 +202,11 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
 }
 
 std::string serving_simulation_text(const ServingSimulationReport& r) {
-  std::string out = "Serving simulation: " + r.scenario + " on " + r.node + " at " + num(r.rate) + " requests/s\n\n";
+  std::string out = "Serving simulation: " + r.scenario + " on " + r.node +
+                    (r.offline_requests > 0 ? ", offline: " + std::to_string(r.offline_requests) +
+                                                  " requests queued at t = 0 (makespan " + ms(r.llm ? r.llm->makespan_s : 0) + ")"
+                                            : " at " + num(r.rate) + " requests/s") +
+                    "\n\n";
   if (r.llm) {
     const auto& e = *r.llm_estimate;
     const auto& m = *r.llm;
@@ -212,10 +226,23 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
                       std::to_string(e.max_concurrent_sequences) + " fit (KV cache " +
                           num(e.kv_capacity_tokens) + " tokens)"});
     t.rows.push_back({"KV cache in use", num(100 * m.kv_utilization) + " %", ""});
+    if (m.preemptions > 0)
+      t.rows.push_back({"preemptions (KV cache full, recomputed)", std::to_string(m.preemptions), ""});
     out += render_text(t);
+    if (m.saturated)
+      out += "\nSATURATED: " + num(r.rate) + " requests/s offered, " + num(m.requests_per_second) +
+             " completed; the queue grows by " + num(m.queue_growth_per_second) + " requests/s (" +
+             std::to_string(m.waiting_at_end) +
+             " waiting at the end). Latencies are of the requests that finished; add replicas or GPUs.\n";
     out += "\nPer replica: " + to_string(e.weights_per_gpu) + " of weights per GPU; " + e.formula + "\n";
-    out += "Constraint: " + std::string(m.kv_utilization > 0.95 ? "the KV cache (memory)" : "decode steps (memory bandwidth)") +
-           ".\n";
+    const bool kv_bound = m.kv_utilization > 0.9 || m.preemptions > 0;
+    out += "Constraint: " + std::string(kv_bound ? "the KV cache (memory)" : "decode steps (memory bandwidth)") + ".\n";
+    if (kv_bound || e.kv_limited_sequences < 32)
+      out += "The KV cache holds " + num(e.kv_capacity_tokens) + " tokens, about " +
+             std::to_string(e.kv_limited_sequences) +
+             " running sequences: an FP8 KV cache (workload.kv_cache: fp8) doubles that, FP8 or INT4 weights "
+             "(workload.precision) free memory for it, and more GPUs per replica (deployment.tensor_parallel) "
+             "add theirs.\n";
     return out;
   }
   const auto& g = *r.graph;
@@ -257,6 +284,11 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
                 {"mean_running", finite(m.mean_running)},
                 {"peak_running", m.peak_running},
                 {"kv_utilization", finite(m.kv_utilization)},
+                {"preemptions", m.preemptions},
+                {"saturated", m.saturated},
+                {"queue_growth_per_second", finite(m.queue_growth_per_second)},
+                {"waiting_at_end", m.waiting_at_end},
+                {"completed", m.completed},
                 {"analytic",
                  {{"ttft_unloaded_s", r.llm_estimate->ttft_unloaded.value()},
                   {"tpot_single_s", r.llm_estimate->tpot_single.value()},

@@ -16,14 +16,20 @@
 //     Megatron-LM, 2019, Sec. 3) of tokens x hidden x 2 bytes over the node's NVLink, ring
 //     all-reduce from collectives.hpp at kCollectiveBandwidthFraction of the line rate.
 // The simulation (simulate_llm_serving) is a small dedicated event loop of one replica with
-// iteration-level scheduling (Orca, Yu et al., OSDI 2022; vLLM, Kwon et al., SOSP 2023): at
-// each iteration the scheduler admits waiting requests while their whole KV reservation
-// (prompt + output tokens) fits and the concurrency cap allows, runs one prefill iteration
-// for the newly admitted prompts (prefill first, as vLLM's default scheduler), otherwise one
-// decode step for every running sequence; finished sequences free their KV at once.
-// Reserving the full output up front (no preemption) is conservative against PagedAttention's
-// on-demand blocks. Several replicas are simulated as one replica at rate / replicas
-// (random routing splits a Poisson stream into Poisson streams).
+// iteration-level scheduling as current engines run it (Orca, Yu et al., OSDI 2022; vLLM,
+// Kwon et al., SOSP 2023; chunked prefill, Agrawal et al., Sarathi-Serve, OSDI 2024): each
+// step runs one decode token for every running sequence plus prefill chunks of waiting or
+// partly prefilled prompts up to a token budget (max_batched_tokens), all in one forward
+// pass whose time is the roofline of its tokens (llm_step). The KV cache is paged in blocks
+// of kKvBlockTokens: a sequence holds the blocks of the tokens it has, and a new prompt is
+// admitted while its first chunk's blocks fit; when a decode step finds no free block, the
+// newest running sequence is preempted and recomputed later (vLLM's recompute policy).
+// Running sequences are limited by the KV cache; max_concurrent caps them only when the
+// scenario sets it. Offline mode puts every request in the queue at t = 0 and measures the
+// makespan; server mode draws Poisson arrivals. Several replicas are simulated as one
+// replica at rate / replicas (random routing splits a Poisson stream into Poisson streams).
+// An overloaded server is a result: it completes requests at its capacity while the queue
+// grows, and the simulation says "saturated" with the growth rate.
 //
 // Plain values; pure functions, thread-safe.
 #pragma once
@@ -41,8 +47,18 @@ namespace capsim::models {
 // vLLM's default fraction of GPU memory its engine may use (gpu_memory_utilization = 0.9,
 // vLLM engine arguments documentation).
 inline constexpr double kVllmGpuMemoryUtilization = 0.9;
-// vLLM's default cap on sequences per iteration (max_num_seqs = 256, engine arguments).
+// vLLM's default cap on sequences per iteration (max_num_seqs = 256, engine arguments): used
+// only when a scenario asks for vLLM's defaults; capsim's default is no cap (0).
 inline constexpr int kVllmMaxNumSeqs = 256;
+// Tokens per KV-cache block (vLLM's default block_size = 16, engine arguments).
+inline constexpr int kKvBlockTokens = 16;
+// Token budget of one step with chunked prefill (vLLM V1 max_num_batched_tokens default for
+// online serving, 8192, engine arguments).
+inline constexpr int kMaxBatchedTokens = 8192;
+// Host-side time of one engine step (scheduling, sampling, launching the step's CUDA graph),
+// which the GPU roofline does not see. Chosen on the llm-serving validation rows marked
+// fit: true; see data/validation/llm_serving.yaml.
+inline constexpr double kEngineStepOverheadSeconds = 2e-3;
 
 struct LlmServingSpec {
   TransformerShape shape;
@@ -51,8 +67,14 @@ struct LlmServingSpec {
   Precision weights = Precision::bf16;
   Precision kv_cache = Precision::bf16;
   double memory_utilization = kVllmGpuMemoryUtilization;  // (0, 1]
-  int max_concurrent = kVllmMaxNumSeqs;                   // >= 1: the scheduler's cap
+  int max_concurrent = 0;                                 // the scheduler's cap; 0: the KV cache decides
+  int max_batched_tokens = kMaxBatchedTokens;             // >= 1: tokens per step (chunked prefill)
 };
+
+// The precision the weights' matrix math runs at: 8-bit weights on 8-bit tensor cores where
+// the GPU has them; 4-bit weights (AWQ/GPTQ) and 8-bit weights on GPUs without them are
+// dequantized into 16-bit GEMMs (weight-only quantization: fewer bytes, 16-bit math).
+Precision llm_compute_precision(const LlmServingSpec& spec);
 
 // One request class: prompt and output lengths in tokens (both >= 1).
 struct LlmRequestMix {
@@ -66,6 +88,7 @@ struct LlmEstimate {
   double kv_capacity_tokens = 0;       // tokens the replica's KV cache holds
   int kv_limited_sequences = 0;        // floor(kv_capacity_tokens / (prompt + output))
   int max_concurrent_sequences = 0;    // min(that, max_concurrent)
+  double mean_context_tokens = 0;      // KV tokens a running sequence holds on average (paged)
   Seconds ttft_unloaded{0.0};          // prefill of one prompt on an idle replica
   Seconds tpot_single{0.0};            // decode step of one sequence at prompt + output/2 context
   Seconds tpot_at_max{0.0};            // decode step at max_concurrent_sequences
@@ -83,12 +106,21 @@ struct LlmEstimate {
 // with TP=1: 151 GB of weights per GPU, 72 GB usable"); no room for one sequence's KV.
 Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& spec, const LlmRequestMix& mix);
 
+// One engine step: decode_sequences tokens attending to decode_context KV tokens in all,
+// plus prefill_tokens prompt tokens whose attention covers prefill_attention query-key
+// pairs. Roofline of the step's FLOPs against reading the weights once and the KV it
+// attends to, plus TP all-reduces and kEngineStepOverheadSeconds.
+Seconds llm_step(const LlmServingSpec& spec, int decode_sequences, double decode_context, double prefill_tokens,
+                 double prefill_attention);
 // The two phases on their own. sequences >= 1, context_tokens >= 0, tokens >= 1.
 // Preconditions: estimate_llm_serving(spec, ...) succeeds.
 Seconds llm_decode_step(const LlmServingSpec& spec, int sequences, double context_tokens);
 Seconds llm_prefill(const LlmServingSpec& spec, int prompts, int tokens_per_prompt);
 
 struct LlmSimulationOptions {
+  // Offline max-throughput mode: this many requests queued at t = 0 (per deployment),
+  // run to the last completion; 0: server mode with Poisson arrivals at `rate`.
+  int offline_requests = 0;
   double rate = 1.0;             // requests/s offered to the whole deployment (> 0)
   int replicas = 1;              // >= 1
   Seconds warmup{60.0};
@@ -100,7 +132,11 @@ struct LlmSimulationOptions {
 };
 
 struct LlmSimulation {
-  des::Percentiles ttft;          // seconds; p50/p95/p99 (point values: low = high = mean)
+  // seconds; p50/p95/p99 of the requests whose first token (TTFT) or last token (TPOT,
+  // end to end) came inside the measured window, with 95 % confidence intervals from 10
+  // batch means in completion order (a point value when fewer than 20 requests finished;
+  // all zero when none did: completed == 0 means "not measured")
+  des::Percentiles ttft;
   des::Percentiles tpot;          // seconds per output token after the first
   des::Percentiles end_to_end;    // seconds
   double requests_per_second = 0; // completed, whole deployment
@@ -110,6 +146,15 @@ struct LlmSimulation {
   double kv_utilization = 0;      // time-average reserved KV / capacity
   std::uint64_t completed = 0;
   std::uint64_t iterations = 0;
+  std::uint64_t preemptions = 0;  // sequences evicted for lack of KV blocks and recomputed
+  // Server mode: true when arrivals outran completions (the queue grew by more than 5 % of
+  // the arrivals, and by more than 10 requests, over the measured window); throughput is
+  // then the capacity the server delivered while the queue grew at queue_growth_per_second.
+  bool saturated = false;
+  double offered_rate = 0;             // requests/s offered (server mode)
+  double queue_growth_per_second = 0;  // waiting requests added per second over the window
+  int waiting_at_end = 0;
+  double makespan_s = 0;               // offline mode: time to the last completion
 };
 
 // Errors: those of estimate_llm_serving and invalid options.

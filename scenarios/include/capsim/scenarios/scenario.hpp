@@ -95,6 +95,10 @@ struct InferenceSetup {
   models::ExecutionOptions exec;
   models::TransformerShape shape;       // llm-serving
   models::LlmRequestMix mix;
+  models::Precision kv_cache = models::Precision::bf16;  // llm-serving: KV cache precision
+  int max_num_seqs = 0;                                  // llm-serving: scheduler cap; 0 = the KV cache decides
+  int max_batched_tokens = models::kMaxBatchedTokens;    // llm-serving: tokens per step (chunked prefill)
+  int offline_requests = 0;                              // llm-serving: offline mode, requests at t = 0
   models::ArrivalSpec arrivals;
   std::optional<Seconds> p99, ttft_p99, tpot_p99;
   // deployment:

@@ -26,6 +26,7 @@ struct ServingSimulationReport {
   std::optional<models::LlmSimulation> llm;     // llm-serving
   int replicas = 1;
   double rate = 0;  // requests/s simulated (the peak)
+  int offline_requests = 0;  // llm-serving offline mode: requests queued at t = 0
 };
 
 struct ServingSizingReport {
