@@ -17,6 +17,7 @@
 #include <array>
 #include <string>
 
+#include "capsim/models/cnn.hpp"
 #include "capsim/models/collectives.hpp"
 
 namespace capsim::models {
@@ -672,8 +673,17 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   // kernels, so their times add.
   const double batch = batch_per_gpu;
   const double flops = 3.0 * model.forward_flops_per_sample * batch;
-  const double compute = flops / (g.gemm_max_efficiency * g.gemm_peak) +
-                         3.0 * model.activation_bytes_per_sample * batch / g.bandwidth;
+  double compute = flops / (g.gemm_max_efficiency * g.gemm_peak) +
+                   3.0 * model.activation_bytes_per_sample * batch / g.bandwidth;
+  // A network with a layer list (cnn.hpp: "resnet-50" -> resnet50) is timed layer by layer,
+  // with the precision path and layout a framework uses; the per-sample figures above are
+  // the fallback for models without one.
+  std::string layered = model.name;
+  layered.erase(std::remove(layered.begin(), layered.end(), '-'), layered.end());
+  if (const CnnNetwork* net = find_cnn(layered); net != nullptr && !g.calibrated) {
+    auto step = cnn_training_step(*net, batch_per_gpu, c.gpu, o.compute);
+    if (step) compute = step->gpu_time.value() > step->host_time.value() ? step->gpu_time.value() : step->host_time.value();
+  }
 
   const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
   const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};

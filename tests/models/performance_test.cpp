@@ -241,7 +241,7 @@ TEST_CASE("perf: a training run multiplies steps, time and GPU-hours") {
 
 TEST_CASE("perf: a sample model step is GEMM time at the large-GEMM efficiency plus activation traffic") {
   SampleModel resnet;
-  resnet.name = "resnet-50";
+  resnet.name = "custom-cnn";  // no layer list: the per-sample fallback
   resnet.params = 25.6e6;
   resnet.forward_flops_per_sample = 8.2e9;  // 4.1 GMACs
   resnet.activation_bytes_per_sample = 0.1e9;

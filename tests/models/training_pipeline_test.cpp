@@ -34,10 +34,12 @@ TEST_CASE("a 4-core host starves the GPU and the CPU is named the constraint") {
   auto r = simulate_training_pipeline(resnet_on_1080ti(4), short_run());
   REQUIRE(r.ok());
   CHECK(r->simulation.constraint == "cpu decode");
-  // 4 cores / 25 ms = 160 samples/s, half of what the GPU could train.
+  // 4 cores / 25 ms = 160 samples/s, less than the GPU could train (~235 samples/s from
+  // ResNet-50's layers on a 1080 Ti): the GPU idles the rest.
   CHECK(r->cpu_capacity == doctest::Approx(160));
   CHECK(r->simulated_samples_per_second == doctest::Approx(160).epsilon(0.02));
-  CHECK(r->gpu_utilization < 0.6);
+  CHECK(r->gpu_utilization == doctest::Approx(160 / r->gpu_capacity).epsilon(0.05));
+  CHECK(r->gpu_utilization < 0.75);
   CHECK(r->simulation.throughput.contains(r->cpu_capacity));
   // Cores to feed the GPU: gpu capacity x 25 ms x 1.1, rounded up.
   CHECK(r->cores_to_feed_gpus == static_cast<int>(std::ceil(r->gpu_capacity * 0.025 * 1.1)));

@@ -157,6 +157,8 @@ TEST_CASE("shipped cost scenarios: owned servers win 24/7, the cloud at business
   CHECK(part.comparison.options[part.comparison.cheapest].kind == models::OptionKind::cloud);
   auto runs = cost("resnet-training-cost-per-run");
   CHECK(runs.comparison.options[runs.comparison.cheapest].name == "rented rtx pro 4000 server");
-  // "almost ten times cheaper per training run" than the cloud K80.
-  CHECK(runs.comparison.per_unit[2].value() / runs.comparison.per_unit[0].value() > 9.0);
+  // The users' "almost ten times cheaper per training run" than the cloud K80: with
+  // ResNet-50 timed from its layers (Winograd fp32 on the K80, the RTX PRO 4000's
+  // tensor cores) capsim now says about 6.7 times.
+  CHECK(runs.comparison.per_unit[2].value() / runs.comparison.per_unit[0].value() > 6.0);
 }

@@ -10,12 +10,6 @@ Result<RowPrediction> not_modelled(const YAML::Node& row, const char* kind) {
 }
 }  // namespace
 
-Result<RowPrediction> predict_cnn_training_row(const YAML::Node& row, const hardware::Catalog&) {
-  return not_modelled(row, "cnn-training");
-}
-Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const hardware::Catalog&) {
-  return not_modelled(row, "vision-inference");
-}
 Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardware::Catalog&) {
   return not_modelled(row, "llm-serving");
 }

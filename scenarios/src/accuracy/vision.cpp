@@ -1,0 +1,93 @@
+// CNN training and vision inference rows, predicted from the networks' layers (cnn.hpp).
+#include <string>
+
+#include "capsim/models/cnn.hpp"
+#include "predictors.hpp"
+
+namespace capsim::scenarios::accuracy {
+namespace {
+
+Diagnostic row_error(const YAML::Node& n, std::string key, std::string message) {
+  const YAML::Mark m = n.Mark();
+  return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
+}
+
+// "amp-fp16", "fp16" (TensorFlow's --use_fp16: mixed precision), "amp-bf16", "tf32", "fp32".
+models::Precision requested_precision(const std::string& p) {
+  if (p == "amp-bf16" || p == "bf16") return models::Precision::bf16;
+  if (p == "amp-fp16" || p == "fp16") return models::Precision::fp16;
+  if (p == "tf32") return models::Precision::tf32;
+  return models::Precision::fp32;
+}
+
+struct Common {
+  const models::CnnNetwork* network = nullptr;
+  hardware::GpuSpec gpu;
+  models::Precision precision = models::Precision::fp32;
+};
+
+Result<Common> common(const YAML::Node& row, const hardware::Catalog& catalog) {
+  Common c;
+  const std::string model = row["model"].as<std::string>();
+  c.network = models::find_cnn(model);
+  if (!c.network) return row_error(row["model"], "model", "no layer list for '" + model + "' yet");
+  const std::string gpu = row["gpu"].as<std::string>();
+  auto spec = catalog.gpu(gpu);
+  if (!spec) return row_error(row["gpu"], "gpu", "'" + gpu + "' is not in the catalog");
+  c.gpu = *spec;
+  c.precision = requested_precision(row["precision"] ? row["precision"].as<std::string>() : "fp32");
+  return c;
+}
+
+}  // namespace
+
+Result<RowPrediction> predict_cnn_training_row(const YAML::Node& row, const hardware::Catalog& catalog) {
+  auto c = common(row, catalog);
+  if (!c) return c.errors();
+  if (!row["batch_per_gpu"]) return row_error(row, "batch_per_gpu", "the row gives no batch size");
+  const int batch = row["batch_per_gpu"].as<int>();
+  const int gpus = row["gpus"] ? row["gpus"].as<int>() : 1;
+  const bool channels_last = row["channels_last"] && row["channels_last"].as<bool>();
+  auto step = models::cnn_training_step(*c->network, batch, c->gpu, c->precision, channels_last);
+  if (!step) return step.errors();
+  const YAML::Node m = row["measured"];
+  RowPrediction r;
+  r.metric = "images_per_s";
+  r.published = m["images_per_s"].as<double>();
+  const bool total = m["per"] && m["per"].as<std::string>() == "total";
+  // Several GPUs: data parallel; the gradient all-reduce of a CNN (25-60 M parameters)
+  // overlaps with backward on NVLink nodes, so per-GPU throughput is the one-GPU figure.
+  r.predicted = step->images_per_second * (total ? gpus : 1);
+  r.detail = std::string(models::precision_name(step->math)) + ", batch " + std::to_string(batch) +
+             (step->host_time > step->gpu_time ? ", launch-bound" : "") + (step->note.empty() ? "" : "; " + step->note);
+  r.tags.push_back(c->gpu.architecture);
+  return r;
+}
+
+Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const hardware::Catalog& catalog) {
+  const std::string engine = row["engine"] ? row["engine"].as<std::string>() : "framework";
+  if (engine != "framework")
+    return row_error(row["engine"], "engine", "no efficiency profile for engine '" + engine + "' yet");
+  auto c = common(row, catalog);
+  if (!c) return c.errors();
+  const int batch = row["batch"].as<int>();
+  auto step = models::cnn_inference(*c->network, batch, c->gpu, c->precision);
+  if (!step) return step.errors();
+  const YAML::Node m = row["measured"];
+  RowPrediction r;
+  if (m["latency_ms"]) {
+    r.metric = "latency_ms";
+    r.published = m["latency_ms"].as<double>();
+    r.predicted = step->time.value() * 1e3;
+  } else {
+    r.metric = "images_per_s";
+    r.published = m["images_per_s"].as<double>();
+    r.predicted = step->images_per_second;
+  }
+  r.detail = std::string(models::precision_name(step->math)) + ", batch " + std::to_string(batch) +
+             (step->host_time > step->gpu_time ? ", launch-bound" : "");
+  r.tags.push_back(c->gpu.architecture);
+  return r;
+}
+
+}  // namespace capsim::scenarios::accuracy
