@@ -66,6 +66,8 @@ bool TerminalProgress::cancelled() const { return g_interrupted; }
 int report_errors(const std::vector<Diagnostic>& errors) {
   std::cerr << format_diagnostics(errors);
   if (errors.size() > 1) std::cerr << errors.size() << " errors\n";
+  for (const auto& e : errors)
+    if (e.cause == Cause::environment) return kExitEnvironment;
   return kExitBadInput;
 }
 

@@ -1,28 +1,73 @@
 #include "capsim/core/files.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace capsim {
 namespace {
 
-// Removes "<name>.tmp.<pid>" files beside `path` left by writers that were killed before
-// their rename: the pid names no running process. A live writer's file is left alone.
-void remove_stale_temporaries(const std::filesystem::path& path) {
+Diagnostic io_failure(const std::filesystem::path& path, const std::string& what, int error) {
+  Diagnostic d{{path.string()}, "", what + ": " + std::strerror(error), ""};
+  d.cause = Cause::environment;
+  return d;
+}
+
+mode_t creation_mode() {
+  const mode_t mask = ::umask(0);  // reading the umask means setting it; put it straight back
+  ::umask(mask);
+  return static_cast<mode_t>(0666 & ~mask);
+}
+
+// Writes all of `content`, retrying short writes and EINTR; false with errno set on failure.
+bool write_all(int fd, std::string_view content) {
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Makes the rename itself durable; a failure here is reported but the new file is in place.
+int fsync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int rc = ::fsync(fd) == 0 || errno == EINVAL ? 0 : errno;  // some file systems cannot
+  ::close(fd);
+  return rc;
+}
+
+// ".<name>.tmp.<pid>." : the temporaries of `name`, which carry their writer's pid so that a
+// later writer can tell one left by a killed process from one still being written.
+std::string temporary_prefix(const std::filesystem::path& path) { return "." + path.filename().string() + ".tmp."; }
+
+// Removes the temporaries beside `path` whose writer no longer runs (killed before its
+// rename). A live writer's file is left alone.
+void remove_stale_temporaries(const std::filesystem::path& dir, const std::filesystem::path& path) {
   std::error_code ec;
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const std::string prefix = path.filename().string() + ".tmp.";
+  const std::string prefix = temporary_prefix(path);
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+    if (!name.starts_with(prefix)) continue;
+    const auto dot = name.find('.', prefix.size());
+    const std::string pid_text = name.substr(prefix.size(), dot == std::string::npos ? 0 : dot - prefix.size());
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-    if (pid == ::getpid() || (::kill(pid, 0) == 0 || errno != ESRCH)) continue;
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::filesystem::remove(entry.path(), ec);
   }
 }
@@ -30,21 +75,37 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
 }  // namespace
 
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  remove_stale_temporaries(path);
-  const auto tmp = path.string() + ".tmp." + std::to_string(::getpid());
-  auto fail = [&](const std::string& what) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    return Status{Diagnostic{{path.string()}, "", what, ""}};
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  remove_stale_temporaries(dir, path);
+  // A dot name, so that globs and directory listings do not pick up a half-written file;
+  // mkstemp's random part makes it unique among threads of one process too, and O_EXCL
+  // means it never follows a link someone planted.
+  std::string tmp = (dir / (temporary_prefix(path) + std::to_string(::getpid()) + ".XXXXXX")).string();
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return {io_failure(path, "cannot create a temporary file beside it", errno)};
+  auto fail = [&](const std::string& what, int error) {
+    ::unlink(tmp.c_str());
+    return Status{io_failure(path, what, error)};
   };
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return fail("cannot write the file (does the directory exist?)");
-  const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  if (std::fclose(f) != 0 || !written || !flushed) return fail("cannot write the file (disk full?)");
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return fail("cannot replace the file: " + ec.message());
+  if (::fchmod(fd, creation_mode()) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail("cannot set the file's mode", error);
+  }
+  if (!write_all(fd, content)) {
+    const int error = errno;
+    ::close(fd);
+    return fail("cannot write the file", error);
+  }
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail("cannot flush the file to disk", error);
+  }
+  if (::close(fd) != 0) return fail("cannot write the file", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot replace the file", errno);
+  if (const int error = fsync_directory(dir); error != 0)
+    return {io_failure(path, "written, but cannot flush its directory", error)};
   return {};
 }
 
