@@ -46,8 +46,8 @@ struct ValidateOptions {
   Format format = Format::table;
 };
 
-Result<scenarios::Workspace> open(const GlobalOptions& g) {
-  return scenarios::open_workspace({g.catalog_dir, g.db_path});
+Result<scenarios::Workspace> open(const GlobalOptions& g, hardware::Access access) {
+  return open_workspace(g, access);
 }
 
 Result<EntityKind> parse_kind(const std::string& text) {
@@ -75,7 +75,7 @@ int run_summary(const scenarios::Workspace& ws, Format format) {
 }
 
 int run_list(const GlobalOptions& g, const ListOptions& o) {
-  auto ws = open(g);
+  auto ws = open(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   if (o.kind.empty()) return run_summary(*ws, o.format);
   auto kind = parse_kind(o.kind);
@@ -211,7 +211,7 @@ std::string measured_json(const hardware::Catalog& catalog, const hardware::Enti
 }
 
 int run_show(const GlobalOptions& g, const ShowOptions& o) {
-  auto ws = open(g);
+  auto ws = open(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   const hardware::Entity* e = ws->catalog->find(o.id);
   if (e == nullptr) {
@@ -250,7 +250,7 @@ int run_import(const GlobalOptions& g, const ImportOptions& o) {
   text << in.rdbuf();
   auto profile = hardware::parse_calibration_profile(text.str(), o.path);
   if (!profile) return report_errors(profile.errors());
-  auto ws = open(g);
+  auto ws = open(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   std::string gpu_id = o.gpu;
   if (gpu_id.empty()) {

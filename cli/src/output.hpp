@@ -10,6 +10,7 @@
 #include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/scenarios/table.hpp"
+#include "capsim/scenarios/workspace.hpp"
 
 namespace capsim::cli {
 
@@ -58,5 +59,11 @@ struct GlobalOptions {
   std::string db_path;
   std::string catalog_dir;
 };
+
+// Opens the workspace for a command and prints the store's warnings (a corrupt database
+// moved aside) to stderr. Commands that only read pass Access::read_only; those that show
+// the run history pass OnCorrupt::fail, since history cannot be rebuilt.
+Result<scenarios::Workspace> open_workspace(const GlobalOptions& g, hardware::Access access,
+                                            hardware::OnCorrupt on_corrupt = hardware::OnCorrupt::rebuild);
 
 }  // namespace capsim::cli

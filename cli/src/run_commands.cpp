@@ -72,7 +72,7 @@ Result<scenarios::Scenario> load_with_overrides(const std::string& file, const s
 
 int run_run(const GlobalOptions& g, const RunOptions& o) {
   if (!o.sweep.empty()) return run_sweep(g, o.file, o.sweep, o.shard, o.set, o.jobs, o.check);
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
@@ -106,7 +106,7 @@ struct HistoryOptions {
 };
 
 int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   auto runs = scenarios::list_runs(ws->store, o.limit, o.scenario);
   if (!runs) return report_errors(runs.errors());
@@ -119,7 +119,7 @@ int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
 }
 
 int run_history_show(const GlobalOptions& g, const HistoryOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   auto run = scenarios::get_run(ws->store, o.show_id);
   if (!run) return report_errors(run.errors());
@@ -130,7 +130,7 @@ int run_history_show(const GlobalOptions& g, const HistoryOptions& o) {
 }
 
 int run_history_diff(const GlobalOptions& g, const HistoryOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   auto a = scenarios::get_run(ws->store, o.diff_a);
   auto b = scenarios::get_run(ws->store, o.diff_b);
@@ -168,7 +168,7 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   report->add_option("scenario", rep->file, "Scenario YAML file")->required();
   report->add_option("-o,--output", rep->report, "Report file; the extension picks the format")->required();
   report->callback([&global, &exit_code, rep] {
-    auto ws = scenarios::open_workspace({global.catalog_dir, global.db_path});
+    auto ws = open_workspace(global, hardware::Access::read_only);
     if (!ws) {
       exit_code = report_errors(ws.errors());
       return;

@@ -113,7 +113,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     mine = scenarios::shard_of(*points, s->first, s->second);
   }
   // The catalog and database are opened once here, so the children find them ready.
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   const fs::path tmp = fs::temp_directory_path() / ("capsim-sweep-" + std::to_string(::getpid()));
   fs::create_directories(tmp);
@@ -170,7 +170,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
 }
 
 int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   std::vector<Diagnostic> errors;
   int copied = 0;

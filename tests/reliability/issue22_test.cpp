@@ -129,3 +129,205 @@ TEST_CASE("bug 22.2: a file in a missing directory is an environment failure nam
   CHECK(status.front().cause == capsim::Cause::environment);
   CHECK(status.front().message == "cannot create a temporary file beside it: No such file or directory");
 }
+
+namespace {
+
+const fs::path kLora = capsim::testing::example_scenario("lora-7b-one-node");
+
+// Runs a shell command line in `dir` (output to dir/.out and dir/.err); returns its exit code.
+capsim::testing::CapsimRun run_shell(const fs::path& dir, const std::string& line) {
+  const std::string cmd = "cd '" + dir.string() + "' && " + line + " > .out 2> .err < /dev/null";
+  const int status = std::system(cmd.c_str());
+  capsim::testing::CapsimRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(dir / ".out");
+  r.err = read_file(dir / ".err");
+  return r;
+}
+
+bool is_whole_pdf(const std::string& bytes) {
+  return bytes.starts_with("%PDF-") && bytes.find("%%EOF", bytes.size() > 16 ? bytes.size() - 16 : 0) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("bug 22.2: report -o r.pdf and size --chart c.svg on a full disk exit 3 and keep the old file") {
+  ScratchDir dir("i22-full-disk");
+  REQUIRE(run_capsim(dir.path, "report '" + kLora.string() + "' -o r.pdf").exit_code == 0);
+  REQUIRE(run_capsim(dir.path, "size '" + kLora.string() + "' --chart c.svg").exit_code == 0);
+  const std::string pdf = read_file(dir.path / "r.pdf"), svg = read_file(dir.path / "c.svg");
+  REQUIRE(is_whole_pdf(pdf));
+  REQUIRE(svg.find("</svg>") != std::string::npos);
+  // A file-size limit of 50 KB (dash counts 512-byte blocks) fails the 130 KB PDF part-way,
+  // as a nearly full disk does; the read-only database needs no write.
+  const std::string limited = "trap '' XFSZ; ulimit -f 100; CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' ";
+  auto r = run_shell(dir.path, "sh -c \"" + limited + "report '" + kLora.string() + "' -o r.pdf\"");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "r.pdf: error: cannot write the file: File too large\n");
+  CHECK(read_file(dir.path / "r.pdf") == pdf);
+  // The SVG: 35 KB hold the database's 32 KB shared-memory index but not the 80 KB chart.
+  const std::string tiny = "trap '' XFSZ; ulimit -f 70; CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' ";
+  r = run_shell(dir.path, "sh -c \"" + tiny + "size '" + kLora.string() + "' --chart c.svg\"");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "c.svg: error: cannot write the file: File too large\n");
+  CHECK(read_file(dir.path / "c.svg") == svg);
+  for (const auto& name : names_in(dir.path)) CHECK_MESSAGE(name.find(".tmp") == std::string::npos, name);
+}
+
+TEST_CASE("bug 22.2: four concurrent report -o c.pdf leave one whole PDF") {
+  ScratchDir dir("i22-concurrent-pdf");
+  REQUIRE(run_capsim(dir.path, "report '" + kLora.string() + "' -o warm.pdf").exit_code == 0);
+  std::string line;
+  for (int i = 0; i < 4; ++i)
+    line += "CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' report '" + kLora.string() + "' -o c.pdf & ";
+  auto r = run_shell(dir.path, "sh -c \"" + line + "wait\"");
+  CHECK(r.exit_code == 0);
+  CHECK(is_whole_pdf(read_file(dir.path / "c.pdf")));
+  for (const auto& name : names_in(dir.path)) CHECK_MESSAGE(name.find(".tmp") == std::string::npos, name);
+}
+
+// ---- Defects 3, 4, 5: storage.
+
+namespace {
+
+// The test's own connection to a capsim database.
+struct Sql {
+  explicit Sql(const fs::path& path) {
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
+  }
+  ~Sql() { sqlite3_close(db); }
+  Sql(const Sql&) = delete;
+  Sql& operator=(const Sql&) = delete;
+  void exec(const std::string& sql) {
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    REQUIRE_MESSAGE(rc == SQLITE_OK, message);
+  }
+  std::string value(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) != nullptr)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    return out;
+  }
+  sqlite3* db = nullptr;
+};
+
+// Overwrites page `page` (1-based) of the database file with zeros.
+void zero_page(const fs::path& db, long page) {
+  std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp((page - 1) * 4096);
+  const std::string zeros(4096, '\0');
+  f.write(zeros.data(), zeros.size());
+}
+
+// A database with the shipped catalog and 40 runs, checkpointed into the main file.
+void make_history(const fs::path& dir) {
+  REQUIRE(run_capsim(dir, "run '" + kLora.string() + "'").exit_code == 0);
+  Sql sql(dir / "capsim.db");
+  for (int i = 0; i < 39; ++i)
+    sql.exec("INSERT INTO runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, "
+             "results_json, sweep) SELECT started_at, scenario, scenario_resolved, catalog_hash, capsim_version, "
+             "status, results_json, sweep FROM runs WHERE id = 1;");
+  sql.exec("PRAGMA wal_checkpoint(TRUNCATE);");
+}
+
+}  // namespace
+
+TEST_CASE("bug 22.3: a zeroed page of the run history is an error naming the file, not 36 of 40 runs") {
+  ScratchDir dir("i22-corrupt-history");
+  make_history(dir.path);
+  long page = 0;
+  {
+    Sql sql(dir.path / "capsim.db");
+    REQUIRE(sql.value("SELECT COUNT(*) FROM runs;") == "40");
+    page = std::stol(sql.value("SELECT rootpage FROM sqlite_master WHERE name = 'runs';"));
+  }
+  zero_page(dir.path / "capsim.db", page);
+  const auto r = run_capsim(dir.path, "history list --limit 100");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err.starts_with("capsim.db: error: the database is corrupt ("));
+  CHECK(r.err.find("restore it from a backup") != std::string::npos);
+  // The history cannot be rebuilt: the file is left as it is, for recovery.
+  CHECK(fs::exists(dir.path / "capsim.db"));
+}
+
+TEST_CASE("bug 22.3: a zeroed page of the catalog cache is rebuilt from the YAML with a warning") {
+  ScratchDir dir("i22-corrupt-catalog");
+  REQUIRE(run_capsim(dir.path, "catalog list").exit_code == 0);
+  const auto before = run_capsim(dir.path, "size '" + kLora.string() + "'");
+  REQUIRE(before.exit_code == 0);
+  long page = 0;
+  {
+    Sql sql(dir.path / "capsim.db");
+    sql.exec("PRAGMA wal_checkpoint(TRUNCATE);");
+    page = std::stol(sql.value("SELECT rootpage FROM sqlite_master WHERE name = 'entities';"));
+  }
+  zero_page(dir.path / "capsim.db", page);
+  const auto r = run_capsim(dir.path, "size '" + kLora.string() + "'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == before.out);  // every node type is back, nothing blamed on the scenario
+  CHECK(r.err.starts_with("capsim.db: warning: the database was corrupt ("));
+  CHECK(r.err.find("; moved it to capsim.db.corrupt-") != std::string::npos);
+  bool kept = false;
+  for (const auto& name : names_in(dir.path)) kept = kept || name.starts_with("capsim.db.corrupt-");
+  CHECK(kept);
+}
+
+TEST_CASE("bug 22.4: a database with a newer schema_version is refused and left untouched") {
+  ScratchDir dir("i22-newer-schema");
+  REQUIRE(run_capsim(dir.path, "catalog list").exit_code == 0);
+  {
+    Sql sql(dir.path / "capsim.db");
+    sql.exec("UPDATE meta SET value = '99' WHERE key = 'schema_version';");
+  }
+  for (const std::string& command : {"size '" + kLora.string() + "'", "run '" + kLora.string() + "'", std::string("history list")}) {
+    CAPTURE(command);
+    const auto r = run_capsim(dir.path, command);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err ==
+          "capsim.db: error: the database has schema version 99, newer than this capsim understands (2); it was left "
+          "untouched (use the capsim that wrote it, or another --db)\n");
+  }
+  Sql sql(dir.path / "capsim.db");
+  CHECK(sql.value("SELECT value FROM meta WHERE key = 'schema_version';") == "99");
+}
+
+TEST_CASE("bug 22.5: the real SQLite message is reported (no ROLLBACK first) and exit code 3 means environment") {
+  ScratchDir dir("i22-not-a-db");
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "this is not a database, it is a text file\n";
+  write_text(dir.path / "capsim.db", text);
+  const auto r = run_capsim(dir.path, "size '" + kLora.string() + "'");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "capsim.db: error: cannot open the database: file is not a database\n");
+  CHECK(read_file(dir.path / "capsim.db") == text);  // never moved aside or rewritten
+}
+
+TEST_CASE("bug 22.5: read-only commands open the database read-only: no write lock, no change to the file") {
+  ScratchDir dir("i22-read-only");
+  REQUIRE(run_capsim(dir.path, "run '" + kLora.string() + "'").exit_code == 0);
+  {
+    Sql sql(dir.path / "capsim.db");
+    sql.exec("PRAGMA wal_checkpoint(TRUNCATE);");
+  }
+  const std::string before = read_file(dir.path / "capsim.db");
+  Sql writer(dir.path / "capsim.db");
+  writer.exec("BEGIN IMMEDIATE;");  // another process holds the write lock (or the disk is full)
+  for (const std::string& command : {"size '" + kLora.string() + "'", "report '" + kLora.string() + "' -o r.md",
+                                    std::string("history list"), std::string("catalog list gpus"),
+                                    "validate '" + kLora.string() + "'"}) {
+    CAPTURE(command);
+    const auto r = run_capsim(dir.path, command, "capsim.db", 8);  // a write would wait 10 s for the lock
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+  }
+  writer.exec("ROLLBACK;");
+  CHECK(read_file(dir.path / "capsim.db") == before);
+}
