@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "capsim/core/files.hpp"
+#include "capsim/scenarios/expectations.hpp"
 #include "reliability/run_capsim.hpp"
 #include "support/test_support.hpp"
 
@@ -330,4 +332,54 @@ TEST_CASE("bug 22.5: read-only commands open the database read-only: no write lo
   }
   writer.exec("ROLLBACK;");
   CHECK(read_file(dir.path / "capsim.db") == before);
+}
+
+// ---- Defect 1: a false pass on zero samples.
+
+namespace {
+
+// llama2-70b-chat-h100 with the arrival rate raised from 3 to 3000 req/s: 190 times its
+// capacity, no request completes in the window.
+std::string overloaded_llama() {
+  std::string text = read_file(capsim::testing::example_scenario("llama2-70b-chat-h100"));
+  const auto at = text.find("rate: 3}");
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, 8, "rate: 3000}");
+}
+
+}  // namespace
+
+TEST_CASE("bug 22.1: run --check at 190x capacity fails: TTFT/TPOT p99 of zero completed requests are not measured") {
+  ScratchDir dir("i22-zero-samples");
+  write_text(dir.path / "over.yaml", overloaded_llama());
+  const auto r = run_capsim(dir.path, "run --check --no-history over.yaml");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("ok  ttft_p99") == std::string::npos);
+  CHECK(r.out.find("FAIL  ttft_p99 was not measured by this run: no request completed in the simulated window "
+                   "(0 samples) (ttft_p99 < 2 s)") != std::string::npos);
+  CHECK(r.out.find("FAIL  tpot_p99 was not measured by this run: no request completed in the simulated window "
+                   "(0 samples) (tpot_p99 < 100 ms)") != std::string::npos);
+  CHECK(r.out.find("time to first token p50 / p99    not measured (no request completed)") != std::string::npos);
+  CHECK(r.out.find(" 0 ms") == std::string::npos);
+  const auto json = run_capsim(dir.path, "run --check --no-history --format json over.yaml");
+  CHECK(json.exit_code == 1);
+  CHECK(json.out.find("\"ttft_p99\":{\"value\"") == std::string::npos);  // no measurement of nothing
+}
+
+TEST_CASE("bug 22.1: an expectation on an unmeasured or non-finite metric fails, whatever its bound") {
+  using namespace capsim::scenarios;
+  auto e = parse_expectation("ttft_p99 < 2 s");
+  REQUIRE(e.ok());
+  CHECK_FALSE(statistic("ttft_p99", 0.0, capsim::dims::seconds, 0).has_value());
+  CHECK(statistic("ttft_p99", 0.5, capsim::dims::seconds, 3).has_value());
+  CHECK_FALSE(statistic("ttft_p99", std::nan(""), capsim::dims::seconds, 3).has_value());
+  // Zero samples recorded as unmeasured: fails with the reason, even beside a stale 0 s value.
+  const std::vector<Measurement> zero{{"ttft_p99", {0.0, capsim::dims::seconds, capsim::Currency::none}}};
+  auto results = check_expectations({*e}, zero, {{"ttft_p99", "no request completed"}});
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].passed);
+  CHECK(results[0].message == "ttft_p99 was not measured by this run: no request completed (ttft_p99 < 2 s)");
+  // A NaN measurement never passes a comparison.
+  const std::vector<Measurement> nan{{"ttft_p99", {std::nan(""), capsim::dims::seconds, capsim::Currency::none}}};
+  CHECK_FALSE(check_expectations({*e}, nan)[0].passed);
 }
