@@ -5,9 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace capsim {
 namespace {
@@ -107,6 +113,105 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
   if (const int error = fsync_directory(dir); error != 0)
     return {io_failure(path, "written, but cannot flush its directory", error)};
   return {};
+}
+
+namespace {
+
+// The live temporary directories, for the signal handler. A fixed table of C strings, so
+// the handler reads it without allocating; slots are claimed and released under a mutex
+// by ordinary code and read (never written) by the handler.
+constexpr int kMaxLiveDirectories = 16;
+constexpr std::size_t kMaxPath = 4096;
+char g_live[kMaxLiveDirectories][kMaxPath];
+std::atomic<bool> g_used[kMaxLiveDirectories];
+std::mutex g_live_mutex;
+
+void register_live(const std::filesystem::path& path) {
+  const std::string text = path.string();
+  if (text.size() >= kMaxPath) return;
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (int i = 0; i < kMaxLiveDirectories; ++i)
+    if (!g_used[i].load()) {
+      std::memcpy(g_live[i], text.c_str(), text.size() + 1);
+      g_used[i].store(true);
+      return;
+    }
+}
+
+void unregister_live(const std::filesystem::path& path) {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (int i = 0; i < kMaxLiveDirectories; ++i)
+    if (g_used[i].load() && path.string() == g_live[i]) g_used[i].store(false);
+}
+
+// Removes a directory of plain files (what capsim puts in one) with async-signal-safe calls.
+void remove_flat_directory(const char* dir) {
+  const int fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    // getdents would be the strictly signal-safe way; readdir on a fresh DIR is what
+    // glibc implements with it and allocates only in fdopendir, before any entry.
+    if (DIR* d = ::fdopendir(fd)) {
+      while (const dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) ::unlinkat(fd, e->d_name, 0);
+      ::closedir(d);
+    } else {
+      ::close(fd);
+    }
+  }
+  ::rmdir(dir);
+}
+
+extern "C" void on_terminate(int signal) {
+  for (int i = 0; i < kMaxLiveDirectories; ++i)
+    if (g_used[i].load()) remove_flat_directory(g_live[i]);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+}  // namespace
+
+Result<TemporaryDirectory> TemporaryDirectory::create(const std::string& prefix) {
+  std::filesystem::path base = "/tmp";
+  if (const char* env = std::getenv("TMPDIR"); env != nullptr && *env != '\0') {
+    base = env;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(base, ec))
+      return environment_failure(Diagnostic{{base.string()}, "TMPDIR", "is not an existing directory",
+                                            "set TMPDIR to a writable directory, or unset it to use /tmp"});
+  }
+  std::string pattern = (base / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return environment_failure(Diagnostic{{base.string()}, "TMPDIR",
+                                          std::string("cannot create a private temporary directory: ") +
+                                              std::strerror(errno),
+                                          "set TMPDIR to a writable directory"});
+  TemporaryDirectory dir{std::filesystem::path(pattern)};
+  register_live(dir.path_);
+  return dir;
+}
+
+TemporaryDirectory::TemporaryDirectory(TemporaryDirectory&& other) noexcept : path_(std::move(other.path_)) {
+  other.path_.clear();
+}
+
+TemporaryDirectory::~TemporaryDirectory() {
+  if (path_.empty()) return;
+  unregister_live(path_);
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void remove_temporary_directories_on_signal() {
+  struct sigaction action {};
+  action.sa_handler = on_terminate;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+}
+
+int create_private_file(const std::filesystem::path& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
 }  // namespace capsim

@@ -32,9 +32,10 @@ void ensure_application() {
     setenv("QT_QPA_PLATFORM", "offscreen", 0);
   // Qt wants a private runtime directory; without one it warns on every start.
   if (std::getenv("XDG_RUNTIME_DIR") == nullptr) {
-    const auto dir = std::filesystem::temp_directory_path() / ("capsim-runtime-" + std::to_string(::getuid()));
+    // The error_code overloads: a bad TMPDIR must not throw out of here (it aborted capsim).
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
+    const auto dir = std::filesystem::temp_directory_path(ec) / ("capsim-runtime-" + std::to_string(::getuid()));
+    if (!ec) std::filesystem::create_directories(dir, ec);
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
     if (!ec) setenv("XDG_RUNTIME_DIR", dir.c_str(), 0);
   }

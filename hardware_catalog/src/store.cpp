@@ -112,11 +112,12 @@ std::optional<std::vector<std::string>> text_rows(sqlite3* db, const char* sql) 
   return rows;
 }
 
-// "ok", or what PRAGMA quick_check found (its first lines). `not_a_database` tells a file
-// that is no SQLite database at all (never moved aside: it may be the user's other file).
-std::string quick_check(sqlite3* db, bool* not_a_database) {
+// "ok", or what PRAGMA quick_check found (its first lines). `cannot_check` is set when the
+// check itself could not run for another reason than corruption (not a database at all, an
+// I/O error, a full disk): that file is never moved aside, the error is reported instead.
+std::string quick_check(sqlite3* db, bool* cannot_check) {
   auto rows = text_rows(db, "PRAGMA quick_check(3);");
-  *not_a_database = !rows && sqlite3_errcode(db) == SQLITE_NOTADB;
+  *cannot_check = !rows && (sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT;
   if (!rows) return sqlite3_errmsg(db);
   std::string out;
   for (const auto& r : *rows) out += (out.empty() ? "" : "; ") + r;
@@ -233,9 +234,9 @@ Result<Store> Store::open(const std::filesystem::path& path, Access access, OnCo
     return db_error(db, path, "cannot configure the database (is this a capsim database?)");
   // A damaged page must not read as missing rows: check the file before trusting it.
   if (exists) {
-    bool not_a_database = false;
-    const std::string check = quick_check(db, &not_a_database);
-    if (not_a_database) return db_error(db, path, "cannot open the database");
+    bool cannot_check = false;
+    const std::string check = quick_check(db, &cannot_check);
+    if (cannot_check) return db_error(db, path, "cannot open the database");
     if (check != "ok") {
       Diagnostic corrupt = environment_failure(
           Diagnostic{{path.string()}, "", "the database is corrupt (" + check + ")",

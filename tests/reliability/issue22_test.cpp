@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -173,7 +174,11 @@ TEST_CASE("bug 22.2: report -o r.pdf and size --chart c.svg on a full disk exit 
   CHECK(r.exit_code == 3);
   CHECK(r.err == "c.svg: error: cannot write the file: File too large\n");
   CHECK(read_file(dir.path / "c.svg") == svg);
-  for (const auto& name : names_in(dir.path)) CHECK_MESSAGE(name.find(".tmp") == std::string::npos, name);
+  for (const auto& name : names_in(dir.path)) {
+    CHECK_MESSAGE(name.find(".tmp") == std::string::npos, name);
+    // An I/O error while checking the database is reported, never taken for corruption.
+    CHECK_MESSAGE(name.find(".corrupt-") == std::string::npos, name);
+  }
 }
 
 TEST_CASE("bug 22.2: four concurrent report -o c.pdf leave one whole PDF") {
@@ -382,4 +387,68 @@ TEST_CASE("bug 22.1: an expectation on an unmeasured or non-finite metric fails,
   // A NaN measurement never passes a comparison.
   const std::vector<Measurement> nan{{"ttft_p99", {std::nan(""), capsim::dims::seconds, capsim::Currency::none}}};
   CHECK_FALSE(check_expectations({*e}, nan)[0].passed);
+}
+
+// ---- Defect 6: temporary directories.
+
+TEST_CASE("bug 22.6: run --sweep keeps its scratch files in a private directory it removes") {
+  ScratchDir dir("i22-sweep-tmp");
+  fs::create_directories(dir.path / "tmp");
+  // A link where the old predictable name pointed would have sent O_TRUNC writes to the victim.
+  write_text(dir.path / "victim", "precious");
+  const auto with_tmpdir = run_shell(dir.path, "TMPDIR='" + (dir.path / "tmp").string() + "' CAPSIM_DB=capsim.db '" CAPSIM_BINARY
+                                               "' run '" + kLora.string() + "' --sweep 'description=a,b' --jobs 2");
+  CHECK(with_tmpdir.exit_code == 0);
+  CHECK(with_tmpdir.out.find("Sweep description=a,b: 2 points") != std::string::npos);
+  CHECK(names_in(dir.path / "tmp").empty());
+  CHECK(read_file(dir.path / "victim") == "precious");
+}
+
+TEST_CASE("bug 22.6: a bad TMPDIR is a clear error (exit 3), not an uncaught filesystem_error (exit 134)") {
+  ScratchDir dir("i22-bad-tmpdir");
+  const auto r = run_shell(dir.path, "TMPDIR=/nonexistent/capsim CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' run '" +
+                                         kLora.string() + "' --sweep 'description=a,b'");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err ==
+        "/nonexistent/capsim: error: TMPDIR: is not an existing directory (set TMPDIR to a writable directory, or "
+        "unset it to use /tmp)\n");
+  const auto report = run_shell(dir.path, "TMPDIR=/nonexistent/capsim XDG_RUNTIME_DIR= CAPSIM_DB=capsim.db '" CAPSIM_BINARY
+                                          "' report '" + kLora.string() + "' -o r.html");
+  CHECK(report.exit_code == 0);
+}
+
+TEST_CASE("bug 22.6: SIGTERM during a sweep removes its temporary directory") {
+  ScratchDir dir("i22-sweep-sigterm");
+  fs::create_directories(dir.path / "tmp");
+  REQUIRE(run_capsim(dir.path, "catalog list").exit_code == 0);  // the catalog cache is ready
+  const std::string line = "(TMPDIR='" + (dir.path / "tmp").string() + "' CAPSIM_DB=capsim.db exec '" CAPSIM_BINARY
+                           "' run '" + kLora.string() +
+                           "' --sweep 'description=a,b,c,d,e,f,g,h,i,j,k,l' --jobs 1 > sweep.out 2>&1 & echo $! > pid; wait)";
+  std::thread sweep([&] { run_shell(dir.path, line); });
+  // Wait for the sweep's directory, then stop the sweep as a CI job's timeout would.
+  bool seen = false;
+  for (int i = 0; i < 400 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen = !read_file(dir.path / "pid").empty() && !names_in(dir.path / "tmp").empty();
+  }
+  if (seen) ::kill(static_cast<pid_t>(std::stol(read_file(dir.path / "pid"))), SIGTERM);
+  sweep.join();
+  REQUIRE(seen);
+  CHECK(names_in(dir.path / "tmp").empty());
+}
+
+// ---- Defect 10 (sweep manifest): shell arguments quoted, or better, no shell at all.
+
+TEST_CASE("bug 22.10: the sweep manifest passes the command as argv; $(...) and quotes stay literal") {
+  ScratchDir dir("i22-manifest");
+  const auto r = run_shell(dir.path, "'" CAPSIM_BINARY "' sweep s.yaml --sweep \"description=a'\\$(touch /tmp/x)'b,c\" --shards 2");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("sh") == std::string::npos);
+  CHECK(r.out.find("command: [capsim]") != std::string::npos);
+  CHECK(r.out.find("- \"description=a'$$(touch /tmp/x)'b,c\"") != std::string::npos);
+  CHECK(r.out.find("#   capsim history merge /results/shard-*.db --sweep 'description=a'\\''$(touch /tmp/x)'\\''b,c'") !=
+        std::string::npos);
+  const auto control = run_shell(dir.path, "'" CAPSIM_BINARY "' sweep s.yaml --sweep \"$(printf 'description=a\\nb')\" --shards 2");
+  CHECK(control.exit_code == 2);
+  CHECK(control.err == "error: --sweep: must not contain control characters\n");
 }

@@ -21,4 +21,33 @@ namespace capsim {
 // on device"). The new file gets mode 0666 less the umask, like an ordinary create.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
+// A private directory for one process's scratch files: created with mkdtemp (a fresh,
+// unpredictable name, mode 0700, never an existing directory or a link) under $TMPDIR
+// (else /tmp), and removed with everything in it when the object goes, and also when
+// the process is stopped by SIGTERM or SIGINT while it exists (see
+// remove_temporary_directories_on_signal). Movable, not copyable; not thread-safe.
+class TemporaryDirectory {
+ public:
+  // Errors (Cause::environment): $TMPDIR is not an existing writable directory.
+  static Result<TemporaryDirectory> create(const std::string& prefix);
+  TemporaryDirectory(TemporaryDirectory&& other) noexcept;
+  TemporaryDirectory& operator=(TemporaryDirectory&&) = delete;
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  ~TemporaryDirectory();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit TemporaryDirectory(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+// Installs SIGTERM and SIGINT handlers that remove every live TemporaryDirectory and then
+// end the process as the signal would (128 + signal number). Call it once from main().
+void remove_temporary_directories_on_signal();
+
+// Creates `path` for writing only if it does not exist, never following a link
+// (O_CREAT | O_EXCL | O_NOFOLLOW), mode 0600; returns the descriptor or -1 with errno.
+int create_private_file(const std::filesystem::path& path);
+
 }  // namespace capsim
