@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
@@ -244,11 +245,10 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
 }
 
 int run_import(const GlobalOptions& g, const ImportOptions& o) {
-  std::ifstream in(o.path, std::ios::binary);
-  if (!in) return report_errors({{{o.path}, "", "cannot read the calibration profile", ""}});
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto profile = hardware::parse_calibration_profile(text.str(), o.path);
+  // Profiles are tens of KB; 16 MiB is far beyond any, and /dev/zero is refused.
+  auto text = read_input_file(o.path, 16ull * 1024 * 1024, "calibration profile");
+  if (!text) return report_errors(text.errors());
+  auto profile = hardware::parse_calibration_profile(*text, o.path);
   if (!profile) return report_errors(profile.errors());
   auto ws = open(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
@@ -266,7 +266,7 @@ int run_import(const GlobalOptions& g, const ImportOptions& o) {
     for (auto& d : errors) d.key_path = "--gpu";
     return report_errors(errors);
   }
-  auto id = ws.value().store.import_calibration(*profile, text.str(), gpu_id);
+  auto id = ws.value().store.import_calibration(*profile, *text, gpu_id);
   if (!id) return report_errors(id.errors());
   const auto figures = hardware::measured_figures(*profile);
   if (o.format == Format::json) {

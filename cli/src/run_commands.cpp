@@ -53,10 +53,8 @@ struct RunOptions {
 Result<scenarios::Scenario> load_with_overrides(const std::string& file, const std::vector<std::string>& set,
                                                 const hardware::Catalog& catalog) {
   if (set.empty()) return scenarios::load_scenario_file(file, catalog);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Diagnostic{{file}, "", "cannot read the scenario file (does it exist?)", ""};
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = scenarios::read_scenario_text(file);
+  if (!text) return text.errors();
   std::vector<scenarios::Override> overrides;
   std::vector<Diagnostic> errors;
   for (const auto& s : set) {
@@ -65,7 +63,7 @@ Result<scenarios::Scenario> load_with_overrides(const std::string& file, const s
     else errors.insert(errors.end(), o.errors().begin(), o.errors().end());
   }
   if (!errors.empty()) return errors;
-  auto changed = scenarios::apply_overrides(text.str(), overrides);
+  auto changed = scenarios::apply_overrides(*text, overrides);
   if (!changed) return changed.errors();
   return scenarios::load_scenario(file + " (with --set)", *changed, catalog);
 }

@@ -214,4 +214,40 @@ int create_private_file(const std::filesystem::path& path) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
+Result<std::string> read_input_file(const std::filesystem::path& path, std::uintmax_t max_bytes, const std::string& what) {
+  auto refuse = [&](const std::string& message, const std::string& hint = {}) -> Result<std::string> {
+    return Diagnostic{{path.string()}, "", message, hint};
+  };
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return refuse("cannot read the " + what + " (does it exist?)");
+  if (std::filesystem::is_directory(status)) return refuse("is a directory, not a " + what);
+  if (!std::filesystem::is_regular_file(status)) return refuse("is not a regular file (a device or a pipe), not a " + what);
+  const auto size = std::filesystem::file_size(path, ec);
+  const std::string limit = std::to_string(max_bytes / (1024 * 1024)) + " MiB";
+  if (!ec && size > max_bytes)
+    return refuse("the " + what + " is " + std::to_string(size) + " bytes, more than the limit of " + limit);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return refuse("cannot read the " + what + ": " + std::strerror(errno));
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return refuse("cannot read the " + what + ": " + std::strerror(error));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes) {
+      ::close(fd);
+      return refuse("the " + what + " grew past the limit of " + limit + " while being read");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
 }  // namespace capsim

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/schema.hpp"
@@ -62,7 +64,15 @@ class Loader {
   Result<Scenario> load(const std::string& text) {
     YAML::Node root;
     try {
-      root = YAML::Load(text);
+      // Every document is parsed, so a broken second one is an error too, not ignored.
+      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+      if (!documents.empty()) root = documents.front();
+      for (std::size_t i = 1; i < documents.size(); ++i)
+        if (!documents[i].IsNull()) {
+          error(documents[i], "", "a scenario file holds one YAML document; a second one starts here",
+                "remove the '---' and what follows, or put each scenario in a file of its own");
+          return errors_;
+        }
     } catch (const YAML::Exception& e) {
       return Diagnostic{{file_, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""};
     }
@@ -75,6 +85,11 @@ class Loader {
       return errors_;
     }
     validate(root, scenario_schema(), "");
+    if (const auto name = root["name"]; name && name.IsScalar()) {
+      if (name.Scalar().empty()) error(name, "name", "must not be empty", "name the scenario, e.g. name: llama-70b-pretrain");
+      else if (name.Scalar().find_first_of("\n\t") != std::string::npos)
+        error(name, "name", "must be one line (no newline or tab)");
+    }
     if (!errors_.empty()) return errors_;
     Scenario s;
     try {
@@ -166,6 +181,18 @@ class Loader {
       return;
     }
     const std::string& text = node.Scalar();
+    // ESC, CR, NUL and the like would reach terminals, reports and JUnit XML raw.
+    if (const auto bad = std::find_if(text.begin(), text.end(), [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
+        });
+        bad != text.end()) {
+      static const char* hex = "0123456789ABCDEF";
+      const auto u = static_cast<unsigned char>(*bad);
+      error(node, path, std::string("contains the control character U+00") + hex[u >> 4] + hex[u & 15],
+            "remove it; scenario text is printed to terminals and written to reports");
+      return;
+    }
     switch (schema.kind) {
       case ValueKind::text: return;
       case ValueKind::choice:
@@ -581,23 +608,45 @@ class Loader {
     return {};
   }
 
+  // The trace file: beside the scenario or below its directory (a scenario from a pull
+  // request must not read the CI machine's other files), a regular file of at most 64 MiB,
+  // and errors that give line numbers, never the file's text.
+  // CAPSIM_ALLOW_TRACE_OUTSIDE=1 lifts the directory rule for a trusted scenario.
   void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
-    std::filesystem::path path = n.Scalar();
-    if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
-    std::ifstream in(path);
-    if (!in) {
-      error(n, "arrivals.trace", "cannot read the trace file '" + path.string() + "'");
+    constexpr std::uintmax_t kMaxTraceBytes = 64ull * 1024 * 1024;
+    const std::filesystem::path written = n.Scalar();
+    const std::filesystem::path base = std::filesystem::path(file_).parent_path();
+    const std::filesystem::path path = written.is_relative() ? base / written : written;
+    const char* allow = std::getenv("CAPSIM_ALLOW_TRACE_OUTSIDE");
+    if (allow == nullptr || std::string(allow) != "1") {
+      std::error_code ec;
+      // Absolute first: weakly_canonical leaves a relative path of a missing file relative.
+      const auto root = std::filesystem::weakly_canonical(std::filesystem::absolute(base.empty() ? "." : base, ec), ec);
+      const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+      const auto rel = target.lexically_relative(root);
+      if (written.is_absolute() || ec || rel.empty() || *rel.begin() == "..") {
+        error(n, "arrivals.trace", "the trace file '" + written.string() + "' is outside the scenario's directory",
+              "put it beside the scenario, or set CAPSIM_ALLOW_TRACE_OUTSIDE=1 for a scenario you trust");
+        return;
+      }
+    }
+    auto text = read_input_file(path, kMaxTraceBytes, "trace file");
+    if (!text) {
+      for (const auto& d : text.errors()) error(n, "arrivals.trace", d.where.file + ": " + d.message);
       return;
     }
     double previous = 0;
     int line = 0;
-    for (std::string text; std::getline(in, text);) {
+    std::istringstream in(*text);
+    for (std::string row; std::getline(in, row);) {
       ++line;
-      if (text.empty() || text[0] == '#') continue;
+      if (row.empty() || row[0] == '#') continue;
       double t = 0;
-      if (!parse_double(text, t) || t < previous) {
+      if (!parse_double(row, t) || !std::isfinite(t) || t < previous) {
         errors_.push_back({{path.string(), line, 1}, "arrivals.trace",
-                           "expected a time in seconds, not before the previous one, got '" + text + "'", ""});
+                           "line " + std::to_string(line) +
+                               " is not a time in seconds at or after the previous line's (its text is not shown)",
+                           ""});
         return;
       }
       previous = t;
@@ -749,15 +798,20 @@ Result<Scenario> load_scenario(const std::string& name, const std::string& text,
   return Loader(name, catalog).load(text);
 }
 
+Result<std::string> read_scenario_text(const std::filesystem::path& path) {
+  auto text = read_input_file(path, kMaxScenarioBytes, "scenario file");
+  if (!text && std::filesystem::is_directory(path)) {
+    auto d = text.errors().front();
+    d.hint = "give a .yaml file";
+    return d;
+  }
+  return text;
+}
+
 Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Diagnostic{{path.string()}, "", "is a directory, not a scenario file", "give a .yaml file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic{{path.string()}, "", "cannot read the scenario file (does it exist?)", ""};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_scenario(path.string(), text.str(), catalog);
+  auto text = read_scenario_text(path);
+  if (!text) return text.errors();
+  return load_scenario(path.string(), *text, catalog);
 }
 
 }  // namespace capsim::scenarios

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/text.hpp"
 #include "capsim/scenarios/expectations.hpp"
 #include "reliability/run_capsim.hpp"
 #include "support/test_support.hpp"
@@ -452,4 +453,52 @@ TEST_CASE("bug 22.10: the sweep manifest passes the command as argv; $(...) and 
   const auto control = run_shell(dir.path, "'" CAPSIM_BINARY "' sweep s.yaml --sweep \"$(printf 'description=a\\nb')\" --shards 2");
   CHECK(control.exit_code == 2);
   CHECK(control.err == "error: --sweep: must not contain control characters\n");
+}
+
+// ---- Defect 7: arrivals.trace reads any path and echoes it.
+
+namespace {
+
+std::string trace_scenario(const std::string& trace) {
+  return "name: i\nworkload:\n  type: inference\n  precision: fp16\n  graph:\n"
+         "    - {name: detector, model: horizontal-text-detection-0001}\n"
+         "arrivals: {kind: trace, rate: 1, trace: " + trace + "}\nslo: {p99: 100 ms}\n"
+         "deployment:\n  node: aws-g4dn-xlarge\n  stages:\n    - {replicas: 1, max_batch: 16, max_queue_delay: 2 ms}\n";
+}
+
+}  // namespace
+
+TEST_CASE("bug 22.7: a trace path that leaves the scenario's directory through a symlink is refused, content not shown") {
+  ScratchDir dir("i22-trace-link");
+  fs::create_directories(dir.path / "outside");
+  fs::create_directories(dir.path / "scenarios" / "traces");
+  write_text(dir.path / "outside" / "secret.txt", "TOP-SECRET-LINE\n");
+  fs::create_symlink(dir.path / "outside" / "secret.txt", dir.path / "scenarios" / "link.txt");
+  write_text(dir.path / "scenarios" / "bad.yaml", trace_scenario("link.txt"));
+  auto r = run_capsim(dir.path, "validate scenarios/bad.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is outside the scenario's directory") != std::string::npos);
+  CHECK(r.err.find("TOP-SECRET") == std::string::npos);
+  // Beside the scenario, in a subdirectory, relative to the scenario (not the working
+  // directory): read, and a bad line is named by number only.
+  write_text(dir.path / "scenarios" / "traces" / "t.txt", "0.1\nTOP-SECRET-LINE\n");
+  write_text(dir.path / "scenarios" / "ok.yaml", trace_scenario("traces/t.txt"));
+  r = run_capsim(dir.path, "validate scenarios/ok.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("t.txt:2:1: error: arrivals.trace: line 2 is not a time in seconds") != std::string::npos);
+  CHECK(r.err.find("TOP-SECRET") == std::string::npos);
+  write_text(dir.path / "scenarios" / "traces" / "t.txt", "0.1\n0.2\n");
+  CHECK(run_capsim(dir.path, "validate scenarios/ok.yaml").exit_code == 0);
+  // The explicit opt-in reads a trusted outside file, but never a device such as /dev/zero.
+  write_text(dir.path / "scenarios" / "zero.yaml", trace_scenario("/dev/zero"));
+  r = run_shell(dir.path, "CAPSIM_ALLOW_TRACE_OUTSIDE=1 CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' validate scenarios/zero.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/dev/zero: is not a regular file") != std::string::npos);
+}
+
+// ---- Defect 10: control characters never reach XML raw.
+
+TEST_CASE("bug 22.10: xml_escape writes control characters visibly, so JUnit XML stays well-formed") {
+  CHECK(capsim::xml_escape(std::string("a\x1b[31mb\rc\0d<&>", 14)) == "a\\x1b[31mb&#13;c\\x00d&lt;&amp;&gt;");
+  CHECK(capsim::xml_escape("line\ttab\nnext") == "line\ttab\nnext");
 }

@@ -7,7 +7,9 @@
 // of their own, and the last rename wins with one complete file.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "capsim/core/result.hpp"
@@ -20,6 +22,11 @@ namespace capsim {
 // diagnostic (cause: environment) names `path` and the system's reason (e.g. "No space left
 // on device"). The new file gets mode 0666 less the umask, like an ordinary create.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// Reads a whole input file of at most `max_bytes`: a regular file (not a device such as
+// /dev/zero, a FIFO or a directory), read with the cap enforced while reading (a file that
+// grows is caught too). Errors (Cause::input) name the file and never quote its content.
+Result<std::string> read_input_file(const std::filesystem::path& path, std::uintmax_t max_bytes, const std::string& what);
 
 // A private directory for one process's scratch files: created with mkdtemp (a fresh,
 // unpredictable name, mode 0700, never an existing directory or a link) under $TMPDIR
