@@ -55,6 +55,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 // Line diff by longest common subsequence (scenario files are small).
 std::string line_diff(const std::string& a_text, const std::string& b_text) {
   const auto a = lines_of(a_text), b = lines_of(b_text);
+  // The table is a.size() x b.size() ints: two 50,000-line scenarios needed 7.7 GB. Past the
+  // budget, say so instead of comparing line by line.
+  constexpr std::size_t kMaxCells = 4'000'000;
+  if ((a.size() + 1) * (b.size() + 1) > kMaxCells)
+    return "  " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+           " lines: too long to compare line by line (the limit is " + std::to_string(kMaxCells) +
+           " line pairs); " + (a_text == b_text ? "identical" : "they differ") + "\n";
   std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1));
   for (std::size_t i = a.size(); i-- > 0;)
     for (std::size_t j = b.size(); j-- > 0;)

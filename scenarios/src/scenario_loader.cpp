@@ -85,6 +85,7 @@ class Loader {
       return errors_;
     }
     validate(root, scenario_schema(), "");
+    check_station_budget(root["deployment"]);
     if (const auto name = root["name"]; name && name.IsScalar()) {
       if (name.Scalar().empty()) error(name, "name", "must not be empty", "name the scenario, e.g. name: llama-70b-pretrain");
       else if (name.Scalar().find_first_of("\n\t") != std::string::npos)
@@ -134,6 +135,11 @@ class Loader {
           return;
         }
         if (node.size() == 0) error(node, path, "expected at least one item");
+        if (schema.maximum > 0 && static_cast<double>(node.size()) > schema.maximum) {
+          error(node, path, "has " + std::to_string(node.size()) + " items, more than the limit of " +
+                                number_text(schema.maximum) + " (the work grows faster than linearly with them)");
+          return;
+        }
         for (std::size_t i = 0; i < node.size(); ++i)
           validate(node[i], schema.children.at(0), path + "[" + std::to_string(i) + "]");
         return;
@@ -217,6 +223,10 @@ class Loader {
         if (ratio ? q->value_si < 0 : q->value_si <= 0)
           error(node, path, std::string("must be ") + (ratio ? "zero or more" : "greater than zero") + ", got '" +
                                 text + "'");
+        else if (!in_range(schema, q->value_si))
+          error(node, path, "must be between " + to_string(ParsedQuantity{schema.minimum, schema.dim, Currency::none}) +
+                                " and " + to_string(ParsedQuantity{schema.maximum, schema.dim, Currency::none}) +
+                                ", got '" + text + "'");
         return;
       }
       case ValueKind::count: {
@@ -225,6 +235,9 @@ class Loader {
           for (const auto& d : c.errors()) error(node, path, d.message, d.hint);
         } else if (*c <= 0) {
           error(node, path, "must be greater than zero, got '" + text + "'");
+        } else if (!in_range(schema, *c)) {
+          error(node, path, "must be between " + number_text(schema.minimum) + " and " + number_text(schema.maximum) +
+                                ", got '" + text + "'");
         }
         return;
       }
@@ -612,6 +625,26 @@ class Loader {
   // request must not read the CI machine's other files), a regular file of at most 64 MiB,
   // and errors that give line numbers, never the file's text.
   // CAPSIM_ALLOW_TRACE_OUTSIDE=1 lifts the directory rule for a trusted scenario.
+  // The simulated deployment has one server per replica and instance of every stage; each
+  // is a DES station, and 1e6 of them ran past 300 s at 6.6 GB. Refuse past the budget.
+  void check_station_budget(const YAML::Node& deployment) {
+    constexpr double kMaxStations = 10000;
+    if (!deployment || !deployment.IsMap() || !deployment["stages"] || !deployment["stages"].IsSequence()) return;
+    double stations = 0;
+    for (const auto& stage : deployment["stages"]) {
+      if (!stage.IsMap()) return;
+      double replicas = 1, instances = 1;
+      if (stage["replicas"] && !parse_double(stage["replicas"].Scalar(), replicas)) return;
+      if (stage["instances"] && !parse_double(stage["instances"].Scalar(), instances)) return;
+      stations += replicas * instances;
+    }
+    if (stations > kMaxStations)
+      error(deployment["stages"], "deployment.stages",
+            "the stages have " + number_text(stations) + " servers (replicas x instances) to simulate, more than the limit of " +
+                number_text(kMaxStations),
+            "size the deployment with hardware.gpus instead of simulating it server by server");
+  }
+
   void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
     constexpr std::uintmax_t kMaxTraceBytes = 64ull * 1024 * 1024;
     const std::filesystem::path written = n.Scalar();

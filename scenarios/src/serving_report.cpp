@@ -148,6 +148,16 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   return r;
 }
 
+// hardware.max_gpus bounds serving as it bounds training: a recommendation beyond it (1e9
+// requests/s recommended 472 M GPUs) is refused, naming the limit.
+static std::optional<Diagnostic> beyond_max_gpus(const Scenario& s, long long gpus) {
+  if (gpus <= s.hardware.max_gpus) return std::nullopt;
+  return Diagnostic{{s.file}, "hardware.max_gpus",
+                    "the cheapest deployment that meets the SLO needs " + std::to_string(gpus) +
+                        " GPUs, more than max_gpus (" + std::to_string(s.hardware.max_gpus) + ")",
+                    "lower the arrival rate, relax the SLO, or raise hardware.max_gpus"};
+}
+
 Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog) {
   const auto& inf = *s.inference;
   if (s.hardware.gpus.empty())
@@ -173,6 +183,8 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     auto result = models::size_llm_serving(req);
     if (!result) return with_file(result.errors(), s.file);
     r.llm = std::move(result).value();
+    if (r.llm->recommended)
+      if (auto refused = beyond_max_gpus(s, r.llm->recommended->gpus)) return *refused;
     return r;
   }
   models::ServingSizingRequest req;
@@ -188,6 +200,8 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   auto result = models::size_serving(req);
   if (!result) return with_file(result.errors(), s.file);
   r.graph = std::move(result).value();
+  if (r.graph->recommended)
+    if (auto refused = beyond_max_gpus(s, r.graph->recommended->gpus)) return *refused;
   return r;
 }
 

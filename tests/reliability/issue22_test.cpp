@@ -502,3 +502,30 @@ TEST_CASE("bug 22.10: xml_escape writes control characters visibly, so JUnit XML
   CHECK(capsim::xml_escape(std::string("a\x1b[31mb\rc\0d<&>", 14)) == "a\\x1b[31mb&#13;c\\x00d&lt;&amp;&gt;");
   CHECK(capsim::xml_escape("line\ttab\nnext") == "line\ttab\nnext");
 }
+
+// ---- Defect 8: unbounded work.
+
+TEST_CASE("bug 22.8: --set with a 60,000-part key is refused, not a stack overflow") {
+  ScratchDir dir("i22-set-depth");
+  std::string key = "a";
+  for (int i = 1; i < 60000; ++i) key += ".a";
+  write_text(dir.path / "key.txt", "--set " + key + "=1");
+  const auto r = run_shell(dir.path, "CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' run '" + kLora.string() + "' $(cat key.txt)");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "error: --set: the key has 60000 parts, more than the limit of 32 (e.g. --set hardware.max_gpus=1024)\n");
+}
+
+TEST_CASE("bug 22.8: history diff of two 50,000-line scenarios answers in bounded memory") {
+  ScratchDir dir("i22-history-diff");
+  std::string comments;
+  for (int i = 0; i < 50000; ++i) comments += "# line " + std::to_string(i) + "\n";
+  const std::string base = read_file(kLora);
+  write_text(dir.path / "a.yaml", base + comments);
+  write_text(dir.path / "b.yaml", base + comments + "# one more\n");
+  REQUIRE(run_capsim(dir.path, "run a.yaml").exit_code == 0);
+  REQUIRE(run_capsim(dir.path, "run b.yaml").exit_code == 0);
+  const auto r = run_capsim(dir.path, "history diff 1 2");  // under the 4 GB limit of run_capsim
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("lines: too long to compare line by line (the limit is 4000000 line pairs); they differ") !=
+        std::string::npos);
+}
