@@ -7,11 +7,13 @@
 //   - the DES obeys Little's law, and a saturated line runs at its bottleneck's rate.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "capsim/core/des/examples.hpp"
 #include "capsim/core/des/simulator.hpp"
+#include "capsim/models/cost.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/scenarios/runner.hpp"
@@ -261,4 +263,47 @@ TEST_CASE("invariant: an overloaded line delivers its bottleneck's service rate,
   REQUIRE(result.ok());
   CHECK(result->throughput.mean == doctest::Approx(100.0).epsilon(0.03));
   CHECK(result->stations.at(0).utilization.mean > 0.99);
+}
+
+TEST_CASE("invariant: each expectation operator holds below, at and above its bound as written") {
+  // Found by tools/mutate: '<' accepting equality and '>=' flipped both survived the suite.
+  using scenarios::check_expectations;
+  using scenarios::parse_expectation;
+  const struct {
+    const char* text;
+    bool below, at, above;  // measured 1 s, 2 s, 3 s against a bound of 2 s
+  } cases[] = {
+      {"step_time < 2 s", true, false, false},
+      {"step_time <= 2 s", true, true, false},
+      {"step_time > 2 s", false, false, true},
+      {"step_time >= 2 s", false, true, true},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    auto e = parse_expectation(c.text);
+    REQUIRE(e.ok());
+    auto at = [&](double seconds) {
+      return check_expectations({*e}, {{"step_time", {seconds, dims::seconds, Currency::none}}})[0].passed;
+    };
+    CHECK(at(1.0) == c.below);
+    CHECK(at(2.0) == c.at);
+    CHECK(at(3.0) == c.above);
+  }
+}
+
+TEST_CASE("invariant: owned hardware over a horizon costs operating x time plus at most its price") {
+  // Found by tools/mutate: depreciation past the purchase price survived the suite.
+  CostBreakdown b;
+  b.capex = Money(120000, Currency::usd);
+  b.power = usd_per_hour(1.0);
+  b.depreciation = MoneyPerSecond(b.capex.value() / (36 * units::month), Currency::usd);  // 3 years
+  for (double months : {1.0, 12.0, 36.0, 60.0, 120.0}) {
+    CAPTURE(months);
+    const Seconds t(months * units::month);
+    const double operating = b.operating().value() * t.value();
+    const double used = std::min(b.capex.value(), b.depreciation.value() * t.value());
+    CHECK(b.over(t).value() == doctest::Approx(operating + used).epsilon(1e-12));
+    CHECK(b.over(t).value() <= operating + b.capex.value() * (1 + 1e-12));
+    CHECK(b.residual_value(t).value() == doctest::Approx(b.capex.value() - used).epsilon(1e-9));
+  }
 }
