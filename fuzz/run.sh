@@ -15,7 +15,7 @@ set -euo pipefail
 seconds="${1:-60}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CAPSIM_FUZZ_BUILD:-$root/build-fuzz}"
-targets="${CAPSIM_FUZZ_TARGETS:-fuzz_units fuzz_calibration fuzz_catalog fuzz_scenario}"
+targets="${CAPSIM_FUZZ_TARGETS:-fuzz_units fuzz_calibration fuzz_catalog fuzz_scenario fuzz_pipeline}"
 
 if [[ ! -f "$build/build.ninja" ]]; then
   CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S "$root" -B "$build" -G Ninja -DCAPSIM_FUZZ=ON \

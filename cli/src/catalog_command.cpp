@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
@@ -46,8 +47,8 @@ struct ValidateOptions {
   Format format = Format::table;
 };
 
-Result<scenarios::Workspace> open(const GlobalOptions& g) {
-  return scenarios::open_workspace({g.catalog_dir, g.db_path});
+Result<scenarios::Workspace> open(const GlobalOptions& g, hardware::Access access) {
+  return open_workspace(g, access);
 }
 
 Result<EntityKind> parse_kind(const std::string& text) {
@@ -75,7 +76,7 @@ int run_summary(const scenarios::Workspace& ws, Format format) {
 }
 
 int run_list(const GlobalOptions& g, const ListOptions& o) {
-  auto ws = open(g);
+  auto ws = open(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   if (o.kind.empty()) return run_summary(*ws, o.format);
   auto kind = parse_kind(o.kind);
@@ -211,7 +212,7 @@ std::string measured_json(const hardware::Catalog& catalog, const hardware::Enti
 }
 
 int run_show(const GlobalOptions& g, const ShowOptions& o) {
-  auto ws = open(g);
+  auto ws = open(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   const hardware::Entity* e = ws->catalog->find(o.id);
   if (e == nullptr) {
@@ -244,13 +245,12 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
 }
 
 int run_import(const GlobalOptions& g, const ImportOptions& o) {
-  std::ifstream in(o.path, std::ios::binary);
-  if (!in) return report_errors({{{o.path}, "", "cannot read the calibration profile", ""}});
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto profile = hardware::parse_calibration_profile(text.str(), o.path);
+  // Profiles are tens of KB; 16 MiB is far beyond any, and /dev/zero is refused.
+  auto text = read_input_file(o.path, 16ull * 1024 * 1024, "calibration profile");
+  if (!text) return report_errors(text.errors());
+  auto profile = hardware::parse_calibration_profile(*text, o.path);
   if (!profile) return report_errors(profile.errors());
-  auto ws = open(g);
+  auto ws = open(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   std::string gpu_id = o.gpu;
   if (gpu_id.empty()) {
@@ -266,7 +266,7 @@ int run_import(const GlobalOptions& g, const ImportOptions& o) {
     for (auto& d : errors) d.key_path = "--gpu";
     return report_errors(errors);
   }
-  auto id = ws.value().store.import_calibration(*profile, text.str(), gpu_id);
+  auto id = ws.value().store.import_calibration(*profile, *text, gpu_id);
   if (!id) return report_errors(id.errors());
   const auto figures = hardware::measured_figures(*profile);
   if (o.format == Format::json) {

@@ -63,9 +63,19 @@ void TerminalProgress::progress(double fraction, std::string_view what) {
 
 bool TerminalProgress::cancelled() const { return g_interrupted; }
 
+Result<scenarios::Workspace> open_workspace(const GlobalOptions& g, hardware::Access access,
+                                            hardware::OnCorrupt on_corrupt) {
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path, access, on_corrupt});
+  if (ws)
+    for (const auto& w : ws->store.warnings()) std::cerr << w << "\n";
+  return ws;
+}
+
 int report_errors(const std::vector<Diagnostic>& errors) {
   std::cerr << format_diagnostics(errors);
   if (errors.size() > 1) std::cerr << errors.size() << " errors\n";
+  for (const auto& e : errors)
+    if (e.cause == Cause::environment) return kExitEnvironment;
   return kExitBadInput;
 }
 

@@ -10,6 +10,7 @@
 #include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/scenarios/table.hpp"
+#include "capsim/scenarios/workspace.hpp"
 
 namespace capsim::cli {
 
@@ -17,6 +18,10 @@ namespace capsim::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitExpectationFailed = 1;
 inline constexpr int kExitBadInput = 2;
+// The environment failed, not the input: a full disk, an unwritable file, a corrupt,
+// unreadable or newer database, a bad TMPDIR. Retrying elsewhere may work; editing the
+// scenario will not.
+inline constexpr int kExitEnvironment = 3;
 
 enum class Format { table, json, csv, md };
 
@@ -26,7 +31,8 @@ void add_format_option(CLI::App& cmd, Format& format, const std::vector<std::str
 // Prints a table in the chosen tabular format (table, csv, md).
 void print_table(const scenarios::Table& t, Format format);
 
-// Prints diagnostics to stderr and returns kExitBadInput.
+// Prints diagnostics to stderr and returns kExitEnvironment when any of them is an
+// environment failure (Cause::environment), else kExitBadInput.
 int report_errors(const std::vector<Diagnostic>& errors);
 
 // A progress bar on stderr when it is a terminal and the work has run for half a second;
@@ -53,5 +59,11 @@ struct GlobalOptions {
   std::string db_path;
   std::string catalog_dir;
 };
+
+// Opens the workspace for a command and prints the store's warnings (a corrupt database
+// moved aside) to stderr. Commands that only read pass Access::read_only; those that show
+// the run history pass OnCorrupt::fail, since history cannot be rebuilt.
+Result<scenarios::Workspace> open_workspace(const GlobalOptions& g, hardware::Access access,
+                                            hardware::OnCorrupt on_corrupt = hardware::OnCorrupt::rebuild);
 
 }  // namespace capsim::cli

@@ -41,7 +41,7 @@ int run_estimate(const GlobalOptions& g, const SizeOptions& o) {
 }
 
 int run_size(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
@@ -71,7 +71,7 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
 }
 
 int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
@@ -89,7 +89,7 @@ int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
 }
 
 int run_cost(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
@@ -110,7 +110,7 @@ struct ExportOptions {
 int run_export(const GlobalOptions& g, const ExportOptions& o) {
   auto format = scenarios::parse_export_format(o.format);
   if (!format) return report_errors(format.errors());
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());

@@ -53,10 +53,8 @@ struct RunOptions {
 Result<scenarios::Scenario> load_with_overrides(const std::string& file, const std::vector<std::string>& set,
                                                 const hardware::Catalog& catalog) {
   if (set.empty()) return scenarios::load_scenario_file(file, catalog);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Diagnostic{{file}, "", "cannot read the scenario file (does it exist?)", ""};
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = scenarios::read_scenario_text(file);
+  if (!text) return text.errors();
   std::vector<scenarios::Override> overrides;
   std::vector<Diagnostic> errors;
   for (const auto& s : set) {
@@ -65,14 +63,14 @@ Result<scenarios::Scenario> load_with_overrides(const std::string& file, const s
     else errors.insert(errors.end(), o.errors().begin(), o.errors().end());
   }
   if (!errors.empty()) return errors;
-  auto changed = scenarios::apply_overrides(text.str(), overrides);
+  auto changed = scenarios::apply_overrides(*text, overrides);
   if (!changed) return changed.errors();
   return scenarios::load_scenario(file + " (with --set)", *changed, catalog);
 }
 
 int run_run(const GlobalOptions& g, const RunOptions& o) {
   if (!o.sweep.empty()) return run_sweep(g, o.file, o.sweep, o.shard, o.set, o.jobs, o.check);
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
@@ -106,7 +104,7 @@ struct HistoryOptions {
 };
 
 int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   auto runs = scenarios::list_runs(ws->store, o.limit, o.scenario);
   if (!runs) return report_errors(runs.errors());
@@ -119,7 +117,7 @@ int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
 }
 
 int run_history_show(const GlobalOptions& g, const HistoryOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   auto run = scenarios::get_run(ws->store, o.show_id);
   if (!run) return report_errors(run.errors());
@@ -130,7 +128,7 @@ int run_history_show(const GlobalOptions& g, const HistoryOptions& o) {
 }
 
 int run_history_diff(const GlobalOptions& g, const HistoryOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   auto a = scenarios::get_run(ws->store, o.diff_a);
   auto b = scenarios::get_run(ws->store, o.diff_b);
@@ -168,7 +166,7 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   report->add_option("scenario", rep->file, "Scenario YAML file")->required();
   report->add_option("-o,--output", rep->report, "Report file; the extension picks the format")->required();
   report->callback([&global, &exit_code, rep] {
-    auto ws = scenarios::open_workspace({global.catalog_dir, global.db_path});
+    auto ws = open_workspace(global, hardware::Access::read_only);
     if (!ws) {
       exit_code = report_errors(ws.errors());
       return;

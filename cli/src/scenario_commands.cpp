@@ -17,7 +17,7 @@ struct ValidateOptions {
 };
 
 int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   std::vector<Diagnostic> errors;
   for (const auto& file : o.files) {

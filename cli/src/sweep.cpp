@@ -88,8 +88,10 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
 pid_t spawn_capsim(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // New files only, never through a link: the directory is private, but be strict anyway.
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out.c_str(), kCreate, 0600);
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), kCreate, 0600);
   posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -113,10 +115,14 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     mine = scenarios::shard_of(*points, s->first, s->second);
   }
   // The catalog and database are opened once here, so the children find them ready.
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
-  const fs::path tmp = fs::temp_directory_path() / ("capsim-sweep-" + std::to_string(::getpid()));
-  fs::create_directories(tmp);
+  // A private directory (mkdtemp, 0700) for the children's output, removed on return and
+  // on SIGTERM/SIGINT; never a predictable name another user could plant.
+  auto scratch = TemporaryDirectory::create("capsim-sweep");
+  if (!scratch) return report_errors(scratch.errors());
+  remove_temporary_directories_on_signal();
+  const fs::path tmp = scratch->path();
   const int parallel = jobs > 0 ? jobs : std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   std::vector<PointResult> results(mine.size());
   std::map<pid_t, std::size_t> running;
@@ -151,8 +157,6 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     }
     wait_one();
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
   std::cout << "Sweep " << spec << (shard.empty() ? "" : " (shard " + shard + ")") << ": " << mine.size()
             << " points\n\n";
   print_table(sweep_table(results), Format::table);
@@ -170,7 +174,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
 }
 
 int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   std::vector<Diagnostic> errors;
   int copied = 0;
@@ -214,6 +218,20 @@ struct SweepJobOptions {
   std::string name = "capsim-sweep";
 };
 
+// `text` as one POSIX shell word: single-quoted, each ' written '\''.
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// `text` as a literal in a container's args: Kubernetes reads $(VAR) there, $$ is a '$'.
+std::string kubernetes_literal(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '$' ? std::string("$$") : std::string(1, c);
+  return out;
+}
+
 // A Kubernetes Indexed Job (batch/v1): pod i runs shard i of N and writes its own database
 // to the results volume; `capsim history merge` joins them.
 std::string indexed_job(const SweepJobOptions& o) {
@@ -234,12 +252,13 @@ std::string indexed_job(const SweepJobOptions& o) {
   y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   y << YAML::Key << "name" << YAML::Value << "capsim";
   y << YAML::Key << "image" << YAML::Value << o.image;
-  y << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "sh"
-    << "-c" << YAML::EndSeq;
-  y << YAML::Key << "args" << YAML::Value << YAML::BeginSeq
-    << "capsim --db /results/shard-${JOB_COMPLETION_INDEX}.db run '" + o.file + "' --sweep '" + o.spec +
-           "' --shard ${JOB_COMPLETION_INDEX}/" + std::to_string(o.shards)
-    << YAML::EndSeq;
+  // The command as an argument vector, no shell: a scenario path or sweep value can hold
+  // quotes and $(...) and stays one argument. Kubernetes expands $(VAR) in args, so a
+  // user's '$' is written '$$' (a literal dollar); only the completion index is expanded.
+  y << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "capsim" << YAML::EndSeq;
+  y << YAML::Key << "args" << YAML::Value << YAML::BeginSeq << "--db" << "/results/shard-$(JOB_COMPLETION_INDEX).db"
+    << "run" << kubernetes_literal(o.file) << "--sweep" << kubernetes_literal(o.spec) << "--shard"
+    << "$(JOB_COMPLETION_INDEX)/" + std::to_string(o.shards) << YAML::EndSeq;
   y << YAML::Key << "volumeMounts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
     << YAML::Value << "results" << YAML::Key << "mountPath" << YAML::Value << "/results" << YAML::EndMap
     << YAML::EndSeq;
@@ -249,7 +268,8 @@ std::string indexed_job(const SweepJobOptions& o) {
     << YAML::Value << o.name + "-results" << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   y << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndMap;
   return "# capsim sweep as a Kubernetes Indexed Job: pod i runs shard i; afterwards run\n"
-         "#   capsim history merge /results/shard-*.db --sweep '" + o.spec + "'\n" + std::string(y.c_str()) + "\n";
+         "#   capsim history merge /results/shard-*.db --sweep " + shell_quote(o.spec) + "\n" + std::string(y.c_str()) +
+         "\n";
 }
 
 }  // namespace
@@ -265,6 +285,14 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   sweep->add_option("--name", o->name, "Job name");
   sweep->callback([&global, &exit_code, o] {
     (void)global;
+    // Control characters would end the manifest's comment line or hide text in it.
+    for (const auto& [option, value] : {std::pair<const char*, const std::string*>{"--sweep", &o->spec},
+                                        {"scenario", &o->file}, {"--image", &o->image}, {"--name", &o->name}})
+      for (unsigned char c : *value)
+        if (c < 0x20 || c == 0x7f) {
+          exit_code = report_errors({Diagnostic{{}, option, "must not contain control characters", ""}});
+          return;
+        }
     auto points = scenarios::expand_sweep(o->spec);
     if (!points) {
       exit_code = report_errors(points.errors());

@@ -20,7 +20,20 @@ std::string xml_escape(const std::string& s) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '\n':
+      case '\t': out += c; break;
+      case '\r': out += "&#13;"; break;
+      default:
+        // XML 1.0 allows no other control character, not even as &#N;: show it as \xHH.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          static const char* hex = "0123456789abcdef";
+          const auto u = static_cast<unsigned char>(c);
+          out += "\\x";
+          out += hex[u >> 4];
+          out += hex[u & 15];
+        } else {
+          out += c;
+        }
     }
   }
   return out;

@@ -3,11 +3,13 @@
 // Hidden, for documentation screenshots: --screenshot FILE.png [--tab NAME] [--size WxH]
 // renders the real window once its charts are populated, saves it and exits.
 #include <QApplication>
+#include <QBuffer>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QTimer>
 #include <cstdio>
 
+#include "capsim/core/files.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #include "capsim/version.hpp"
 #include "main_window.hpp"
@@ -72,8 +74,18 @@ int main(int argc, char** argv) {
     QApplication::processEvents();
     QTimer::singleShot(500, &window, [&] {
       QApplication::processEvents();
-      if (!window.grab().save(shot)) {
-        std::fprintf(stderr, "capsim-gui: cannot write %s\n", qPrintable(shot));
+      // Into memory, then through the one atomic writer: a full disk is reported and
+      // leaves no truncated PNG.
+      QByteArray bytes;
+      QBuffer buffer(&bytes);
+      buffer.open(QIODevice::WriteOnly);
+      const bool rendered = window.grab().save(&buffer, "PNG");
+      const auto written = rendered ? capsim::write_file_atomically(
+                                          shot.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())))
+                                    : capsim::Status{};
+      if (!rendered || !written.empty()) {
+        std::fprintf(stderr, "capsim-gui: cannot write %s%s\n", qPrintable(shot),
+                     written.empty() ? "" : (": " + written.front().message).c_str());
         status = 1;
       }
       QApplication::exit(status);

@@ -2,7 +2,6 @@
 
 #include <QApplication>
 #include <QBuffer>
-#include <QFile>
 #include <QGraphicsScene>
 #include <QImage>
 #include <QPainter>
@@ -18,6 +17,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "capsim/core/files.hpp"
 #include "capsim/core/units.hpp"
 #include "chart_builders.hpp"
 
@@ -32,9 +32,10 @@ void ensure_application() {
     setenv("QT_QPA_PLATFORM", "offscreen", 0);
   // Qt wants a private runtime directory; without one it warns on every start.
   if (std::getenv("XDG_RUNTIME_DIR") == nullptr) {
-    const auto dir = std::filesystem::temp_directory_path() / ("capsim-runtime-" + std::to_string(::getuid()));
+    // The error_code overloads: a bad TMPDIR must not throw out of here (it aborted capsim).
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
+    const auto dir = std::filesystem::temp_directory_path(ec) / ("capsim-runtime-" + std::to_string(::getuid()));
+    if (!ec) std::filesystem::create_directories(dir, ec);
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
     if (!ec) setenv("XDG_RUNTIME_DIR", dir.c_str(), 0);
   }
@@ -48,14 +49,18 @@ namespace {
 
 double days(Seconds s) { return s.value() / units::day; }
 
-// Saves the scene to `file` through a temporary name in the same directory.
+// Renders the scene into memory and hands the bytes to the one atomic writer, so a full
+// disk leaves the previous chart in place and is reported (Qt's own file writers are not
+// checked: QSvgGenerator ignores write errors).
 Status save(QGraphicsScene& scene, const QSize& size, const std::filesystem::path& file) {
   const auto ext = file.extension().string();
-  const auto tmp = file.string() + ".tmp";
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
   bool ok = false;
   if (ext == ".svg") {
     QSvgGenerator svg;
-    svg.setFileName(QString::fromStdString(tmp));
+    svg.setOutputDevice(&buffer);
     svg.setSize(size);
     svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setTitle("capsim");
@@ -69,17 +74,14 @@ Status save(QGraphicsScene& scene, const QSize& size, const std::filesystem::pat
     painter.setRenderHint(QPainter::Antialiasing);
     scene.render(&painter);
     painter.end();
-    ok = image.save(QString::fromStdString(tmp), "PNG");
+    ok = image.save(&buffer, "PNG");
   } else {
     return {Diagnostic{{file.string()}, "", "unknown chart format '" + ext + "'", "use .png or .svg"}};
   }
-  std::error_code ec;
-  if (ok) std::filesystem::rename(tmp, file, ec);
-  if (!ok || ec) {
-    std::filesystem::remove(tmp, ec);
-    return {Diagnostic{{file.string()}, "", "cannot write the chart", ""}};
-  }
-  return {};
+  buffer.close();
+  if (!ok || bytes.isEmpty())
+    return {environment_failure(Diagnostic{{file.string()}, "", "cannot render the chart", ""})};
+  return write_file_atomically(file, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
 }
 
 }  // namespace

@@ -96,9 +96,13 @@ Status write_pdf(const ReportDocument& doc, const std::vector<QImage>& images, c
   for (std::size_t i = 0; i < images.size(); ++i)
     text.addResource(QTextDocument::ImageResource, QUrl("chart:" + QString::number(i)), images[i]);
   text.setHtml(QString::fromStdString(document_html(doc, [](int i) { return "chart:" + std::to_string(i); })));
-  const auto tmp = file.string() + ".tmp";
+  // Into memory first: QPdfWriter does not report a failed write to a file, so the bytes
+  // go through the one atomic writer, which does.
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
   {
-    QPdfWriter pdf(QString::fromStdString(tmp));
+    QPdfWriter pdf(&buffer);
     pdf.setPageSize(QPageSize(QPageSize::A4));
     pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
     pdf.setTitle(QString::fromStdString(doc.title));
@@ -107,12 +111,10 @@ Status write_pdf(const ReportDocument& doc, const std::vector<QImage>& images, c
     text.setPageSize(QSizeF(pdf.width(), pdf.height()));
     text.print(&pdf);
   }
-  std::error_code ec;
-  if (!std::filesystem::exists(tmp) || std::filesystem::file_size(tmp, ec) == 0)
-    return {Diagnostic{{file.string()}, "", "cannot write the PDF report", ""}};
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) return {Diagnostic{{file.string()}, "", "cannot write the PDF report: " + ec.message(), ""}};
-  return {};
+  buffer.close();
+  if (bytes.isEmpty())
+    return {environment_failure(Diagnostic{{file.string()}, "", "cannot render the PDF report", ""})};
+  return write_file_atomically(file, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
 }
 
 }  // namespace

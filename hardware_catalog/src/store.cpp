@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <sstream>
 
 namespace capsim::hardware {
@@ -33,8 +34,11 @@ CREATE TABLE IF NOT EXISTS runs(
   status TEXT NOT NULL, results_json TEXT NOT NULL);
 )sql";
 
+// An error of the database, with SQLite's own message: read it before anything else (a
+// ROLLBACK) replaces it.
 Diagnostic db_error(sqlite3* db, const std::filesystem::path& path, const std::string& what) {
-  return Diagnostic{{path.string()}, "", what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), ""};
+  return environment_failure(
+      Diagnostic{{path.string()}, "", what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), ""});
 }
 
 // A prepared statement that finalizes itself.
@@ -96,6 +100,67 @@ std::vector<std::string> split_lines(const std::string& s) {
 
 bool exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
 
+// Runs a query whose rows are one text column each; nullopt (SQLite's message left in the
+// connection) when a step fails: a corrupt page is an error, never the end of the data.
+std::optional<std::vector<std::string>> text_rows(sqlite3* db, const char* sql) {
+  Statement q(db, sql);
+  if (!q.ok()) return std::nullopt;
+  std::vector<std::string> rows;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) rows.push_back(q.text(0));
+  if (rc != SQLITE_DONE) return std::nullopt;
+  return rows;
+}
+
+// "ok", or what PRAGMA quick_check found (its first lines). `cannot_check` is set when the
+// check itself could not run for another reason than corruption (not a database at all, an
+// I/O error, a full disk): that file is never moved aside, the error is reported instead.
+std::string quick_check(sqlite3* db, bool* cannot_check) {
+  auto rows = text_rows(db, "PRAGMA quick_check(3);");
+  *cannot_check = !rows && (sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT;
+  if (!rows) return sqlite3_errmsg(db);
+  std::string out;
+  for (const auto& r : *rows) out += (out.empty() ? "" : "; ") + r;
+  return out;
+}
+
+// The schema_version stored in meta; 0 when the file has no meta table yet (new file);
+// nullopt with SQLite's message on a read error.
+std::optional<int> stored_schema_version(sqlite3* db) {
+  auto tables = text_rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta';");
+  if (!tables) return std::nullopt;
+  if (tables->empty()) return 0;
+  auto version = text_rows(db, "SELECT value FROM meta WHERE key = 'schema_version';");
+  if (!version) return std::nullopt;
+  if (version->empty()) return 0;
+  try {
+    return std::stoi(version->front());
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
+  return buffer;
+}
+
+// Moves a corrupt database (and its WAL files) aside; returns the new name.
+std::filesystem::path move_aside(const std::filesystem::path& path) {
+  const std::filesystem::path aside = path.string() + ".corrupt-" + utc_stamp();
+  std::error_code ec;
+  std::filesystem::rename(path, aside, ec);
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::error_code ignored;
+    std::filesystem::rename(path.string() + suffix, aside.string() + suffix, ignored);
+  }
+  return ec ? std::filesystem::path() : aside;
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -143,52 +208,107 @@ std::filesystem::path default_db_path() {
   return std::filesystem::path(home && *home ? home : ".") / ".local" / "share" / "capsim" / "capsim.db";
 }
 
-Result<Store> Store::open(const std::filesystem::path& path) {
+int Store::schema_version() { return kSchemaVersion; }
+
+Result<Store> Store::open(const std::filesystem::path& path, Access access, OnCorrupt on_corrupt) {
   std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return Diagnostic{{path.string()}, "", "cannot create the database directory: " + ec.message(), ""};
+  const bool exists = std::filesystem::exists(path, ec);
+  if (!exists && path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec)
+    return environment_failure(
+        Diagnostic{{path.string()}, "", "cannot create the database directory: " + ec.message(), ""});
+  // Read-only when asked and there is a file to read; a new file must be created first.
+  const bool read_only = access == Access::read_only && exists;
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.string().c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.string().c_str(), &db, flags, nullptr) != SQLITE_OK) {
     auto d = db_error(db, path, "cannot open the database");
     sqlite3_close(db);
     return d;
   }
   Store store(db, path);
+  store.read_only_ = read_only;
   sqlite3_busy_timeout(db, 10000);
-  if (!exec(db, "PRAGMA journal_mode=WAL;") || !exec(db, "PRAGMA foreign_keys=ON;") ||
-      !exec(db, "PRAGMA synchronous=NORMAL;"))
-    return db_error(db, path, "cannot configure the database");
-  if (!exec(db, "BEGIN IMMEDIATE;") || !exec(db, kSchema)) {
-    exec(db, "ROLLBACK;");
-    return db_error(db, path, "cannot create the tables (is this a capsim database?)");
+  if (!read_only && (!exec(db, "PRAGMA journal_mode=WAL;") || !exec(db, "PRAGMA foreign_keys=ON;") ||
+                     !exec(db, "PRAGMA synchronous=NORMAL;")))
+    return db_error(db, path, "cannot configure the database (is this a capsim database?)");
+  // A damaged page must not read as missing rows: check the file before trusting it.
+  if (exists) {
+    bool cannot_check = false;
+    const std::string check = quick_check(db, &cannot_check);
+    if (cannot_check) return db_error(db, path, "cannot open the database");
+    if (check != "ok") {
+      Diagnostic corrupt = environment_failure(
+          Diagnostic{{path.string()}, "", "the database is corrupt (" + check + ")",
+                     "restore it from a backup, or move it away to start a new one"});
+      if (on_corrupt == OnCorrupt::fail) return corrupt;
+      sqlite3_close(store.db_);
+      store.db_ = nullptr;
+      const auto aside = move_aside(path);
+      if (aside.empty()) return corrupt;
+      auto fresh = open(path, Access::read_write, OnCorrupt::fail);
+      if (!fresh) return fresh;
+      fresh.value().warnings_.push_back(path.string() + ": warning: the database was corrupt (" + check +
+                                        "); moved it to " + aside.string() +
+                                        " and rebuilt the catalog from the YAML; its run history and calibrations "
+                                        "stay in the moved file");
+      return fresh;
+    }
   }
+  const auto version = stored_schema_version(db);
+  if (!version) return db_error(db, path, "cannot read the schema version");
+  if (*version > kSchemaVersion)
+    return environment_failure(Diagnostic{
+        {path.string()}, "",
+        "the database has schema version " + std::to_string(*version) + ", newer than this capsim understands (" +
+            std::to_string(kSchemaVersion) + "); it was left untouched",
+        "use the capsim that wrote it, or another --db"});
+  if (*version == kSchemaVersion) {
+    if (read_only) return store;
+  } else if (read_only) {
+    // An older schema: migrate it read-write (the one write a read-only command makes).
+    return open(path, Access::read_write, on_corrupt);
+  }
+  if (!exec(db, "BEGIN IMMEDIATE;")) return db_error(db, path, "cannot start a transaction");
+  auto fail = [&](const std::string& what) -> Result<Store> {
+    Diagnostic d = db_error(db, path, what);
+    exec(db, "ROLLBACK;");
+    return d;
+  };
+  if (!exec(db, kSchema)) return fail("cannot create the tables (is this a capsim database?)");
   // Version 2: runs carry the sweep point they belong to.
   bool has_sweep = false;
   {
     Statement columns(db, "PRAGMA table_info(runs);");
-    while (columns.ok() && columns.step() == SQLITE_ROW) has_sweep = has_sweep || columns.text(1) == "sweep";
+    if (!columns.ok()) return fail("cannot read the run history's columns");
+    int rc;
+    while ((rc = columns.step()) == SQLITE_ROW) has_sweep = has_sweep || columns.text(1) == "sweep";
+    if (rc != SQLITE_DONE) return fail("cannot read the run history's columns");
   }
-  if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';")) {
-    exec(db, "ROLLBACK;");
-    return db_error(db, path, "cannot migrate the run history");
+  if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';"))
+    return fail("cannot migrate the run history");
+  if (*version != kSchemaVersion) {
+    Statement write_version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
+    if (!write_version.ok()) return fail("cannot write the schema version");
+    write_version.bind(1, std::to_string(kSchemaVersion));
+    if (write_version.step() != SQLITE_DONE) return fail("cannot write the schema version");
   }
-  Statement version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
-  version.bind(1, std::to_string(kSchemaVersion));
-  if (!version.ok() || version.step() != SQLITE_DONE || !exec(db, "COMMIT;")) {
-    exec(db, "ROLLBACK;");
-    return db_error(db, path, "cannot write the schema version");
-  }
+  if (!exec(db, "COMMIT;")) return fail("cannot commit the schema");
   return store;
 }
 
-Store::Store(Store&& other) noexcept : db_(other.db_), path_(std::move(other.path_)) { other.db_ = nullptr; }
+Store::Store(Store&& other) noexcept
+    : db_(other.db_), path_(std::move(other.path_)), read_only_(other.read_only_), warnings_(std::move(other.warnings_)) {
+  other.db_ = nullptr;
+}
 
 Store& Store::operator=(Store&& other) noexcept {
   if (this != &other) {
     sqlite3_close(db_);
     db_ = other.db_;
     path_ = std::move(other.path_);
+    read_only_ = other.read_only_;
+    warnings_ = std::move(other.warnings_);
     other.db_ = nullptr;
   }
   return *this;
@@ -196,10 +316,15 @@ Store& Store::operator=(Store&& other) noexcept {
 
 Store::~Store() { sqlite3_close(db_); }
 
+Result<std::string> Store::read_catalog_hash() const {
+  auto rows = text_rows(db_, "SELECT value FROM meta WHERE key = 'catalog_hash';");
+  if (!rows) return db_error(db_, path_, "cannot read the catalog hash");
+  return rows->empty() ? std::string() : rows->front();
+}
+
 std::string Store::stored_catalog_hash() const {
-  Statement q(db_, "SELECT value FROM meta WHERE key = 'catalog_hash';");
-  if (q.ok() && q.step() == SQLITE_ROW) return q.text(0);
-  return "";
+  auto hash = read_catalog_hash();
+  return hash ? *hash : std::string();
 }
 
 Status Store::save_catalog(const Catalog& catalog) {
@@ -257,7 +382,9 @@ Status Store::save_catalog(const Catalog& catalog) {
 }
 
 Result<Catalog> Store::load_catalog() const {
-  const std::string hash = stored_catalog_hash();
+  auto stored = read_catalog_hash();
+  if (!stored) return stored.errors();
+  const std::string hash = *stored;
   if (hash.empty()) return Diagnostic{{path_.string()}, "", "the database holds no catalog yet", ""};
   Statement entities(db_, "SELECT id, kind, file, line, col FROM entities ORDER BY kind, ord;");
   Statement fields(db_,
@@ -265,7 +392,8 @@ Result<Catalog> Store::load_catalog() const {
                    "FROM field_values WHERE entity_id = ?1;");
   if (!entities.ok() || !fields.ok()) return db_error(db_, path_, "cannot read the catalog");
   std::map<EntityKind, std::vector<Entity>> by_kind;
-  while (entities.step() == SQLITE_ROW) {
+  int entity_rc;
+  while ((entity_rc = entities.step()) == SQLITE_ROW) {
     Entity e;
     e.id = entities.text(0);
     const std::string kind = entities.text(1);
@@ -274,7 +402,8 @@ Result<Catalog> Store::load_catalog() const {
     e.where = {entities.text(2), entities.integer(3), entities.integer(4)};
     fields.reset();
     fields.bind(1, e.id);
-    while (fields.step() == SQLITE_ROW) {
+    int field_rc;
+    while ((field_rc = fields.step()) == SQLITE_ROW) {
       FieldValue v;
       v.type = static_cast<FieldType>(fields.integer(1));
       v.text = fields.text(2);
@@ -286,13 +415,15 @@ Result<Catalog> Store::load_catalog() const {
       v.where = {e.where.file, fields.integer(9), fields.integer(10)};
       e.fields.emplace(fields.text(0), std::move(v));
     }
+    if (field_rc != SQLITE_DONE) return db_error(db_, path_, "cannot read the catalog entry '" + e.id + "'");
     by_kind[e.kind].push_back(std::move(e));
   }
+  if (entity_rc != SQLITE_DONE) return db_error(db_, path_, "cannot read the catalog");
   Catalog catalog;
   for (auto k : kAllKinds)
     for (auto& e : by_kind[k]) catalog.add(std::move(e));
   catalog.content_hash = hash;
-  attach_calibrations(catalog);
+  if (auto status = attach_calibrations(catalog); !status.empty()) return status;
   return catalog;
 }
 
@@ -339,34 +470,42 @@ std::optional<MeasuredFigures> Store::calibration_for(std::string_view gpu_id) c
               "ORDER BY measured_at DESC, id DESC LIMIT 1;");
   if (!q.ok()) return std::nullopt;
   q.bind(1, std::string(gpu_id));
-  if (q.step() != SQLITE_ROW) return std::nullopt;
+  if (q.step() != SQLITE_ROW) return std::nullopt;  // read errors: attach_calibrations checks first
   auto profile = parse_calibration_profile(q.text(0));
   if (!profile) return std::nullopt;  // validated on import; only a hand-edited database fails here
   return measured_figures(*profile);
 }
 
 std::vector<std::string> Store::calibrated_gpus() const {
-  std::vector<std::string> ids;
-  Statement q(db_, "SELECT DISTINCT gpu_id FROM calibration_profiles ORDER BY gpu_id;");
-  while (q.ok() && q.step() == SQLITE_ROW) ids.push_back(q.text(0));
-  return ids;
+  auto ids = text_rows(db_, "SELECT DISTINCT gpu_id FROM calibration_profiles ORDER BY gpu_id;");
+  return ids ? *ids : std::vector<std::string>{};
 }
 
-void Store::attach_calibrations(Catalog& catalog) const {
-  for (const auto& id : calibrated_gpus())
+Status Store::attach_calibrations(Catalog& catalog) const {
+  auto ids = text_rows(db_, "SELECT DISTINCT gpu_id FROM calibration_profiles ORDER BY gpu_id;");
+  if (!ids) return {db_error(db_, path_, "cannot read the calibrations")};
+  // Every stored profile must read back; a corrupt row is an error, not "no calibration".
+  if (!text_rows(db_, "SELECT length(profile_json) FROM calibration_profiles;"))
+    return {db_error(db_, path_, "cannot read the calibrations")};
+  for (const auto& id : *ids)
     if (catalog.find_gpu(id) != nullptr)
       if (auto figures = calibration_for(id)) catalog.set_measured(id, std::move(*figures));
+  return {};
 }
 
 Result<Catalog> Store::sync_catalog(const std::vector<CatalogSource>& sources, bool* rebuilt) {
   const std::string wanted = catalog_hash(sources);
   if (rebuilt) *rebuilt = false;
-  if (stored_catalog_hash() == wanted) return load_catalog();
+  auto stored = read_catalog_hash();
+  if (!stored) return stored.errors();
+  if (*stored == wanted) return load_catalog();
+  if (read_only_)
+    return environment_failure(Diagnostic{{path_.string()}, "", "the stored catalog is out of date and the database was opened read-only", ""});
   auto catalog = hardware::load_catalog(sources);
   if (!catalog) return catalog.errors();
   if (auto status = save_catalog(*catalog); !status.empty()) return status;
   if (rebuilt) *rebuilt = true;
-  attach_calibrations(catalog.value());
+  if (auto status = attach_calibrations(catalog.value()); !status.empty()) return status;
   return catalog;
 }
 

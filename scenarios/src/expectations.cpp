@@ -1,5 +1,7 @@
 #include "capsim/scenarios/expectations.hpp"
 
+#include <cmath>
+
 #include <array>
 
 #include "capsim/core/suggest.hpp"
@@ -102,15 +104,26 @@ Result<Expectation> parse_expectation(std::string_view text) {
                     "e.g. 'training_time < 90 d'"};
 }
 
+std::optional<Measurement> statistic(const std::string& metric, double value, Dim dim, std::uint64_t samples) {
+  if (samples == 0 || !std::isfinite(value)) return std::nullopt;
+  return Measurement{metric, {value, dim, Currency::none}};
+}
+
 std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>& expectations,
-                                                  const std::vector<Measurement>& measured) {
+                                                  const std::vector<Measurement>& measured,
+                                                  const std::vector<Unmeasured>& unmeasured) {
   std::vector<ExpectationResult> out;
   for (const auto& e : expectations) {
     ExpectationResult r{e, std::nullopt, false, ""};
     for (const auto& m : measured)
-      if (m.metric == e.metric) r.measured = m.value;
+      if (m.metric == e.metric && std::isfinite(m.value.value_si)) r.measured = m.value;
+    std::string reason;
+    for (const auto& u : unmeasured)
+      if (u.metric == e.metric) reason = u.reason;
+    if (!reason.empty()) r.measured.reset();
     if (!r.measured) {
-      r.message = e.metric + " was not measured by this run (" + e.text + ")";
+      r.message = e.metric + " was not measured by this run" + (reason.empty() ? "" : ": " + reason) + " (" +
+                  e.text + ")";
     } else {
       r.passed = holds(e.op, r.measured->value_si, e.bound.value_si);
       r.message = e.metric + " = " + value_text(*r.measured) + (r.passed ? ", meets " : ", fails ") +

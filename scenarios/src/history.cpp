@@ -11,9 +11,12 @@
 namespace capsim::scenarios {
 namespace {
 
+// SQLite's own message, read before anything (a ROLLBACK, a finalize) can replace it.
 Diagnostic db_error(const hardware::Store& store, const std::string& what) {
-  return Diagnostic{{store.path().string()}, "", what + ": " + sqlite3_errmsg(store.handle()), ""};
+  return environment_failure(
+      Diagnostic{{store.path().string()}, "", what + ": " + sqlite3_errmsg(store.handle()), ""});
 }
+
 
 std::string column(sqlite3_stmt* s, int i) {
   const auto* p = sqlite3_column_text(s, i);
@@ -23,6 +26,20 @@ std::string column(sqlite3_stmt* s, int i) {
 RunRecord read_row(sqlite3_stmt* s) {
   return {sqlite3_column_int64(s, 0), column(s, 1), column(s, 2), column(s, 3), column(s, 4),
           column(s, 5),              column(s, 6), column(s, 7), column(s, 8)};
+}
+
+// Steps through every row; a step that fails (a corrupt page) is an error, never the end.
+Result<std::vector<RunRecord>> read_rows(const hardware::Store& store, sqlite3_stmt* s) {
+  std::vector<RunRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) out.push_back(read_row(s));
+  if (rc != SQLITE_DONE) {
+    auto error = db_error(store, "cannot read the run history");
+    sqlite3_finalize(s);
+    return error;
+  }
+  sqlite3_finalize(s);
+  return out;
 }
 
 constexpr const char* kColumns =
@@ -38,6 +55,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 // Line diff by longest common subsequence (scenario files are small).
 std::string line_diff(const std::string& a_text, const std::string& b_text) {
   const auto a = lines_of(a_text), b = lines_of(b_text);
+  // The table is a.size() x b.size() ints: two 50,000-line scenarios needed 7.7 GB. Past the
+  // budget, say so instead of comparing line by line.
+  constexpr std::size_t kMaxCells = 4'000'000;
+  if ((a.size() + 1) * (b.size() + 1) > kMaxCells)
+    return "  " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+           " lines: too long to compare line by line (the limit is " + std::to_string(kMaxCells) +
+           " line pairs); " + (a_text == b_text ? "identical" : "they differ") + "\n";
   std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1));
   for (std::size_t i = a.size(); i-- > 0;)
     for (std::size_t j = b.size(); j-- > 0;)
@@ -73,8 +97,12 @@ Result<long long> record_run(const hardware::Store& store, const RunResult& run,
   // One statement is one transaction; with WAL and the store's busy timeout, concurrent
   // writers queue instead of failing.
   const int rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) {
+    auto error = db_error(store, "cannot record the run");
+    sqlite3_finalize(s);
+    return error;
+  }
   sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) return db_error(store, "cannot record the run");
   return static_cast<long long>(sqlite3_last_insert_rowid(db));
 }
 
@@ -86,10 +114,7 @@ Result<std::vector<RunRecord>> list_runs(const hardware::Store& store, int limit
     return db_error(store, "cannot read the run history");
   sqlite3_bind_int(s, 1, limit);
   if (!scenario.empty()) sqlite3_bind_text(s, 2, scenario.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<RunRecord> out;
-  while (sqlite3_step(s) == SQLITE_ROW) out.push_back(read_row(s));
-  sqlite3_finalize(s);
-  return out;
+  return read_rows(store, s);
 }
 
 Result<RunRecord> get_run(const hardware::Store& store, long long id) {
@@ -98,9 +123,10 @@ Result<RunRecord> get_run(const hardware::Store& store, long long id) {
   if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
     return db_error(store, "cannot read the run history");
   sqlite3_bind_int64(s, 1, id);
+  auto rows = read_rows(store, s);
+  if (!rows) return rows.errors();
   std::optional<RunRecord> found;
-  if (sqlite3_step(s) == SQLITE_ROW) found = read_row(s);
-  sqlite3_finalize(s);
+  if (!rows->empty()) found = rows->front();
   if (!found) return Diagnostic{{store.path().string()}, "", "no run with id " + std::to_string(id), "see 'capsim history'"};
   return *found;
 }
@@ -112,10 +138,7 @@ Result<std::vector<RunRecord>> list_sweep_runs(const hardware::Store& store, con
     return db_error(store, "cannot read the run history");
   const std::string pattern = spec + " | %";
   sqlite3_bind_text(s, 1, pattern.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<RunRecord> out;
-  while (sqlite3_step(s) == SQLITE_ROW) out.push_back(read_row(s));
-  sqlite3_finalize(s);
-  return out;
+  return read_rows(store, s);
 }
 
 Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path& shard) {
@@ -127,8 +150,12 @@ Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path
     return db_error(store, "cannot open the shard " + shard.string());
   sqlite3_bind_text(attach, 1, shard.string().c_str(), -1, SQLITE_TRANSIENT);
   const int rc = sqlite3_step(attach);
+  if (rc != SQLITE_DONE) {
+    auto error = db_error(store, "cannot open the shard " + shard.string());
+    sqlite3_finalize(attach);
+    return error;
+  }
   sqlite3_finalize(attach);
-  if (rc != SQLITE_DONE) return db_error(store, "cannot open the shard " + shard.string());
   auto detach = [&] { sqlite3_exec(db, "DETACH DATABASE shard;", nullptr, nullptr, nullptr); };
   const char* copy =
       "BEGIN IMMEDIATE;"

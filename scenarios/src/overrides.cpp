@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <sstream>
@@ -42,9 +43,15 @@ std::string SweepPoint::label() const {
 Result<Override> parse_override(std::string_view text) {
   const std::size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0)
-    return Diagnostic{{}, "--set", "expected KEY=VALUE, got '" + std::string(text) + "'",
+    return Diagnostic{{}, "--set", "expected KEY=VALUE, got '" + std::string(text.substr(0, 200)) + "'",
                       "e.g. --set hardware.max_gpus=1024"};
-  return Override{trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+  Override o{trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+  // The key is walked recursively, one level per part; no scenario key is deeper than 6.
+  const auto parts = static_cast<std::size_t>(std::count(o.path.begin(), o.path.end(), '.')) + 1;
+  if (parts > kMaxOverrideDepth)
+    return Diagnostic{{}, "--set", "the key has " + std::to_string(parts) + " parts, more than the limit of " +
+                                       std::to_string(kMaxOverrideDepth), "e.g. --set hardware.max_gpus=1024"};
+  return o;
 }
 
 Result<std::string> apply_overrides(const std::string& yaml, const std::vector<Override>& overrides) {
@@ -105,6 +112,12 @@ Result<std::vector<SweepPoint>> expand_sweep(std::string_view spec) {
       if (v.empty()) return Diagnostic{{}, "--sweep", "an empty value in '" + std::string(axis) + "'", ""};
     values.emplace_back(o->path, list);
   }
+  std::size_t count = 1;
+  for (const auto& [key, list] : values) count *= list.size();
+  if (count > kMaxSweepPoints)
+    return Diagnostic{{}, "--sweep", "the sweep has " + std::to_string(count) + " points, more than the limit of " +
+                                         std::to_string(kMaxSweepPoints),
+                      "split it into several sweeps, or shard it with 'capsim sweep'"};
   std::vector<SweepPoint> points;
   for (const auto& a : values[0].second) {
     if (values.size() == 1) {

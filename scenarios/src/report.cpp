@@ -136,8 +136,12 @@ ReportSection serving_simulation(const RunResult& run) {
   if (s.llm) {
     sec.paragraphs.push_back("Request by request, with continuous batching and the KV cache as the limit on concurrent "
                              "sequences, at " + to_string(ParsedQuantity{s.rate, {}, {}}) + " requests/s on " + s.node + ".");
-    t.rows.push_back({"time to first token p99", ms(s.llm->ttft.p99.mean), ms(s.llm_estimate->ttft_unloaded.value()) + " unloaded"});
-    t.rows.push_back({"time per output token p99", ms(s.llm->tpot.p99.mean), ms(s.llm_estimate->tpot_single.value()) + " at one sequence"});
+    // A percentile of no completed request is not 0 ms: say it was not measured.
+    auto observed = [&](double v) {
+      return s.llm->completed == 0 ? std::string("not measured (no request completed)") : ms(v);
+    };
+    t.rows.push_back({"time to first token p99", observed(s.llm->ttft.p99.mean), ms(s.llm_estimate->ttft_unloaded.value()) + " unloaded"});
+    t.rows.push_back({"time per output token p99", observed(s.llm->tpot.p99.mean), ms(s.llm_estimate->tpot_single.value()) + " at one sequence"});
     t.rows.push_back({"output tokens/s", to_string(ParsedQuantity{s.llm->output_tokens_per_second, {}, {}}),
                       to_string(ParsedQuantity{s.llm_estimate->output_tokens_per_second * s.replicas, {}, {}}) + " capacity"});
     t.rows.push_back({"concurrent sequences (peak)", std::to_string(s.llm->peak_running),

@@ -54,12 +54,20 @@ Status run_serving(const Scenario& scenario, const hardware::Catalog& catalog, R
     if (!sim) return sim.errors();
     r.serving_simulation = std::move(sim).value();
     const auto& s = *r.serving_simulation;
+    // Latency percentiles are statistics of completed requests: with none completed
+    // (overload, a window shorter than one request) they are not measured, never 0 s.
+    auto add_statistic = [&](const char* metric, double value, Dim dim, std::uint64_t samples, const char* why) {
+      if (auto m = statistic(metric, value, dim, samples)) r.measurements.push_back(*m);
+      else r.unmeasured.push_back({metric, why});
+    };
+    constexpr const char* kNoRequest = "no request completed in the simulated window (0 samples)";
     if (s.llm) {
-      add("ttft_p99", s.llm->ttft.p99.mean, dims::seconds);
-      add("tpot_p99", s.llm->tpot.p99.mean, dims::seconds);
+      add_statistic("ttft_p99", s.llm->ttft.p99.mean, dims::seconds, s.llm->completed, kNoRequest);
+      add_statistic("tpot_p99", s.llm->tpot.p99.mean, dims::seconds, s.llm->completed, kNoRequest);
       add("throughput", s.llm->requests_per_second, dims::none);
     } else {
-      add("p99_latency", s.graph->latency.p99.mean, dims::seconds);
+      add_statistic("p99_latency", s.graph->latency.p99.mean, dims::seconds, s.graph->simulation.latency_cdf.empty() ? 0 : 1,
+                    kNoRequest);
       add("throughput", s.graph->simulated_throughput, dims::none);
     }
   }
@@ -121,7 +129,7 @@ Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog
     r.measurements.push_back(
         {"samples_per_second", {r.simulation->pipeline.simulated_samples_per_second, dims::none, Currency::none}});
   }
-  r.expectations = check_expectations(scenario.expect, r.measurements);
+  r.expectations = check_expectations(scenario.expect, r.measurements, r.unmeasured);
   return r;
 }
 

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/schema.hpp"
@@ -62,7 +64,15 @@ class Loader {
   Result<Scenario> load(const std::string& text) {
     YAML::Node root;
     try {
-      root = YAML::Load(text);
+      // Every document is parsed, so a broken second one is an error too, not ignored.
+      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+      if (!documents.empty()) root = documents.front();
+      for (std::size_t i = 1; i < documents.size(); ++i)
+        if (!documents[i].IsNull()) {
+          error(documents[i], "", "a scenario file holds one YAML document; a second one starts here",
+                "remove the '---' and what follows, or put each scenario in a file of its own");
+          return errors_;
+        }
     } catch (const YAML::Exception& e) {
       return Diagnostic{{file_, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""};
     }
@@ -75,6 +85,12 @@ class Loader {
       return errors_;
     }
     validate(root, scenario_schema(), "");
+    check_station_budget(root["deployment"]);
+    if (const auto name = root["name"]; name && name.IsScalar()) {
+      if (name.Scalar().empty()) error(name, "name", "must not be empty", "name the scenario, e.g. name: llama-70b-pretrain");
+      else if (name.Scalar().find_first_of("\n\t") != std::string::npos)
+        error(name, "name", "must be one line (no newline or tab)");
+    }
     if (!errors_.empty()) return errors_;
     Scenario s;
     try {
@@ -119,6 +135,11 @@ class Loader {
           return;
         }
         if (node.size() == 0) error(node, path, "expected at least one item");
+        if (schema.maximum > 0 && static_cast<double>(node.size()) > schema.maximum) {
+          error(node, path, "has " + std::to_string(node.size()) + " items, more than the limit of " +
+                                number_text(schema.maximum) + " (the work grows faster than linearly with them)");
+          return;
+        }
         for (std::size_t i = 0; i < node.size(); ++i)
           validate(node[i], schema.children.at(0), path + "[" + std::to_string(i) + "]");
         return;
@@ -166,6 +187,18 @@ class Loader {
       return;
     }
     const std::string& text = node.Scalar();
+    // ESC, CR, NUL and the like would reach terminals, reports and JUnit XML raw.
+    if (const auto bad = std::find_if(text.begin(), text.end(), [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
+        });
+        bad != text.end()) {
+      static const char* hex = "0123456789ABCDEF";
+      const auto u = static_cast<unsigned char>(*bad);
+      error(node, path, std::string("contains the control character U+00") + hex[u >> 4] + hex[u & 15],
+            "remove it; scenario text is printed to terminals and written to reports");
+      return;
+    }
     switch (schema.kind) {
       case ValueKind::text: return;
       case ValueKind::choice:
@@ -190,6 +223,10 @@ class Loader {
         if (ratio ? q->value_si < 0 : q->value_si <= 0)
           error(node, path, std::string("must be ") + (ratio ? "zero or more" : "greater than zero") + ", got '" +
                                 text + "'");
+        else if (!in_range(schema, q->value_si))
+          error(node, path, "must be between " + to_string(ParsedQuantity{schema.minimum, schema.dim, Currency::none}) +
+                                " and " + to_string(ParsedQuantity{schema.maximum, schema.dim, Currency::none}) +
+                                ", got '" + text + "'");
         return;
       }
       case ValueKind::count: {
@@ -198,6 +235,9 @@ class Loader {
           for (const auto& d : c.errors()) error(node, path, d.message, d.hint);
         } else if (*c <= 0) {
           error(node, path, "must be greater than zero, got '" + text + "'");
+        } else if (!in_range(schema, *c)) {
+          error(node, path, "must be between " + number_text(schema.minimum) + " and " + number_text(schema.maximum) +
+                                ", got '" + text + "'");
         }
         return;
       }
@@ -590,23 +630,65 @@ class Loader {
     return {};
   }
 
+  // The trace file: beside the scenario or below its directory (a scenario from a pull
+  // request must not read the CI machine's other files), a regular file of at most 64 MiB,
+  // and errors that give line numbers, never the file's text.
+  // CAPSIM_ALLOW_TRACE_OUTSIDE=1 lifts the directory rule for a trusted scenario.
+  // The simulated deployment has one server per replica and instance of every stage; each
+  // is a DES station, and 1e6 of them ran past 300 s at 6.6 GB. Refuse past the budget.
+  void check_station_budget(const YAML::Node& deployment) {
+    constexpr double kMaxStations = 10000;
+    if (!deployment || !deployment.IsMap() || !deployment["stages"] || !deployment["stages"].IsSequence()) return;
+    double stations = 0;
+    for (const auto& stage : deployment["stages"]) {
+      if (!stage.IsMap()) return;
+      double replicas = 1, instances = 1;
+      if (stage["replicas"] && !parse_double(stage["replicas"].Scalar(), replicas)) return;
+      if (stage["instances"] && !parse_double(stage["instances"].Scalar(), instances)) return;
+      stations += replicas * instances;
+    }
+    if (stations > kMaxStations)
+      error(deployment["stages"], "deployment.stages",
+            "the stages have " + number_text(stations) + " servers (replicas x instances) to simulate, more than the limit of " +
+                number_text(kMaxStations),
+            "size the deployment with hardware.gpus instead of simulating it server by server");
+  }
+
   void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
-    std::filesystem::path path = n.Scalar();
-    if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
-    std::ifstream in(path);
-    if (!in) {
-      error(n, "arrivals.trace", "cannot read the trace file '" + path.string() + "'");
+    constexpr std::uintmax_t kMaxTraceBytes = 64ull * 1024 * 1024;
+    const std::filesystem::path written = n.Scalar();
+    const std::filesystem::path base = std::filesystem::path(file_).parent_path();
+    const std::filesystem::path path = written.is_relative() ? base / written : written;
+    const char* allow = std::getenv("CAPSIM_ALLOW_TRACE_OUTSIDE");
+    if (allow == nullptr || std::string(allow) != "1") {
+      std::error_code ec;
+      // Absolute first: weakly_canonical leaves a relative path of a missing file relative.
+      const auto root = std::filesystem::weakly_canonical(std::filesystem::absolute(base.empty() ? "." : base, ec), ec);
+      const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+      const auto rel = target.lexically_relative(root);
+      if (written.is_absolute() || ec || rel.empty() || *rel.begin() == "..") {
+        error(n, "arrivals.trace", "the trace file '" + written.string() + "' is outside the scenario's directory",
+              "put it beside the scenario, or set CAPSIM_ALLOW_TRACE_OUTSIDE=1 for a scenario you trust");
+        return;
+      }
+    }
+    auto text = read_input_file(path, kMaxTraceBytes, "trace file");
+    if (!text) {
+      for (const auto& d : text.errors()) error(n, "arrivals.trace", d.where.file + ": " + d.message);
       return;
     }
     double previous = 0;
     int line = 0;
-    for (std::string text; std::getline(in, text);) {
+    std::istringstream in(*text);
+    for (std::string row; std::getline(in, row);) {
       ++line;
-      if (text.empty() || text[0] == '#') continue;
+      if (row.empty() || row[0] == '#') continue;
       double t = 0;
-      if (!parse_double(text, t) || t < previous) {
+      if (!parse_double(row, t) || !std::isfinite(t) || t < previous) {
         errors_.push_back({{path.string(), line, 1}, "arrivals.trace",
-                           "expected a time in seconds, not before the previous one, got '" + text + "'", ""});
+                           "line " + std::to_string(line) +
+                               " is not a time in seconds at or after the previous line's (its text is not shown)",
+                           ""});
         return;
       }
       previous = t;
@@ -765,15 +847,20 @@ Result<Scenario> load_scenario(const std::string& name, const std::string& text,
   return Loader(name, catalog).load(text);
 }
 
+Result<std::string> read_scenario_text(const std::filesystem::path& path) {
+  auto text = read_input_file(path, kMaxScenarioBytes, "scenario file");
+  if (!text && std::filesystem::is_directory(path)) {
+    auto d = text.errors().front();
+    d.hint = "give a .yaml file";
+    return d;
+  }
+  return text;
+}
+
 Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Diagnostic{{path.string()}, "", "is a directory, not a scenario file", "give a .yaml file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic{{path.string()}, "", "cannot read the scenario file (does it exist?)", ""};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_scenario(path.string(), text.str(), catalog);
+  auto text = read_scenario_text(path);
+  if (!text) return text.errors();
+  return load_scenario(path.string(), *text, catalog);
 }
 
 }  // namespace capsim::scenarios

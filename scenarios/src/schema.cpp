@@ -31,6 +31,14 @@ SchemaNode quantity(std::string name, Dim dim, std::string help, std::string def
   return n;
 }
 
+// A quantity with a valid range in SI units: values outside it would print as results
+// (a 1e-300 s simulation measured "throughput 0"), so the loader refuses them.
+SchemaNode bounded(SchemaNode n, double minimum, double maximum) {
+  n.minimum = minimum;
+  n.maximum = maximum;
+  return n;
+}
+
 SchemaNode choice(std::string name, std::vector<std::string> choices, std::string help, std::string def = {},
                   bool required = false) {
   SchemaNode n = leaf(std::move(name), ValueKind::choice, std::move(help), std::move(def), required);
@@ -43,6 +51,12 @@ SchemaNode list_of(std::string name, SchemaNode item, std::string help, std::str
   item.name = "[]";
   n.children.push_back(std::move(item));
   return n;
+}
+
+// A list of at most `items` entries: work on these lists grows faster than linearly.
+SchemaNode at_most(SchemaNode list, double items) {
+  list.maximum = items;
+  return list;
 }
 
 SchemaNode section(std::string name, std::string help, std::vector<SchemaNode> children, bool required = false) {
@@ -134,7 +148,7 @@ SchemaNode cost_section() {
   return section(
       "cost", "Compare where to run it: cloud, rented bare metal, owned servers on-prem or in colocation",
       {
-          quantity("horizon", dims::seconds, "how long the comparison runs", "24 months"),
+          bounded(quantity("horizon", dims::seconds, "how long the comparison runs", "24 months"), 86400, 100 * 3.15576e7),
           section("utilization", "How much of the calendar the GPUs work",
                   {
                       choice("profile", {"24/7", "business-hours", "campaigns", "measured"}, "the pattern", "24/7"),
@@ -148,7 +162,7 @@ SchemaNode cost_section() {
           quantity("storage", kPricePerTime, "storage per month, the same for every option", "0 USD/month"),
           quantity("egress", kPricePerTime, "data egress per month, the same for every option", "0 USD/month"),
           list_of("exchange_rates", rate, "rates for prices not in US dollars"),
-          list_of("options", option, "the ways to compare", {}, true),
+          at_most(list_of("options", option, "the ways to compare", {}, true), 100),
       });
 }
 
@@ -169,12 +183,14 @@ SchemaNode build() {
                              "training: a model to train; service: a steady demand for GPUs (with cost:); inference: "
                              "a graph of models serving requests; llm-serving: a language model serving chat",
                              {}, true),
-                      list_of("graph",
-                              section("[]", "One model of the chain",
-                                      {leaf("name", ValueKind::text, "stage name", {}, true),
-                                       leaf("model", ValueKind::text, "served model (see capsim models)", {}, true),
-                                       number("fan_out", 1e-6, 1e6, "model calls per request (crops per image)", "1")}),
-                              "inference: the chain of models each request goes through"),
+                      at_most(list_of("graph",
+                                      section("[]", "One model of the chain",
+                                              {leaf("name", ValueKind::text, "stage name", {}, true),
+                                               leaf("model", ValueKind::text, "served model (see capsim models)", {}, true),
+                                               number("fan_out", 1e-6, 1e6, "model calls per request (crops per image)",
+                                                      "1")}),
+                                      "inference: the chain of models each request goes through"),
+                              8),
                       choice("engine", {"framework", "tensorrt"}, "inference: the runtime", "framework"),
                       number("engine_speedup", 1, 5, "inference with tensorrt: its speed-up over the framework", {}),
                       integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
@@ -192,8 +208,8 @@ SchemaNode build() {
                               {}),
                       model_node(),
                       integer("gpus", 1, 1e6, "service: GPUs the services keep busy while they run", {}),
-                      leaf("tokens", ValueKind::count, "tokens to train on (transformers), e.g. '15T'"),
-                      leaf("samples", ValueKind::count, "samples per epoch (sample models such as ResNet), e.g. '1.28M'"),
+                      bounded(leaf("tokens", ValueKind::count, "tokens to train on (transformers), e.g. '15T'"), 1, 1e18),
+                      bounded(leaf("samples", ValueKind::count, "samples per epoch (sample models such as ResNet), e.g. '1.28M'"), 1, 1e15),
                       [] {
                         SchemaNode n = leaf("epochs", ValueKind::number, "passes over the samples", "1");
                         n.minimum = 1e-6;
@@ -268,8 +284,8 @@ SchemaNode build() {
                       section("host", "The host that feeds the GPUs",
                               {
                                   integer("cpu_cores", 1, 4096, "cores (vCPUs) the data loader uses", {}),
-                                  quantity("decode_time", dims::seconds,
-                                           "CPU time per sample on one core: read, decode, augment"),
+                                  bounded(quantity("decode_time", dims::seconds,
+                                           "CPU time per sample on one core: read, decode, augment"), 1e-9, 3600),
                                   [] {
                                     SchemaNode n = leaf("decode_cv", ValueKind::number,
                                                         "coefficient of variation of the decode time", "0.3");
@@ -289,7 +305,7 @@ SchemaNode build() {
                                   integer("every_steps", 1, 1 << 30, "steps between checkpoints", {}),
                                   quantity("bandwidth", dims::bytes / dims::seconds, "write bandwidth"),
                               }),
-                      quantity("duration", dims::seconds, "simulated time measured", "10 min"),
+                      bounded(quantity("duration", dims::seconds, "simulated time measured", "10 min"), 1e-3, 3.15576e9),
                       quantity("warmup", dims::seconds, "simulated time discarded first", "1 min"),
                       integer("seed", 0, 1e15, "random seed: the same seed gives the same run", "1"),
                       integer("max_events", 1000, 1e10,
@@ -319,7 +335,7 @@ SchemaNode build() {
                       choice("sharing", {"exclusive", "mig", "mps", "time-slicing"}, "GPU sharing", "exclusive"),
                       integer("tensor_parallel", 1, 64, "llm-serving: GPUs per replica", "1"),
                       integer("replicas", 1, 1e6, "llm-serving: replicas", "1"),
-                      list_of("stages",
+                      at_most(list_of("stages",
                               section("[]", "How one stage of the graph is deployed",
                                       {integer("replicas", 1, 1e6, "GPUs, MIG instances or shared processes", "1"),
                                        integer("instances", 1, 64, "model instances per replica", "1"),
@@ -329,7 +345,7 @@ SchemaNode build() {
                                                 "dynamic batching: longest wait for a batch", "0 s"),
                                        leaf("mig_profile", ValueKind::text, "mig: the profile, e.g. '1g.10gb'"),
                                        quantity("mps_share", dims::none, "mps: the SM share, e.g. '50 %'")}),
-                              "inference: one entry per graph stage"),
+                              "inference: one entry per graph stage"), 8),
                   }),
           section("pricing", "Which prices rank the options",
                   {
@@ -365,7 +381,11 @@ nlohmann::json json_of(const SchemaNode& n) {
       if (!required.empty()) j["required"] = required;
       break;
     }
-    case ValueKind::list: j["type"] = "array"; j["items"] = json_of(n.children.at(0)); break;
+    case ValueKind::list:
+      j["type"] = "array";
+      j["items"] = json_of(n.children.at(0));
+      if (n.maximum > 0) j["maxItems"] = static_cast<long long>(n.maximum);
+      break;
     case ValueKind::text: j["type"] = "string"; break;
     case ValueKind::choice: j["enum"] = n.choices; break;
     case ValueKind::quantity:

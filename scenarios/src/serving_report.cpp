@@ -158,6 +158,16 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   return r;
 }
 
+// hardware.max_gpus bounds serving as it bounds training: a recommendation beyond it (1e9
+// requests/s recommended 472 M GPUs) is refused, naming the limit.
+static std::optional<Diagnostic> beyond_max_gpus(const Scenario& s, long long gpus) {
+  if (gpus <= s.hardware.max_gpus) return std::nullopt;
+  return Diagnostic{{s.file}, "hardware.max_gpus",
+                    "the cheapest deployment that meets the SLO needs " + std::to_string(gpus) +
+                        " GPUs, more than max_gpus (" + std::to_string(s.hardware.max_gpus) + ")",
+                    "lower the arrival rate, relax the SLO, or raise hardware.max_gpus"};
+}
+
 Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog) {
   const auto& inf = *s.inference;
   if (s.hardware.gpus.empty())
@@ -183,6 +193,8 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     auto result = models::size_llm_serving(req);
     if (!result) return with_file(result.errors(), s.file);
     r.llm = std::move(result).value();
+    if (r.llm->recommended)
+      if (auto refused = beyond_max_gpus(s, r.llm->recommended->gpus)) return *refused;
     return r;
   }
   models::ServingSizingRequest req;
@@ -198,6 +210,8 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   auto result = models::size_serving(req);
   if (!result) return with_file(result.errors(), s.file);
   r.graph = std::move(result).value();
+  if (r.graph->recommended)
+    if (auto refused = beyond_max_gpus(s, r.graph->recommended->gpus)) return *refused;
   return r;
 }
 
@@ -214,13 +228,18 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
     t.rows.push_back({"requests/s", num(m.requests_per_second), num(e.requests_per_second * r.replicas) + " capacity"});
     t.rows.push_back({"output tokens/s", num(m.output_tokens_per_second),
                       num(e.output_tokens_per_second * r.replicas) + " capacity"});
-    t.rows.push_back({"time to first token p50 / p99", ms(m.ttft.p50.mean) + " / " + ms(m.ttft.p99.mean),
+    // Percentiles of no completed request are not 0 ms: they were not measured.
+    const bool measured = m.completed > 0;
+    const std::string none = "not measured (no request completed)";
+    t.rows.push_back({"time to first token p50 / p99", measured ? ms(m.ttft.p50.mean) + " / " + ms(m.ttft.p99.mean) : none,
                       ms(e.ttft_unloaded.value()) + " unloaded"});
-    t.rows.push_back({"time per output token p50 / p99", ms(m.tpot.p50.mean) + " / " + ms(m.tpot.p99.mean),
+    t.rows.push_back({"time per output token p50 / p99", measured ? ms(m.tpot.p50.mean) + " / " + ms(m.tpot.p99.mean) : none,
                       ms(e.tpot_single.value()) + " at 1 sequence, " + ms(e.tpot_at_max.value()) + " at " +
                           std::to_string(e.max_concurrent_sequences)});
     t.rows.push_back({"end to end p50 / p95 / p99",
-                      ms(m.end_to_end.p50.mean) + " / " + ms(m.end_to_end.p95.mean) + " / " + ms(m.end_to_end.p99.mean),
+                      measured ? ms(m.end_to_end.p50.mean) + " / " + ms(m.end_to_end.p95.mean) + " / " +
+                                     ms(m.end_to_end.p99.mean)
+                               : none,
                       ""});
     t.rows.push_back({"running sequences (mean / peak)", num(m.mean_running) + " / " + std::to_string(m.peak_running),
                       std::to_string(e.max_concurrent_sequences) + " fit (KV cache " +
@@ -278,9 +297,10 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
     const auto& m = *r.llm;
     j["llm"] = {{"requests_per_second", finite(m.requests_per_second)},
                 {"output_tokens_per_second", finite(m.output_tokens_per_second)},
-                {"ttft_s", percentiles_json(m.ttft)},
-                {"tpot_s", percentiles_json(m.tpot)},
-                {"end_to_end_s", percentiles_json(m.end_to_end)},
+                {"completed", m.completed},
+                {"ttft_s", m.completed > 0 ? percentiles_json(m.ttft) : json(nullptr)},
+                {"tpot_s", m.completed > 0 ? percentiles_json(m.tpot) : json(nullptr)},
+                {"end_to_end_s", m.completed > 0 ? percentiles_json(m.end_to_end) : json(nullptr)},
                 {"mean_running", finite(m.mean_running)},
                 {"peak_running", m.peak_running},
                 {"kv_utilization", finite(m.kv_utilization)},
@@ -331,7 +351,9 @@ std::string serving_sizing_text(const ServingSizingReport& r) {
     out += "Recommendation (" + res.recommendation + "):\n  " + d.summary + "\n  cost " + cost_text(d.cost) + "\n";
     out += "  replicas " + std::to_string(d.min_replicas) + " (trough) to " + std::to_string(d.replicas) +
            " (peak), " + std::to_string(d.gpus) + " GPUs on " + std::to_string(d.nodes) + " nodes\n";
-    if (d.simulation)
+    if (d.simulation && d.simulation->completed == 0)
+      out += "  simulated at peak: TTFT and TPOT not measured (no request completed)\n";
+    else if (d.simulation)
       out += "  simulated at peak: TTFT p99 " + ms(d.simulation->ttft.p99.mean) + ", TPOT p99 " +
              ms(d.simulation->tpot.p99.mean) + "\n";
   } else {

@@ -26,6 +26,14 @@ fs::path scratch() {
   static const fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("capsim-cli-test-" + std::to_string(::getpid()));
     fs::create_directories(d);
+    // Removed at exit, pass or fail: a test run leaves nothing under /tmp.
+    static const struct Remove {
+      fs::path dir;
+      ~Remove() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+      }
+    } remove{d};
     return d;
   }();
   return dir;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/test_support.hpp"
 #include "capsim/hardware/loader.hpp"
 #include "capsim/hardware/store.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 std::filesystem::path temp_db(const char* name) {
   auto dir = std::filesystem::temp_directory_path() / ("capsim-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  capsim::testing::remove_at_exit(dir);
   auto path = dir / name;
   std::filesystem::remove(path);
   return path;

@@ -33,6 +33,7 @@ struct BadInput {
   std::string args;           // capsim's arguments
   bool copy_catalog = false;  // copy data/catalog to catalog/ first (cases that add entries)
   std::string location;       // what the first error line must start with: "bad.yaml:3:" or "error: --params"
+  int exit_code = 2;          // 2: bad input; 3: the environment (a corrupt database, a full disk)
 };
 
 // ---- Inputs the cases start from ----
@@ -157,6 +158,71 @@ std::string calibration_with(const std::string& replace_from, const std::string&
   const auto at = text.find(replace_from);
   if (at != std::string::npos) text.replace(at, replace_from.size(), replace_to);
   return text;
+}
+
+// Issue 22: trace paths, input size caps, YAML documents, control characters, names.
+template <class AddScenario>
+void issue22_cases(std::vector<BadInput>& c, AddScenario scenario) {
+  const std::string trace_at = "{kind: trace, rate: 1, trace: ";
+  scenario("22.7: absolute arrivals.trace path (/etc/passwd)", inference_with("{p99: 100 ms}", trace_at + "/etc/passwd}"));
+  scenario("22.7: arrivals.trace escaping the scenario's directory (../)",
+           inference_with("{p99: 100 ms}", trace_at + "../../../../../../etc/passwd}"));
+  scenario("22.7: arrivals.trace: /dev/zero", inference_with("{p99: 100 ms}", trace_at + "/dev/zero}"));
+  c.push_back({"22.7: a bad trace line is reported by number; its text (a secret?) is not echoed",
+               {{"bad.yaml", inference_with("{p99: 100 ms}", trace_at + "trace.txt}")},
+                {"trace.txt", "0.5\nroot:x:0:0:root:/root:/bin/bash\n"}},
+               "validate bad.yaml", false, "trace.txt:2:"});
+  c.push_back({"22.8: validate /dev/zero (grew to 4.2 GB)", {}, "validate /dev/zero", false, "/dev/zero:"});
+  c.push_back({"22.8: a 5 MiB scenario file", {{"big.yaml", "name: t\n# " + std::string(5 << 20, 'x') + "\n"}},
+               "validate big.yaml", false, "big.yaml:"});
+  scenario("22.10: a second YAML document", training_with("---\nname: other\n"));
+  scenario("22.10: a broken second YAML document", training_with("---\nname: [unclosed\n"));
+  scenario("22.10: ESC in the scenario name", training_with("").replace(0, 8, "name: \"a\\e[31mred\"\n"));
+  scenario("22.10: CR in the scenario name", training_with("").replace(0, 8, "name: \"a\\rb\"\n"));
+  scenario("22.10: NUL in the description", training_with("description: \"a\\0b\"\n"));
+  scenario("22.10: newline in the scenario name", training_with("").replace(0, 8, "name: \"a\\nb\"\n"));
+  scenario("22.10: empty name (name: '')", training_with("").replace(0, 8, "name: ''\n"));
+  // -- 22.8: budgets for the steps whose work grows faster than their input.
+  std::string options;
+  for (int i = 0; i < 101; ++i) options += "    - {name: o" + std::to_string(i) + ", instance: aws-p4d-24xlarge}\n";
+  scenario("22.8: 101 cost options (the break-even table is quadratic)", cost_with(options), "cost");
+  std::string graph = "  graph:\n";
+  for (int i = 0; i < 9; ++i) graph += "    - {name: s" + std::to_string(i) + ", model: horizontal-text-detection-0001}\n";
+  {
+    std::string text = inference_with("{p99: 100 ms}");
+    const auto from = text.find("  graph:\n"), to = text.find("arrivals:");
+    scenario("22.8: 9 graph stages (serving size took 288 s with 30)", text.replace(from, to - from, graph), "size");
+  }
+  {
+    std::string text = inference_with("{p99: 100 ms}");
+    const auto at = text.find("{replicas: 1,");
+    scenario("22.8: 10^6 servers to simulate (ran past 300 s at 6.6 GB)",
+             text.replace(at, 13, "{replicas: 1000000,"), "simulate");
+  }
+  std::string key = "a";
+  for (int i = 0; i < 32; ++i) key += ".a";
+  scenario("22.8: a --set key of 33 parts (60,000 overflowed the stack)", training_with(""), "run --set " + key + "=1",
+           "error: --set");
+  std::string many;
+  for (int i = 0; i < 101; ++i) many += (i ? "," : "") + std::to_string(i + 1) + "B";
+  std::string hundred;
+  for (int i = 0; i < 100; ++i) hundred += (i ? "," : "") + std::to_string(i);
+  scenario("22.8: a sweep of 10,100 points (started without an estimate)", training_with(""),
+           "run --sweep 'workload.tokens=" + many + ";description=" + hundred + "'", "error: --sweep");
+  // -- 22.9: degenerate values that printed as results.
+  scenario("22.9: simulate.duration 1e-300 s", simulation_with("", "  duration: 1e-300 s\n"), "simulate");
+  scenario("22.9: decode_time 1e300 s", simulation_with("", "", "500 MB/s", "1e300 s"), "simulate");
+  scenario("22.9: cost.horizon 1e-300 months",
+           cost_with("    - {name: aws, instance: aws-p4d-24xlarge}\n").replace(cost_with("").find("24 months"), 9,
+                                                                            "1e-300 months"),
+           "cost");
+  scenario("22.9: tokens 1e-300", training_with("").replace(training_with("").find("100M"), 4, "1e-300"));
+  scenario("22.9: tokens 1e308", training_with("").replace(training_with("").find("100M"), 4, "1e308"));
+  {
+    std::string text = capsim::testing::read_file(capsim::testing::example_scenario("llama2-70b-chat-h100"));
+    text.replace(text.find("rate: 3}"), 8, "rate: 1000000000}");
+    scenario("22.9: serving at 1e9 requests/s recommended 472 M GPUs (max_gpus applies to serving)", text, "size");
+  }
 }
 
 std::vector<BadInput> catalogue() {
@@ -304,6 +370,7 @@ std::vector<BadInput> catalogue() {
                {{"catalog/zz-test.yaml", instance_entry("test-inst", "h100-sxm-80gb", "0 USD/h")},
                 {"bad.yaml", cost_with("    - {name: free, instance: test-inst}\n")}},
                "--catalog catalog cost bad.yaml", true, "catalog/zz-test.yaml:"});
+  issue22_cases(c, scenario);
   return c;
 }
 
@@ -398,7 +465,7 @@ TEST_CASE("bad inputs: each fails with exit 2, a location and a message, in boun
     CAPTURE(bad.input);
     CAPTURE(bad.args);
     CAPTURE(run.err);
-    CHECK(run.exit_code == 2);
+    CHECK(run.exit_code == bad.exit_code);
     CHECK(run.err.starts_with(bad.location));
     CHECK(run.seconds < 10);
     const std::string exit_text = run.exit_code == 124 ? "killed after " + std::to_string(limit) + " s"

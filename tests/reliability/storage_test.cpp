@@ -199,7 +199,7 @@ TEST_CASE("kill during write: SIGKILL at random moments leaves the database and 
   REQUIRE(wait_exit_code(spawn_capsim(db, {"report", scenario_path(), "-o", report.string()})) == 0);
   std::vector<std::string> leftovers;
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.path().filename().string().rfind("report.md.tmp.", 0) == 0) leftovers.push_back(entry.path().string());
+    if (entry.path().filename().string().starts_with(".report.md.tmp.")) leftovers.push_back(entry.path().string());
   CHECK(leftovers.empty());
   fs::remove_all(dir);
 }

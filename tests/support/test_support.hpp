@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "capsim/hardware/loader.hpp"
 
@@ -30,10 +31,29 @@ inline std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
-// A directory of this test process under the system temp directory.
+// Removes, when the test process exits (pass or fail), the directories handed to it:
+// a test run leaves nothing under /tmp (issue 22: each run used to leave ~33 capsim-*).
+inline void remove_at_exit(const std::filesystem::path& dir) {
+  struct Registry {
+    std::vector<std::filesystem::path> dirs;
+    ~Registry() {
+      for (const auto& d : dirs) {
+        std::error_code ec;
+        std::filesystem::remove_all(d, ec);
+      }
+    }
+  };
+  static Registry registry;
+  for (const auto& d : registry.dirs)
+    if (d == dir) return;
+  registry.dirs.push_back(dir);
+}
+
+// A directory of this test process under the system temp directory, removed at exit.
 inline std::filesystem::path scratch_dir(const std::string& suite) {
   const auto dir = std::filesystem::temp_directory_path() / ("capsim-" + suite + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  remove_at_exit(dir);
   return dir;
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bench.hpp"
+#include "capsim/core/files.hpp"
 
 namespace capsim::calibration {
 namespace {
@@ -169,11 +170,9 @@ int run(int argc, char** argv) {
   if (o.output == "-") {
     std::cout << json;
   } else {
-    std::ofstream file(o.output, std::ios::binary);
-    file << json;
-    if (!file) {
-      std::cerr << "capsim-calibrate: cannot write " << o.output << "\n";
-      return 1;
+    if (auto status = write_file_atomically(o.output, json); !status.empty()) {
+      std::cerr << "capsim-calibrate: " << format_diagnostics(status);
+      return 3;
     }
     std::fprintf(stderr, "capsim-calibrate: wrote %zu measurements to %s\n", p.measurements.size() - static_cast<std::size_t>(dropped),
                  o.output.c_str());

@@ -19,6 +19,10 @@ struct SourceLocation {
   int column = 0;
 };
 
+// Whose problem a diagnostic is: the user's input (exit code 2), or the environment
+// capsim runs in (a full disk, a corrupt or unreadable database, a bad TMPDIR; exit code 3).
+enum class Cause { input, environment };
+
 // One problem found in the input. key_path is dotted with [index] for sequences,
 // e.g. "gpus[3].memory_bandwidth". hint is optional ("did you mean 'memory'?").
 struct Diagnostic {
@@ -26,7 +30,14 @@ struct Diagnostic {
   std::string key_path;
   std::string message;
   std::string hint;
+  Cause cause = Cause::input;
 };
+
+// The same diagnostic marked as an environment failure.
+inline Diagnostic environment_failure(Diagnostic d) {
+  d.cause = Cause::environment;
+  return d;
+}
 
 // "file:line:column: error: key.path: message (hint)" — the single format users see.
 std::string format_diagnostic(const Diagnostic& d);

@@ -24,10 +24,30 @@ namespace capsim::hardware {
 // $CAPSIM_DB if set, else $XDG_DATA_HOME/capsim/capsim.db, else ~/.local/share/capsim/capsim.db.
 std::filesystem::path default_db_path();
 
+// How a command uses the database.
+enum class Access {
+  read_only,   // reads only: opened SQLITE_OPEN_READONLY when it exists with the current schema
+  read_write,  // creates, migrates and writes
+};
+
+// What to do when `PRAGMA quick_check` finds the file corrupt.
+enum class OnCorrupt {
+  fail,     // an error naming the file (for commands that read what cannot be rebuilt: history)
+  rebuild,  // move the file aside to <file>.corrupt-<time> and start a new one (a warning says so)
+};
+
 class Store {
  public:
-  // Opens (creating if needed, with parent directories) and migrates the schema.
-  static Result<Store> open(const std::filesystem::path& path);
+  // Opens (creating if needed, with parent directories) and migrates the schema. Every
+  // failure is a diagnostic with Cause::environment naming the file and SQLite's own
+  // message: cannot open, not a database, corrupt (quick_check), or a schema_version newer
+  // than this capsim knows (refused, the file untouched). With Access::read_only an existing
+  // file with the current schema is opened read-only and never written; a missing or older
+  // one is created or migrated read-write first.
+  static Result<Store> open(const std::filesystem::path& path, Access access = Access::read_write,
+                            OnCorrupt on_corrupt = OnCorrupt::fail);
+  // The schema version this capsim writes and understands.
+  static int schema_version();
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -60,13 +80,19 @@ class Store {
   std::vector<std::string> calibrated_gpus() const;
 
   const std::filesystem::path& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+  // Things the user should know that did not stop the open (a corrupt file moved aside).
+  const std::vector<std::string>& warnings() const { return warnings_; }
   sqlite3* handle() const { return db_; }  // for the other tables' owners (history, calibration)
 
  private:
-  void attach_calibrations(Catalog& catalog) const;
+  Status attach_calibrations(Catalog& catalog) const;
+  Result<std::string> read_catalog_hash() const;
   Store(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;
+  bool read_only_ = false;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace capsim::hardware

@@ -10,6 +10,7 @@
 // loader rejects unknown metrics (with a suggestion) and values in the wrong unit.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,11 +43,24 @@ const std::vector<MetricInfo>& known_metrics();
 // Parses "METRIC OP VALUE"; errors name the metric or the unit problem.
 Result<Expectation> parse_expectation(std::string_view text);
 
-// A measured value for every metric the run produced.
+// A measured value for every metric the run produced. A statistic of observations (a
+// percentile of request latencies) exists only when there was at least one observation:
+// build those with `statistic()`, which gives none for zero samples.
 struct Measurement {
   std::string metric;
   ParsedQuantity value;
 };
+
+// A metric the run would have produced but could not, and why ("no request completed").
+struct Unmeasured {
+  std::string metric;
+  std::string reason;
+};
+
+// `value` as a measurement of `metric` when it is a statistic of `samples` >= 1 finite
+// observations; otherwise none, and the caller records an Unmeasured. A p99 of nothing is
+// not 0 s.
+std::optional<Measurement> statistic(const std::string& metric, double value, Dim dim, std::uint64_t samples);
 
 struct ExpectationResult {
   Expectation expectation;
@@ -55,7 +69,10 @@ struct ExpectationResult {
   std::string message;  // "training_time = 61 d < 90 d" or why it failed
 };
 
+// An expectation on a metric that was not measured (absent, in `unmeasured`, or not a finite
+// number) fails with the reason: never a pass on a value nobody observed.
 std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>& expectations,
-                                                  const std::vector<Measurement>& measured);
+                                                  const std::vector<Measurement>& measured,
+                                                  const std::vector<Unmeasured>& unmeasured = {});
 
 }  // namespace capsim::scenarios

@@ -4,12 +4,19 @@
 // scenario file may have can be set or swept.
 #pragma once
 
+#include <cstddef>
+
 #include <string>
 #include <vector>
 
 #include "capsim/core/result.hpp"
 
 namespace capsim::scenarios {
+
+// Budgets: a --set key of more parts than this is refused (the walk is recursive), and so
+// is a sweep of more points than this (each point is a process; split bigger ones).
+inline constexpr std::size_t kMaxOverrideDepth = 32;
+inline constexpr std::size_t kMaxSweepPoints = 10000;
 
 struct Override {
   std::string path;   // dotted key path, "hardware.max_gpus"; list items as "graph.0.fan_out"

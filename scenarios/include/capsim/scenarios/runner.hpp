@@ -36,6 +36,7 @@ struct RunResult {
   std::optional<ServingSimulationReport> serving_simulation;  // inference with deployment:
   std::optional<ServingSizingReport> serving_sizing;          // inference with hardware.gpus
   std::vector<Measurement> measurements;
+  std::vector<Unmeasured> unmeasured;  // metrics with no observation (zero completed requests)
   std::vector<ExpectationResult> expectations;
 
   bool passed() const;  // every expectation holds (true when there are none)

@@ -5,6 +5,7 @@
 // reports every problem at once with file:line:column and the key path.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -171,5 +172,10 @@ struct Scenario {
 // Loads and validates a scenario; `catalog` resolves and checks the ids it names.
 Result<Scenario> load_scenario(const std::string& name, const std::string& text, const hardware::Catalog& catalog);
 Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog);
+
+// The largest scenario file capsim reads (real ones are a few KB): 4 MiB.
+inline constexpr std::uintmax_t kMaxScenarioBytes = 4ull * 1024 * 1024;
+// A scenario file's text: a regular file of at most kMaxScenarioBytes (not /dev/zero).
+Result<std::string> read_scenario_text(const std::filesystem::path& path);
 
 }  // namespace capsim::scenarios

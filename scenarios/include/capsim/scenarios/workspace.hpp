@@ -17,6 +17,12 @@ struct WorkspaceOptions {
   std::filesystem::path catalog_dir;
   // Database file. Empty: hardware::default_db_path() ($CAPSIM_DB, XDG data dir).
   std::filesystem::path db_path;
+  // read_only for commands that only read: the database is opened read-only when its
+  // catalog is current (no write lock taken, works on a read-only file).
+  hardware::Access access = hardware::Access::read_write;
+  // The run history cannot be rebuilt, the catalog cache can: commands that read history
+  // fail on a corrupt file, the others move it aside and rebuild (with a warning).
+  hardware::OnCorrupt on_corrupt = hardware::OnCorrupt::rebuild;
 };
 
 struct Workspace {
