@@ -281,8 +281,13 @@ TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
   CHECK(job["kind"].as<std::string>() == "Job");
   CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
   CHECK(job["spec"]["completions"].as<int>() == 4);
-  const std::string args = job["spec"]["template"]["spec"]["containers"][0]["args"][0].as<std::string>();
-  CHECK(args.find("--shard ${JOB_COMPLETION_INDEX}/4") != std::string::npos);
+  // An argv list, no shell: Kubernetes expands $(JOB_COMPLETION_INDEX) in args itself.
+  const YAML::Node args = job["spec"]["template"]["spec"]["containers"][0]["args"];
+  REQUIRE(args.IsSequence());
+  bool shard = false;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i].as<std::string>() == "--shard") shard = args[i + 1].as<std::string>() == "$(JOB_COMPLETION_INDEX)/4";
+  CHECK(shard);
 }
 
 TEST_CASE("memory: flags the rule cannot honour are refused, not ignored") {
