@@ -453,7 +453,7 @@ TEST_CASE("bug 22.6: SIGTERM during a sweep removes its temporary directory") {
 
 // ---- Defect 10 (sweep manifest): shell arguments quoted, or better, no shell at all.
 
-TEST_CASE("bug 22.10: the sweep manifest passes the command as argv; $(...) and quotes stay literal") {
+TEST_CASE("bug 22.10: the sweep manifest passes the command as argv - shell syntax and quotes stay literal") {
   ScratchDir dir("i22-manifest");
   const auto r = run_shell(dir.path, "'" CAPSIM_BINARY "' sweep s.yaml --sweep \"description=a'\\$(touch /tmp/x)'b,c\" --shards 2");
   REQUIRE(r.exit_code == 0);
