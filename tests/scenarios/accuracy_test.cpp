@@ -5,7 +5,14 @@
 // see docs/validation.md for where the model is still wrong and why.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "capsim/hardware/loader.hpp"
+#include "capsim/models/cluster.hpp"
+#include "capsim/models/serving_llm.hpp"
 #include "capsim/scenarios/accuracy.hpp"
 
 using namespace capsim;
@@ -66,4 +73,45 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   REQUIRE(vision.ok());
   CHECK(vision->overall.rows >= 15);
   CHECK(vision->overall.held_out_mean_abs <= 42.0);
+}
+
+TEST_CASE("accuracy: an llm-serving row is predicted by the continuous-batching simulation") {
+  // A fixture, not a measurement: the published value is a placeholder; the test checks
+  // that the row reaches the simulation with its model, parallelism and lengths.
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-llm-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "llm.yaml") << R"(kind: llm-serving
+rows:
+  - id: fixture-70b-offline
+    source: "test fixture"
+    fit: false
+    model: llama-2-70b
+    gpu: h100-sxm-80gb
+    gpus: 8
+    tp: 8
+    weights: bf16
+    mode: offline
+    input_len: 512
+    output_len: 256
+    num_requests: 200
+    measured: {metric: output_tokens_per_s, value: 1000}
+)";
+  auto report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  std::filesystem::remove_all(dir);
+  REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
+  REQUIRE(report->rows.size() == 1);
+  const auto& row = report->rows[0];
+  REQUIRE_MESSAGE(row.not_predicted.empty(), row.not_predicted);
+  models::LlmServingSpec spec;
+  spec.shape = models::find_transformer_preset("llama-2-70b")->shape;
+  spec.cluster = *models::cluster_from_catalog(*catalog, "h100-sxm-80gb", 8, "nvswitch-h100", "", 0);
+  spec.tensor_parallel = 8;
+  models::LlmSimulationOptions o;
+  o.offline_requests = 200;
+  auto sim = models::simulate_llm_serving(spec, {512, 256}, o);
+  REQUIRE(sim.ok());
+  CHECK(row.predicted == doctest::Approx(sim->output_tokens_per_second));
+  CHECK(row.error_percent == doctest::Approx((row.predicted - 1000) / 10));
 }

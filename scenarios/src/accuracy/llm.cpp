@@ -1,0 +1,100 @@
+// LLM serving rows: a published offline throughput or server-mode latency of an engine on
+// a GPU, predicted by the continuous-batching simulation (models/serving_llm.hpp) with the
+// row's model, parallelism, precisions and request lengths.
+#include <string>
+
+#include "capsim/models/cluster.hpp"
+#include "capsim/models/serving_llm.hpp"
+#include "predictors.hpp"
+
+namespace capsim::scenarios::accuracy {
+namespace {
+
+Diagnostic row_error(const YAML::Node& n, std::string key, std::string message) {
+  const YAML::Mark m = n.Mark();
+  return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
+}
+
+// The intra-node fabric of the GPU's usual multi-GPU servers (HGX/DGX boards for SXM parts,
+// PCIe otherwise): tensor parallelism within one node runs over it.
+std::string intra_node_for(const std::string& gpu) {
+  if (gpu.rfind("h100-sxm", 0) == 0 || gpu.rfind("h200", 0) == 0) return "nvswitch-h100";
+  if (gpu.rfind("b200", 0) == 0) return "nvswitch-b200";
+  if (gpu.rfind("a100-sxm", 0) == 0) return "nvswitch-a100";
+  if (gpu.rfind("h100", 0) == 0 || gpu == "l40s" || gpu == "l4") return "pcie-gen4-x16";
+  return "pcie-gen4-x16";
+}
+
+}  // namespace
+
+Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardware::Catalog& catalog) {
+  using namespace models;
+  LlmServingSpec spec;
+  const YAML::Node model = row["model"];
+  if (!model || !model.IsScalar()) return row_error(row, "model", "an llm-serving row names a model preset");
+  const auto* preset = find_transformer_preset(model.as<std::string>());
+  if (!preset) return row_error(model, "model", "unknown model preset '" + model.as<std::string>() + "'");
+  spec.shape = preset->shape;
+  const std::string gpu = row["gpu"].as<std::string>();
+  const int gpus = row["gpus"] ? row["gpus"].as<int>() : 1;
+  spec.tensor_parallel = row["tp"] ? row["tp"].as<int>() : gpus;
+  if (row["pp"] && row["pp"].as<int>() > 1) return row_error(row["pp"], "pp", "pipeline-parallel serving is not modelled yet");
+  auto cluster = cluster_from_catalog(catalog, gpu, gpus, gpus > 1 ? intra_node_for(gpu) : "", "", 0);
+  if (!cluster) return cluster.errors();
+  spec.cluster = *cluster;
+  auto precision = [&](const char* key, Precision fallback) -> Result<Precision> {
+    if (!row[key]) return fallback;
+    std::string p = row[key].as<std::string>();
+    if (p.rfind("int4", 0) == 0) p = "int4";
+    const auto parsed = precision_from_name(p);
+    if (!parsed) return row_error(row[key], key, "unknown precision '" + p + "'");
+    return *parsed;
+  };
+  auto weights = precision("weights", Precision::bf16);
+  if (!weights) return weights.errors();
+  auto kv = precision("kv_cache", *weights == Precision::fp8 ? Precision::fp8 : Precision::bf16);
+  if (!kv) return kv.errors();
+  spec.weights = *weights;
+  spec.kv_cache = *kv;
+  if (row["max_num_seqs"]) spec.max_concurrent = row["max_num_seqs"].as<int>();
+  if (!row["input_len"] || !row["output_len"])
+    return row_error(row, "input_len", "the row needs fixed input_len and output_len");
+  const LlmRequestMix mix{row["input_len"].as<int>(), row["output_len"].as<int>()};
+
+  LlmSimulationOptions o;
+  const std::string mode = row["mode"] ? row["mode"].as<std::string>() : "offline";
+  if (mode == "offline") {
+    o.offline_requests = row["num_requests"] ? row["num_requests"].as<int>() : 1000;
+  } else if (row["request_rate"]) {
+    o.rate = row["request_rate"].as<double>();
+    o.warmup = Seconds(60);
+    o.duration = Seconds(600);
+  } else {
+    return row_error(row, "request_rate", "a server-mode row needs request_rate (concurrency is not modelled yet)");
+  }
+  auto sim = simulate_llm_serving(spec, mix, o);
+  if (!sim) return sim.errors();
+
+  const YAML::Node m = row["measured"];
+  RowPrediction r;
+  r.metric = m["metric"].as<std::string>();
+  r.published = m["value"].as<double>();
+  const double out = sim->output_tokens_per_second;
+  const double total = out * (mix.prompt_tokens + mix.output_tokens) / mix.output_tokens;
+  const std::string stat = m["stat"] ? m["stat"].as<std::string>() : "p50";
+  auto pick = [&](const des::Percentiles& p) { return stat == "p99" ? p.p99.mean : stat == "p95" ? p.p95.mean : p.p50.mean; };
+  if (r.metric == "output_tokens_per_s") r.predicted = out;
+  else if (r.metric == "output_tokens_per_s_per_gpu") r.predicted = out / gpus;
+  else if (r.metric == "total_tokens_per_s") r.predicted = total;
+  else if (r.metric == "requests_per_s") r.predicted = sim->requests_per_second;
+  else if (r.metric == "ttft_ms") r.predicted = pick(sim->ttft) * 1e3;
+  else if (r.metric == "tpot_ms") r.predicted = pick(sim->tpot) * 1e3;
+  else if (r.metric == "e2e_latency_s") r.predicted = pick(sim->end_to_end);
+  else return row_error(m, "measured.metric", "unknown metric '" + r.metric + "'");
+  r.detail = "TP=" + std::to_string(spec.tensor_parallel) + " " + std::string(precision_name(spec.weights)) + "/" +
+             std::string(precision_name(spec.kv_cache)) + ", " + mode + (sim->saturated ? ", saturated" : "");
+  r.tags.push_back(gpu);
+  return r;
+}
+
+}  // namespace capsim::scenarios::accuracy
