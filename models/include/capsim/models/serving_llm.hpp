@@ -56,8 +56,9 @@ inline constexpr int kKvBlockTokens = 16;
 // online serving, 8192, engine arguments).
 inline constexpr int kMaxBatchedTokens = 8192;
 // Host-side time of one engine step (scheduling, sampling, launching the step's CUDA graph),
-// which the GPU roofline does not see. Chosen on the llm-serving validation rows marked
-// fit: true; see data/validation/llm_serving.yaml.
+// which the GPU roofline does not see. An assumption, not fitted: data/validation has no
+// published llm-serving rows yet to choose it on; `capsim accuracy` will show its effect
+// once it has.
 inline constexpr double kEngineStepOverheadSeconds = 2e-3;
 
 struct LlmServingSpec {
