@@ -1,3 +1,4 @@
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -57,6 +58,37 @@ std::string number_text(double v) {
   return o.str();
 }
 
+// Notes where the second document of a stream starts and whether it holds anything.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  YAML::Mark second;
+  bool empty_second = true;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) second = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { content(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { content(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    content(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    content(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void content(const YAML::Mark& m) {
+    if (documents_ == 2 && empty_second) {
+      empty_second = false;
+      second = m;
+    }
+  }
+  int documents_ = 0;
+};
+
 class Loader {
  public:
   Loader(std::string file, const hardware::Catalog& catalog) : file_(std::move(file)), catalog_(catalog) {}
@@ -64,15 +96,20 @@ class Loader {
   Result<Scenario> load(const std::string& text) {
     YAML::Node root;
     try {
-      // Every document is parsed, so a broken second one is an error too, not ignored.
-      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-      if (!documents.empty()) root = documents.front();
-      for (std::size_t i = 1; i < documents.size(); ++i)
-        if (!documents[i].IsNull()) {
-          error(documents[i], "", "a scenario file holds one YAML document; a second one starts here",
-                "remove the '---' and what follows, or put each scenario in a file of its own");
-          return errors_;
-        }
+      // The first document is the scenario; a second one, even a broken one, is an error,
+      // not ignored. Documents are walked one at a time and at most two are looked at:
+      // yaml-cpp 0.7's LoadAll can loop forever on some malformed streams (found by
+      // fuzz_scenario), so it is not used.
+      root = YAML::Load(text);
+      std::istringstream stream(text);
+      YAML::Parser parser(stream);
+      DocumentMarks marks;
+      if (parser.HandleNextDocument(marks) && parser.HandleNextDocument(marks) && !marks.empty_second) {
+        errors_.push_back(Diagnostic{{file_, marks.second.line + 1, marks.second.column + 1}, "",
+                                     "a scenario file holds one YAML document; a second one starts here",
+                                     "remove the '---' and what follows, or put each scenario in a file of its own"});
+        return errors_;
+      }
     } catch (const YAML::Exception& e) {
       return Diagnostic{{file_, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""};
     }

@@ -112,3 +112,15 @@ simulate: {duration: 120 s, warmup: 10 s, seed: 1}
         "s.yaml:6:11: error: simulate: a service workload (fixed GPUs, costed) has no pipeline to simulate "
         "(remove simulate:, or describe the workload as training or inference)\n");
 }
+
+TEST_CASE("bug: a malformed stream made yaml-cpp's LoadAll loop forever in the scenario loader") {
+  // Found by fuzz_scenario (timeout): the loader called YAML::LoadAll to refuse a second
+  // document; yaml-cpp 0.7 never returned on this input. The loader now walks at most two
+  // documents itself. The input, byte for byte (\003 is a control byte in it):
+  const std::string text =
+      ",anullme: resnet101-small-gpus\ndescription:>   \n-Train 0 image classifi\003er on ImageNet-1k (1.28M "
+      "images, 90 4:\n  ba 11, 128]\ndeadline: 30 ipD\n";
+  auto s = scenarios::load_scenario("hang.yaml", text, testing::shipped_catalog());
+  CHECK_FALSE(s.ok());
+  CHECK_FALSE(s.errors().empty());
+}
