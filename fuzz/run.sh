@@ -33,7 +33,9 @@ for target in $targets; do
   log="$build/fuzz-logs/$target.log"
   mkdir -p "$(dirname "$log")"
   set +e
-  "$build/fuzz/$target" "$work" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # A fixed seed (CAPSIM_FUZZ_SEED, default 1) makes a CI run repeatable: the same
+  # mutations in the same order on the same code.
+  "$build/fuzz/$target" "$work" "$seeds" -seed="${CAPSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$target-" >"$log" 2>&1
   status=$?
   set -e

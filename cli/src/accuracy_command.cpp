@@ -100,7 +100,7 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
     for (const auto& s : report->groups) groups.push_back(summary_json(s));
     nlohmann::json out = {{"schema", "capsim.accuracy"}, {"version", 1}, {"rows", rows},
                           {"groups", groups},            {"overall", summary_json(report->overall)}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   if (o.format == Format::table) {

@@ -319,7 +319,7 @@ int run_memory(const MemoryOptions& o) {
     for (const auto& [name, bytes] : parts) j["components"][name] = bytes.value();
     j["total_bytes"] = m->total().value();
     j["formulas"] = m->formulas;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   scenarios::Table t{{"component", "per GPU"}, {}, {false, true}};

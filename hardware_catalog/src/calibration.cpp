@@ -106,7 +106,7 @@ class Checker {
   int count(const json& object, const std::string& path, const char* key, bool required = true) {
     const double x = positive(object, path, key, required, true);
     if (x > 2e9) {
-      error(join(path, key), "is implausibly large: " + object.at(key).dump());
+      error(join(path, key), "is implausibly large: " + object.at(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       return 0;
     }
     return static_cast<int>(x);
@@ -145,11 +145,11 @@ class Checker {
 
   static std::string describe(const json& v) {
     if (v.is_null()) return "null";
-    if (v.is_string()) return "the string " + v.dump();
-    if (v.is_boolean()) return v.dump();
+    if (v.is_string()) return "the string " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (v.is_boolean()) return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (v.is_array()) return "an array";
     if (v.is_object()) return "an object";
-    return v.dump();
+    return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 
   std::vector<Diagnostic> take() { return std::move(errors_); }

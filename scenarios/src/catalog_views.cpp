@@ -117,9 +117,9 @@ Table entity_table(const hardware::Entity& e) {
 std::string entities_json(const std::vector<const hardware::Entity*>& entities) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto* e : entities) out.push_back(to_json(*e));
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string entity_json(const hardware::Entity& entity) { return to_json(entity).dump(2) + "\n"; }
+std::string entity_json(const hardware::Entity& entity) { return to_json(entity).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
 
 }  // namespace capsim::scenarios

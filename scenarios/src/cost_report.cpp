@@ -381,7 +381,7 @@ std::string cost_json(const CostReport& r) {
                                 {"high_cheapest", row.high_best},
                                 {"high_total", row.high_total.value()},
                                 {"swing", row.swing}});
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::scenarios

@@ -193,7 +193,7 @@ std::string estimate_json(const StepEstimate& e) {
                       {"parts", parts},
                       {"memory", memory},
                       {"notes", e.notes}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::scenarios

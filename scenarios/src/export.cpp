@@ -162,7 +162,7 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const std::str
   }
   if (!errors.empty()) return errors;
   nlohmann::json root = {{"resource", {{"google_container_node_pool", pools_json}}}};
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string pod_fragment(const std::vector<NodePool>& pools) {

@@ -192,16 +192,16 @@ std::string diff_runs(const RunRecord& a, const RunRecord& b) {
     if (skip(it.key())) continue;
     auto other = jb.find(it.key());
     if (other == jb.end()) {
-      out += "  " + it.key() + ": " + it.value().dump() + " -> (gone)\n";
+      out += "  " + it.key() + ": " + it.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " -> (gone)\n";
       ++changes;
     } else if (*other != it.value()) {
-      out += "  " + it.key() + ": " + it.value().dump() + " -> " + other->dump() + "\n";
+      out += "  " + it.key() + ": " + it.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " -> " + other->dump() + "\n";
       ++changes;
     }
   }
   for (auto it = jb.begin(); it != jb.end(); ++it)
     if (!skip(it.key()) && !ja.contains(it.key())) {
-      out += "  " + it.key() + ": (new) " + it.value().dump() + "\n";
+      out += "  " + it.key() + ": (new) " + it.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       ++changes;
     }
   if (changes == 0) out += "  unchanged\n";

@@ -199,7 +199,7 @@ std::string run_json(const RunResult& r) {
     sizing.erase("scenario");
     j["sizing"] = sizing;
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string junit_xml(const RunResult& r) {

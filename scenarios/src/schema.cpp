@@ -445,7 +445,7 @@ void markdown_of(const SchemaNode& n, const std::string& path, std::string& out)
     std::string range;
     if ((c.kind == ValueKind::integer || c.kind == ValueKind::number) && (c.minimum != 0 || c.maximum != 0)) {
       nlohmann::json lo = c.minimum, hi = c.maximum;
-      range = " (" + lo.dump() + " to " + hi.dump() + ")";
+      range = " (" + lo.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " to " + hi.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ")";
     }
     out += "| `" + c.name + "` | " + kind_text(c) + range + " | " + (c.required ? "yes" : "no") + " | " +
            (c.default_text.empty() ? "" : "`" + c.default_text + "`") + " | " + c.help + " |\n";
@@ -478,7 +478,7 @@ std::string scenario_json_schema() {
   j["$schema"] = "https://json-schema.org/draft/2020-12/schema";
   j["$id"] = "https://capsim.dev/scenario.schema.json";
   j["title"] = "capsim scenario";
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string scenario_reference_markdown() {

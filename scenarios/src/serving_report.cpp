@@ -316,7 +316,7 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
                   {"max_concurrent_sequences", r.llm_estimate->max_concurrent_sequences},
                   {"kv_capacity_tokens", r.llm_estimate->kv_capacity_tokens},
                   {"output_tokens_per_second_per_gpu", r.llm_estimate->output_tokens_per_second_per_gpu}}}};
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   const auto& g = *r.graph;
   j["throughput"] = finite(g.simulated_throughput);
@@ -336,7 +336,7 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
                            {"analytic_utilization", finite(g.analytic.stages[i].utilization)},
                            {"capacity", finite(g.analytic.stages[i].capacity)}});
   j["gpus"] = g.plan.gpus;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string serving_sizing_text(const ServingSizingReport& r) {
@@ -412,7 +412,7 @@ std::string serving_sizing_json(const ServingSizingReport& r) {
                                  {"max_nodes", p.max_nodes},
                                  {"resource", p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : "nvidia.com/gpu"},
                                  {"per_pod", p.gpus_per_pod}});
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {

@@ -166,7 +166,7 @@ std::string simulation_json(const SimulationReport& r) {
                               {"in_transit", interval_json(c.in_transit)},
                               {"throughput", interval_json(c.throughput)}});
   j["latency_s"] = percentiles_json(sim.latency_percentiles);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::scenarios

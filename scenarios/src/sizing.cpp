@@ -362,7 +362,7 @@ std::string sizing_json(const SizingReport& r) {
     j["available_bytes"] = m.available.value();
     out["closest_misses"].push_back(j);
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::scenarios

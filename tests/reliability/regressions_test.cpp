@@ -7,6 +7,7 @@
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
+#include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "support/test_support.hpp"
 
@@ -123,4 +124,19 @@ TEST_CASE("bug: a malformed stream made yaml-cpp's LoadAll loop forever in the s
   auto s = scenarios::load_scenario("hang.yaml", text, testing::shipped_catalog());
   CHECK_FALSE(s.ok());
   CHECK_FALSE(s.errors().empty());
+}
+
+TEST_CASE("bug: invalid UTF-8 in a scenario's description aborted the JSON writer") {
+  // Found by fuzz_pipeline: nlohmann::json::dump throws on invalid UTF-8 and nothing caught
+  // it (std::terminate). Every JSON writer now replaces such bytes with U+FFFD.
+  std::string text = capsim::testing::read_file(capsim::testing::example_scenario("ml-services-24x7"));
+  const auto at = text.find("A mid-size company");
+  REQUIRE(at != std::string::npos);
+  text.replace(at + 9, 2, "\xdf\x9c\x98");  // a stray continuation byte after a 2-byte sequence
+  auto s = scenarios::load_scenario("utf.yaml", text, testing::shipped_catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto r = scenarios::run_scenario(*s, testing::shipped_catalog());
+  REQUIRE(r.ok());
+  const std::string json = scenarios::run_json(*r);
+  CHECK(json.find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD in place of the bad byte
 }
