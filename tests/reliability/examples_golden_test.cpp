@@ -29,8 +29,14 @@ std::string normalized(const std::string& run_json) {
   j.erase("catalog_hash");
   auto flat = j.flatten();
   for (auto it = flat.begin(); it != flat.end();) {
-    if (it.key().ends_with("wall_seconds")) it = flat.erase(it);
-    else ++it;
+    if (it.key().ends_with("wall_seconds")) {
+      it = flat.erase(it);
+      continue;
+    }
+    // Where the checkout lives is not part of the result: keep the file's name only.
+    if (it.key().ends_with("/file") && it->is_string())
+      *it = fs::path(it->get<std::string>()).filename().string();
+    ++it;
   }
   return flat.unflatten().dump(2) + "\n";
 }
