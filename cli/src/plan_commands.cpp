@@ -10,6 +10,8 @@
 #include "capsim/scenarios/estimate.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/core/files.hpp"
+#include "capsim/core/suggest.hpp"
+#include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/serving_report.hpp"
 #include "capsim/scenarios/simulation.hpp"
@@ -40,62 +42,85 @@ int run_estimate(const GlobalOptions& g, const SizeOptions& o) {
   return kExitOk;
 }
 
-int run_size(const GlobalOptions& g, const SizeOptions& o) {
+// Every command below renders the scenario's Plan (scenarios/runner.hpp, make_plan), or a part
+// of it: the figures they share are computed once, so no two commands disagree.
+Result<scenarios::Plan> load_plan(const GlobalOptions& g, const std::string& file, TerminalProgress* progress,
+                                  scenarios::CollectiveTiming collectives = scenarios::CollectiveTiming::analytic) {
   auto ws = open_workspace(g, hardware::Access::read_only);
-  if (!ws) return report_errors(ws.errors());
-  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
-  if (!scenario) return report_errors(scenario.errors());
-  if (scenario->inference) {
-    auto serving = scenarios::size_serving_scenario(*scenario, *ws->catalog);
-    if (!serving) return report_errors(serving.errors());
-    std::cout << (o.format == Format::json ? scenarios::serving_sizing_json(*serving)
-                                           : scenarios::serving_sizing_text(*serving));
-    return kExitOk;
-  }
+  if (!ws) return ws.errors();
+  auto scenario = scenarios::load_scenario_file(file, *ws->catalog);
+  if (!scenario) return scenario.errors();
+  return scenarios::make_plan(*scenario, *ws->catalog, progress, collectives);
+}
+
+int run_size(const GlobalOptions& g, const SizeOptions& o) {
   TerminalProgress progress;
-  auto report = scenarios::size_scenario(*scenario, *ws->catalog, &progress,
-                                         o.fabric == "simgrid" ? scenarios::CollectiveTiming::simgrid
-                                                               : scenarios::CollectiveTiming::analytic);
-  if (progress.cancelled()) {
+  auto plan = load_plan(g, o.file, &progress,
+                        o.fabric == "simgrid" ? scenarios::CollectiveTiming::simgrid : scenarios::CollectiveTiming::analytic);
+  if (progress.cancelled() || (plan && plan->sizing && plan->sizing->search.cancelled)) {
     std::cerr << "capsim: stopped by Ctrl-C; nothing was written\n";
     return kExitInterrupted;
   }
-  if (!report) return report_errors(report.errors());
-  if (o.format == Format::json) std::cout << scenarios::sizing_json(*report);
-  else std::cout << scenarios::sizing_text(*report);
+  if (!plan) return report_errors(plan.errors());
+  if (plan->serving_sizing) {
+    std::cout << (o.format == Format::json
+                      ? scenarios::with_plan(scenarios::serving_sizing_json(*plan->serving_sizing), *plan)
+                      : scenarios::plan_figures_text(plan->plan) + "\n" + scenarios::serving_sizing_text(*plan->serving_sizing));
+    return kExitOk;
+  }
+  if (!plan->sizing) {
+    const std::string why = plan->scenario.inference
+                                ? "an inference scenario is sized over hardware.gpus, and this one names none"
+                                : "a service states its GPUs (workload.gpus); there is nothing to size";
+    if (o.format == Format::json) {
+      std::cout << scenarios::with_plan("{\"sizing\": null, \"why\": " + nlohmann::json(why).dump() + "}", *plan);
+    } else {
+      std::cout << scenarios::plan_figures_text(plan->plan) << "\nNo sizing: " << why << ".\n";
+    }
+    return kExitOk;
+  }
+  if (o.format == Format::json) std::cout << scenarios::with_plan(scenarios::sizing_json(*plan->sizing), *plan);
+  else std::cout << scenarios::plan_figures_text(plan->plan) << "\n" << scenarios::sizing_text(*plan->sizing);
 #ifdef CAPSIM_HAVE_RENDER
   if (!o.chart.empty())
-    if (auto status = render::render_frontier_chart(*report, o.chart); !status.empty()) return report_errors(status);
+    if (auto status = render::render_frontier_chart(*plan->sizing, o.chart); !status.empty()) return report_errors(status);
 #endif
   return kExitOk;
 }
 
 int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = open_workspace(g, hardware::Access::read_only);
-  if (!ws) return report_errors(ws.errors());
-  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
-  if (!scenario) return report_errors(scenario.errors());
-  if (scenario->inference) {
-    auto serving = scenarios::simulate_serving_scenario(*scenario, *ws->catalog);
-    if (!serving) return report_errors(serving.errors());
-    std::cout << (o.format == Format::json ? scenarios::serving_simulation_json(*serving)
-                                           : scenarios::serving_simulation_text(*serving));
+  auto plan = load_plan(g, o.file, nullptr);
+  if (!plan) return report_errors(plan.errors());
+  const bool json = o.format == Format::json;
+  if (plan->serving_simulation) {
+    const std::string note = plan->simulated_recommendation
+                                 ? "The scenario states no deployment: simulating the plan's recommended one, " +
+                                       plan->plan.configuration + ".\n\n"
+                                 : std::string();
+    std::cout << (json ? scenarios::with_plan(scenarios::serving_simulation_json(*plan->serving_simulation), *plan)
+                       : note + scenarios::serving_simulation_text(*plan->serving_simulation));
     return kExitOk;
   }
-  auto report = scenarios::simulate_scenario(*scenario, *ws->catalog);
-  if (!report) return report_errors(report.errors());
-  std::cout << (o.format == Format::json ? scenarios::simulation_json(*report) : scenarios::simulation_text(*report));
+  if (!plan->simulation) {
+    if (plan->scenario.inference)
+      return report_errors({{{plan->scenario.file}, "deployment",
+                             "nothing to simulate: the scenario states no deployment and names no hardware.gpus to size one",
+                             "add hardware: {gpus: [...]} or a deployment:"}});
+    return report_errors({{{plan->scenario.file}, "simulate", "the scenario has no simulate: section to run",
+                           "see docs/scenario-reference.md (simulate:)"}});
+  }
+  std::cout << (json ? scenarios::with_plan(scenarios::simulation_json(*plan->simulation), *plan)
+                     : scenarios::simulation_text(*plan->simulation));
   return kExitOk;
 }
 
 int run_cost(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = open_workspace(g, hardware::Access::read_only);
-  if (!ws) return report_errors(ws.errors());
-  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
-  if (!scenario) return report_errors(scenario.errors());
-  auto report = scenarios::cost_scenario(*scenario, *ws->catalog);
-  if (!report) return report_errors(report.errors());
-  std::cout << (o.format == Format::json ? scenarios::cost_json(*report) : scenarios::cost_text(*report));
+  auto plan = load_plan(g, o.file, nullptr);
+  if (!plan) return report_errors(plan.errors());
+  if (!plan->cost)
+    return report_errors({{{plan->scenario.file}, "cost", "the scenario has no cost: section", "see docs/scenario-reference.md"}});
+  std::cout << (o.format == Format::json ? scenarios::with_plan(scenarios::cost_json(*plan->cost), *plan)
+                                         : scenarios::plan_figures_text(plan->plan) + "\n" + scenarios::cost_text(*plan->cost));
   return kExitOk;
 }
 
@@ -107,6 +132,19 @@ struct ExportOptions {
   std::string cluster = "capsim";
 };
 
+// --node-type: a catalog instance or server id, or a provider's instance name ("g6e.xlarge").
+Result<std::string> resolve_node_type(const hardware::Catalog& catalog, const std::string& wanted) {
+  std::vector<std::string> ids;
+  for (auto kind : {hardware::EntityKind::instance, hardware::EntityKind::server})
+    for (const auto& e : catalog.all(kind)) {
+      if (e.id == wanted || (kind == hardware::EntityKind::instance && e.text("name") == wanted)) return e.id;
+      ids.push_back(e.id);
+    }
+  const std::string hint = did_you_mean(wanted, ids);
+  return Diagnostic{{}, "--node-type", "unknown node type '" + wanted + "'",
+                    hint.empty() ? "'capsim catalog list instances' shows them" : hint};
+}
+
 int run_export(const GlobalOptions& g, const ExportOptions& o) {
   auto format = scenarios::parse_export_format(o.format);
   if (!format) return report_errors(format.errors());
@@ -116,18 +154,35 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   if (!scenario) return report_errors(scenario.errors());
   if (scenario->training.service)
     return report_errors({{{scenario->file}, "workload", "a service scenario has no sizing recommendation to export", ""}});
-  Result<std::vector<scenarios::NodePool>> pools = std::vector<scenarios::NodePool>{};
-  if (scenario->inference) {
-    auto serving = scenarios::size_serving_scenario(*scenario, *ws->catalog);
-    if (!serving) return report_errors(serving.errors());
-    pools = scenarios::serving_node_pools(*serving);
-  } else {
-    auto report = scenarios::size_scenario(*scenario, *ws->catalog);
-    if (!report) return report_errors(report.errors());
-    pools = scenarios::sizing_node_pools(*report, o.node_type);
+  std::string node_type;
+  if (!o.node_type.empty()) {
+    auto id = resolve_node_type(*ws->catalog, o.node_type);
+    if (!id) return report_errors(id.errors());
+    node_type = *id;
   }
-  if (!pools) return report_errors(pools.errors());
-  auto text = scenarios::export_node_pools(*pools, *format, o.cluster);
+  // Another node type than the plan's: the plan of the same scenario restricted to that node
+  // type, so its export follows the same rules (the recommendation there, not the fastest).
+  scenarios::Scenario asked = *scenario;
+  if (!node_type.empty()) {
+    const hardware::Entity* e = ws->catalog->find(hardware::EntityKind::instance, node_type);
+    const bool server = e == nullptr;
+    if (server) e = ws->catalog->find(hardware::EntityKind::server, node_type);
+    const std::string gpu = e->text("gpu");
+    asked.hardware.gpus = {gpu};
+    asked.hardware.providers.clear();
+    asked.hardware.instances = server ? std::vector<std::string>{} : std::vector<std::string>{node_type};
+    asked.hardware.servers = server ? std::vector<std::string>{node_type} : std::vector<std::string>{};
+    if (asked.inference) asked.inference->node.clear();  // size on that node type, not the stated deployment
+  }
+  auto plan = scenarios::make_plan(asked, *ws->catalog);
+  if (!plan) return report_errors(plan.errors());
+  if (plan->plan.node_pools.empty())
+    return report_errors({{{scenario->file}, "", "the plan has no node pool to export",
+                           "the scenario names no hardware.gpus to size and states no deployment"}});
+  if (!node_type.empty() && plan->plan.node_type != node_type)
+    return report_errors({{{scenario->file}, "--node-type",
+                           "the plan on " + node_type + " runs on " + plan->plan.node_type + " instead", ""}});
+  auto text = scenarios::export_node_pools(plan->plan.node_pools, *format, o.cluster, scenarios::plan_annotations(plan->plan));
   if (!text) return report_errors(text.errors());
   if (o.output.empty()) {
     std::cout << *text;
@@ -382,7 +437,7 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
       ->required();
   exp->add_option("scenario", e->file, "Scenario YAML file")->required();
   exp->add_option("-o,--output", e->output, "Write to FILE (default: standard output)")->option_text("FILE");
-  exp->add_option("--node-type", e->node_type, "Export this node type's fastest configuration instead (e.g. gcp-a3-highgpu-8g)");
+  exp->add_option("--node-type", e->node_type, "Export the plan on this node type instead of the recommended one: a catalog id or the provider's name (e.g. gcp-a3-highgpu-8g, g6e.xlarge)");
   exp->add_option("--cluster", e->cluster, "Cluster name for GKE and Terraform");
   exp->callback([&global, &exit_code, e] { exit_code = run_export(global, *e); });
 

@@ -1,4 +1,5 @@
 #include "capsim/core/queueing.hpp"
+#include "capsim/core/text.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -9,9 +10,7 @@ namespace capsim::queueing {
 namespace {
 
 std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
+  return capsim::significant(v, 6);
 }
 
 Diagnostic error(const std::string& key, const std::string& message, const std::string& hint = {}) {

@@ -1,13 +1,37 @@
 #include "capsim/core/text.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace capsim {
 
 std::string significant(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
+  char buf[400];
+  if (!std::isfinite(v)) {
+    std::snprintf(buf, sizeof buf, "%g", v);  // callers keep these out of outputs; never an exponent
+    return buf;
+  }
+  if (v == 0) return "0";
+  digits = std::max(1, digits);
+  // Round to `digits` significant digits first ("%.*e"), then print that value in plain
+  // decimals: 1.5e+09 -> "1500000000", 1.2e-05 -> "0.000012".
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  const double rounded = std::strtod(buf, nullptr);
+  const int exponent = static_cast<int>(std::floor(std::log10(std::fabs(rounded))));
+  const int decimals = std::clamp(digits - 1 - exponent, 0, 30);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, rounded);
+  std::string out = buf;
+  if (decimals > 0) {  // as %g: no trailing zeros, no bare point
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
+}
+
+std::string plural(long long n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
 std::string xml_escape(const std::string& s) {

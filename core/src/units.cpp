@@ -1,4 +1,5 @@
 #include "capsim/core/units.hpp"
+#include "capsim/core/text.hpp"
 
 #include <array>
 #include <charconv>
@@ -306,7 +307,7 @@ std::string number_text(double v) {
   if (std::fabs(v) >= 1e4 && std::fabs(v) < 1e15)
     std::snprintf(buf, sizeof buf, "%.0f", v);
   else
-    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return significant(v, 4);
   return buf;
 }
 

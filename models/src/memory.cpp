@@ -2,6 +2,7 @@
 // then, if asked for a breakdown, formats them, so the total the sizing search uses and the
 // breakdown users read come from the same arithmetic.
 #include "capsim/models/memory.hpp"
+#include "capsim/core/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,9 +28,7 @@ std::string sci(double v) {  // 7.00e9, 2.07e8 (printf's "7.00e+09" without '+' 
 }
 
 std::string num(double v) {  // 12, 0.5, 1.406
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
+  return significant(v, 6);
 }
 
 std::string gb(double bytes) { return to_string(Bytes(bytes)); }

@@ -1,4 +1,5 @@
 #include "capsim/models/search.hpp"
+#include "capsim/core/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -352,7 +353,7 @@ class Search {
                                               std::to_string(r_.grid.min_gpus) + " and max_gpus " +
                                               std::to_string(r_.grid.max_gpus)
                                         : "one node only (no network bandwidth in the catalog), " +
-                                              std::to_string(gpus_per_node) + " GPUs, below min_gpus " +
+                                              plural(gpus_per_node, "GPU") + ", below min_gpus " +
                                               std::to_string(r_.grid.min_gpus);
     note_error(type_index, {Diagnostic{{}, "", why, ""}});
   }

@@ -233,8 +233,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   const double warmup = offline ? 0.0 : o.warmup.value();
   const double end = offline ? std::numeric_limits<double>::infinity() : warmup + o.duration.value();
   auto over_budget = [&](double needed, const std::string& why) {
-    char about[32];
-    std::snprintf(about, sizeof about, "%.3g", needed);
+    const std::string about = significant(needed, 3);
     return Diagnostic{{}, "run.max_events",
                       "simulation refused: " + why + " the run needs about " + about +
                           " events, over the event budget of " + std::to_string(o.max_events),

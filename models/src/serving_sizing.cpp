@@ -262,8 +262,8 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
       d.k8s = {r.shape.name, "nvidia.com/gpu", tp, d.min_replicas, d.replicas};
       d.meets_slo = true;
-      d.summary = std::to_string(d.replicas) + " replicas x TP=" + std::to_string(tp) + " on " + nt.id + " (" +
-                  std::to_string(d.nodes) + " nodes), batch <= " + std::to_string(n) + ", TPOT " +
+      d.summary = plural(d.replicas, "replica") + " x TP=" + std::to_string(tp) + " on " + nt.id + " (" +
+                  plural(d.nodes, "node") + "), batch <= " + std::to_string(n) + ", TPOT " +
                   ms(llm_decode_step(spec, n, context * n)) + ", TTFT " + ms(capped->ttft_unloaded);
       out.candidates.push_back(std::move(d));
     }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "capsim/core/text.hpp"
+
 #include "capsim/models/search.hpp"
 #include "capsim/scenarios/sizing.hpp"
 
@@ -28,7 +30,8 @@ std::string money_text(double usd) {
 
 class Builder {
  public:
-  Builder(const Scenario& s, const hardware::Catalog& c) : s_(s), c_(c), setup_(*s.cost) {}
+  Builder(const Scenario& s, const hardware::Catalog& c, const std::vector<RunTimeOverride>& overrides)
+      : s_(s), c_(c), setup_(*s.cost), overrides_(overrides) {}
 
   Result<CostReport> build() {
     CostReport r;
@@ -37,10 +40,14 @@ class Builder {
     r.inputs.demand = demand();
     r.work_unit = r.inputs.demand.work_unit;
     for (std::size_t i = 0; i < setup_.options.size(); ++i) {
+      run_node_.reset();
+      run_.reset();
       auto o = option(setup_.options[i], i);
       if (o) {
         r.inputs.options.push_back(o->first);
         r.option_notes.push_back(o->second);
+        r.option_node_types.push_back(run_node_);
+        r.option_runs.push_back(run_);
       }
     }
     if (!errors_.empty()) return errors_;
@@ -142,9 +149,15 @@ class Builder {
     }
     const auto& c = *result->recommended;
     option.gpus = c.par.gpus();
-    option.busy_per_unit = c.total_time.value() / units::month;
-    note += ", a run takes " + to_string(c.total_time) + " on " + std::to_string(option.gpus) + " GPU" +
-            (option.gpus > 1 ? "s" : "");
+    Seconds time = c.total_time;
+    std::string why;
+    for (const auto& o : overrides_)
+      if (o.node_id == node_id) time = o.time, why = " (" + o.why + ")";
+    option.busy_per_unit = time.value() / units::month;
+    note += ", a run takes " + to_string(time) + why + " on " + plural(option.gpus, "GPU");
+    run_node_ = result->node_types[c.node_type];
+    run_ = c;
+    run_->total_time = time;
     return true;
   }
 
@@ -242,17 +255,29 @@ class Builder {
   const Scenario& s_;
   const hardware::Catalog& c_;
   const CostSetup& setup_;
+  const std::vector<RunTimeOverride>& overrides_;
   std::vector<Diagnostic> errors_;
+  std::optional<models::NodeType> run_node_;  // the option being built: where it runs
+  std::optional<models::Candidate> run_;
 };
 
 double months(Seconds s) { return s.value() / units::month; }
 
 }  // namespace
 
-Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catalog& catalog) {
+Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                                 const std::vector<RunTimeOverride>& overrides) {
   if (!scenario.cost)
     return Diagnostic{{scenario.file}, "cost", "the scenario has no cost: section", "see docs/scenario-reference.md"};
-  return Builder(scenario, catalog).build();
+  return Builder(scenario, catalog, overrides).build();
+}
+
+std::string horizon_text(Seconds horizon) {
+  const double m = horizon.value() / units::month;
+  if (m >= 1 && std::fabs(m - std::round(m)) < 1e-6) return plural(std::llround(m), "month");
+  const double d = horizon.value() / units::day;
+  if (std::fabs(d - std::round(d)) < 1e-6) return plural(std::llround(d), "day");
+  return to_string(horizon);
 }
 
 Table cost_table(const CostReport& r) {

@@ -22,6 +22,21 @@ std::string tf_name(const std::string& s) {
 // GKE schedules Cloud TPU chips as google.com/tpu and taints TPU nodes with that key.
 constexpr const char* kTpuResource = "google.com/tpu";
 
+// The plan's figures ride along with every export, so a reader of the YAML sees the same
+// numbers as `capsim run` (and tests can check they agree).
+void emit_annotations(YAML::Emitter& y, const ExportAnnotations& notes) {
+  if (notes.empty()) return;
+  y << YAML::Key << "annotations" << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, v] : notes) y << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+  y << YAML::EndMap;
+}
+
+std::string comment_line(const ExportAnnotations& notes) {
+  std::string out = "capsim plan:";
+  for (const auto& [k, v] : notes) out += " " + k + "=" + v;
+  return out;
+}
+
 std::string resource_name(const NodePool& p) {
   if (p.tpu) return kTpuResource;
   return p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu");
@@ -39,7 +54,7 @@ std::string gke_tpu_pool(const NodePool& p, const std::string& cluster) {
 Diagnostic wrong_provider(const NodePool& p, const std::string& format, const std::string& wanted) {
   return Diagnostic{{}, "export", format + " export needs " + wanted + " node types; pool '" + p.name + "' is " +
                                       p.provider + " " + p.instance_type,
-                    "choose a " + wanted + " node type with --node-type"};
+                    std::string(wanted == "aws" ? "choose an " : "choose a ") + wanted + " node type with --node-type"};
 }
 
 Result<std::string> gke(const std::vector<NodePool>& pools, const std::string& cluster) {
@@ -78,7 +93,7 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const std::string& c
   return out;
 }
 
-Result<std::string> karpenter(const std::vector<NodePool>& pools) {
+Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportAnnotations& notes) {
   YAML::Emitter y;
   std::vector<Diagnostic> errors;
   for (const auto& p : pools) {
@@ -89,8 +104,9 @@ Result<std::string> karpenter(const std::vector<NodePool>& pools) {
     y << YAML::BeginDoc << YAML::BeginMap;
     y << YAML::Key << "apiVersion" << YAML::Value << "karpenter.sh/v1";
     y << YAML::Key << "kind" << YAML::Value << "NodePool";
-    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name
-      << YAML::EndMap;
+    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
+    emit_annotations(y, notes);
+    y << YAML::EndMap;
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value
@@ -123,7 +139,8 @@ Result<std::string> karpenter(const std::vector<NodePool>& pools) {
          std::string(y.c_str()) + "\n";
 }
 
-Result<std::string> terraform(const std::vector<NodePool>& pools, const std::string& cluster) {
+Result<std::string> terraform(const std::vector<NodePool>& pools, const std::string& cluster,
+                              const ExportAnnotations& notes) {
   nlohmann::json pools_json = nlohmann::json::object();
   std::vector<Diagnostic> errors;
   for (const auto& p : pools) {
@@ -162,17 +179,20 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const std::str
   }
   if (!errors.empty()) return errors;
   nlohmann::json root = {{"resource", {{"google_container_node_pool", pools_json}}}};
+  if (!notes.empty()) root["//"] = comment_line(notes);  // Terraform's JSON syntax: "//" is a comment
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string pod_fragment(const std::vector<NodePool>& pools) {
+std::string pod_fragment(const std::vector<NodePool>& pools, const ExportAnnotations& notes) {
   YAML::Emitter y;
   for (const auto& p : pools) {
     y << YAML::BeginDoc << YAML::BeginMap;
     y << YAML::Key << "apiVersion" << YAML::Value << "v1";
     y << YAML::Key << "kind" << YAML::Value << "Pod";
     y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-      << p.name + "-worker" << YAML::EndMap;
+      << p.name + "-worker";
+    emit_annotations(y, notes);
+    y << YAML::EndMap;
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap;
     if (p.provider == "gcp" && gke_accelerator(p.gpu_id))
@@ -225,13 +245,17 @@ std::optional<std::string> gke_accelerator(const std::string& gpu_id) {
 }
 
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
-                                      const std::string& cluster) {
+                                      const std::string& cluster, const ExportAnnotations& notes) {
   if (pools.empty()) return Diagnostic{{}, "export", "no node pools to export", ""};
   switch (format) {
-    case ExportFormat::gke: return gke(pools, cluster);
-    case ExportFormat::karpenter: return karpenter(pools);
-    case ExportFormat::terraform: return terraform(pools, cluster);
-    case ExportFormat::k8s: return pod_fragment(pools);
+    case ExportFormat::gke: {
+      auto text = gke(pools, cluster);
+      if (!text || notes.empty()) return text;
+      return "# " + comment_line(notes) + "\n" + *text;
+    }
+    case ExportFormat::karpenter: return karpenter(pools, notes);
+    case ExportFormat::terraform: return terraform(pools, cluster, notes);
+    case ExportFormat::k8s: return pod_fragment(pools, notes);
   }
   return Diagnostic{{}, "export", "unknown format", ""};
 }

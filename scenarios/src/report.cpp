@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "capsim/core/text.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
@@ -22,8 +23,31 @@ ReportSection question(const RunResult& run) {
   ReportSection sec{"question", "The question", {}, {}, {}, s.text};
   if (!s.description.empty()) sec.paragraphs.push_back(s.description);
   Table t{{"input", "value"}, {}, {false, false}};
-  if (s.training.service) {
-    t.rows.push_back({"workload", std::to_string(s.training.service_gpus) + " GPUs of services"});
+  auto gpu_list = [&] {
+    std::string gpus;
+    for (const auto& g : s.hardware.gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+    return gpus;
+  };
+  if (s.inference) {
+    const auto& inf = *s.inference;
+    if (inf.llm) {
+      t.rows.push_back({"model", inf.shape.name});
+      t.rows.push_back({"request", std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
+                                       std::to_string(inf.mix.output_tokens) + " output tokens"});
+    } else {
+      std::string models;
+      for (const auto& st : inf.graph.stages) models += (models.empty() ? "" : ", ") + st.name;
+      t.rows.push_back({"graph", models});
+    }
+    t.rows.push_back({"precision", std::string(models::precision_name(inf.exec.precision))});
+    t.rows.push_back({"arrivals (peak)", to_string(ParsedQuantity{inf.arrivals.peak_rate().value(), {}, {}}) + " requests/s"});
+    if (inf.p99) t.rows.push_back({"SLO", "p99 < " + to_string(*inf.p99)});
+    if (inf.ttft_p99) t.rows.push_back({"SLO", "TTFT p99 < " + to_string(*inf.ttft_p99)});
+    if (inf.tpot_p99) t.rows.push_back({"SLO", "TPOT p99 < " + to_string(*inf.tpot_p99)});
+    if (!s.hardware.gpus.empty()) t.rows.push_back({"candidate GPUs", gpu_list()});
+    if (!inf.node.empty()) t.rows.push_back({"deployment", inf.node});
+  } else if (s.training.service) {
+    t.rows.push_back({"workload", plural(s.training.service_gpus, "GPU") + " of services"});
   } else {
     t.rows.push_back({"model", s.training.model_name});
     if (s.training.is_transformer())
@@ -32,14 +56,34 @@ ReportSection question(const RunResult& run) {
       t.rows.push_back({"samples", to_string(ParsedQuantity{s.training.samples * s.training.epochs, {}, {}}) +
                                        " (" + to_string(ParsedQuantity{s.training.epochs, {}, {}}) + " epochs)"});
     t.rows.push_back({"precision", std::string(models::precision_name(s.training.options.compute))});
-    std::string gpus;
-    for (const auto& g : s.hardware.gpus) gpus += (gpus.empty() ? "" : ", ") + g;
-    t.rows.push_back({"candidate GPUs", gpus});
+    t.rows.push_back({"candidate GPUs", gpu_list()});
     t.rows.push_back({"GPUs", std::to_string(s.hardware.min_gpus) + " to " + std::to_string(s.hardware.max_gpus)});
   }
   if (s.deadline) t.rows.push_back({"deadline", to_string(*s.deadline)});
   if (s.budget) t.rows.push_back({"budget", to_string(*s.budget)});
   for (const auto& e : s.expect) t.rows.push_back({"expect", e.text});
+  sec.tables.push_back(t);
+  return sec;
+}
+
+// The plan's figures, as every other view shows them.
+ReportSection plan_section(const RunResult& run) {
+  const auto& p = run.plan;
+  ReportSection sec{"plan", "The plan", {}, {}, {}, {}};
+  sec.paragraphs.push_back(p.configuration.empty() ? "No configuration: " + p.reason
+                                                   : p.configuration + (p.reason.empty() ? "" : ": " + p.reason) + ".");
+  Table t{{"figure", "value"}, {}, {false, false}};
+  t.rows.push_back({"GPUs", plural(p.gpus, "GPU") + " on " + plural(p.nodes, "node")});
+  if (p.time) t.rows.push_back({"time per run", to_string(*p.time) + " (" + p.time_basis + ")"});
+  if (p.throughput) t.rows.push_back({"throughput", human_count(*p.throughput) + " " + p.throughput_unit});
+  if (p.p99) t.rows.push_back({"p99 latency", to_string(*p.p99) + " (" + p.latency_basis + ")"});
+  if (p.ttft_p99) t.rows.push_back({"TTFT p99", to_string(*p.ttft_p99) + " (" + p.latency_basis + ")"});
+  if (p.tpot_p99) t.rows.push_back({"TPOT p99", to_string(*p.tpot_p99) + " (" + p.latency_basis + ")"});
+  if (p.cost_per_run) t.rows.push_back({"cost per run (USD)", human_count(p.cost_per_run->value())});
+  if (p.cost_per_month) t.rows.push_back({"cost per month (USD)", human_count(p.cost_per_month->value() * units::month)});
+  if (!p.cost_basis.empty()) t.rows.push_back({"cost basis", p.cost_basis});
+  for (const auto& c : p.conversions) t.rows.push_back({"currency", c});
+  for (const auto& w : p.warnings) t.rows.push_back({"warning", w});
   sec.tables.push_back(t);
   return sec;
 }
@@ -55,7 +99,8 @@ ReportSection recommendation(const RunResult& run) {
   sec.paragraphs.push_back(describe_candidate(r, c) + ": " + r.search.recommendation + ".");
   Table t{{"figure", "value"}, {}, {false, false}};
   t.rows.push_back({"time to train", to_string(c.total_time)});
-  t.rows.push_back({"cost per run", c.cost ? to_string(*c.cost) : "no catalog price"});
+  t.rows.push_back({"cost per run", run.plan.cost_per_run ? human_count(run.plan.cost_per_run->value()) + " USD"
+                                                          : "no catalog price"});
   t.rows.push_back({"GPU-hours", to_string(ParsedQuantity{c.gpu_hours, {}, {}})});
   t.rows.push_back({"model FLOPs utilization", pct(c.mfu)});
   t.rows.push_back({"memory per GPU", to_string(c.memory_per_gpu) + " of " +
@@ -232,7 +277,7 @@ std::vector<MemoryBar> memory_bars(const RunResult& run) {
     else
       m = models::sample_model_training_memory(std::get<models::SampleModel>(s.training.model), c.batch_per_gpu,
                                                s.training.options);
-    bars.push_back({type.id + " (" + std::to_string(c.par.gpus()) + " GPUs)",
+    bars.push_back({type.id + " (" + plural(c.par.gpus(), "GPU") + ")",
                     {{"weights", m.weights.value()},
                      {"gradients", m.gradients.value()},
                      {"optimizer", m.optimizer.value()},
@@ -283,6 +328,7 @@ ReportDocument build_report(const RunResult& run, const hardware::Catalog& catal
   doc.title = "Sizing report: " + run.scenario.name;
   doc.subtitle = "Status " + run.status() + ", " + run.started_at;
   doc.sections.push_back(question(run));
+  doc.sections.push_back(plan_section(run));
   if (run.sizing) {
     doc.sections.push_back(recommendation(run));
     doc.sections.push_back(frontier(run));

@@ -2,11 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 
 #include "capsim/core/text.hpp"
+#include "capsim/scenarios/currency.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/version.hpp"
 
@@ -22,68 +24,321 @@ std::string utc_now() {
   return buf;
 }
 
-std::vector<Measurement> training_measurements(const SizingReport& s) {
-  std::vector<Measurement> out;
-  if (!s.search.recommended) return out;
-  const auto& c = *s.search.recommended;
-  const auto& type = s.search.node_types[c.node_type];
-  const double gpus = c.par.gpus();
-  out.push_back({"training_time", {c.total_time.value(), dims::seconds, Currency::none}});
-  if (c.cost) out.push_back({"cost_per_run", {c.cost->value(), dims::money, c.cost->currency()}});
-  out.push_back({"gpus", {gpus, dims::none, Currency::none}});
-  out.push_back({"memory_per_gpu", {c.memory_per_gpu.value(), dims::bytes, Currency::none}});
-  out.push_back({"memory_headroom",
-                 {1.0 - c.memory_per_gpu.value() / type.cluster.gpu.memory.value(), dims::none, Currency::none}});
-  out.push_back({"mfu", {c.mfu, dims::none, Currency::none}});
-  out.push_back({"step_time", {c.step_time.value(), dims::seconds, Currency::none}});
+
+// The recommended serving deployment as the scenario's own, so the simulation runs what was sized.
+Scenario with_recommended_deployment(const Scenario& s, const ServingSizingReport& z) {
+  Scenario out = s;
+  auto& inf = *out.inference;
+  if (z.llm && z.llm->recommended) {
+    inf.node = z.llm->recommended->node_type;
+    inf.tensor_parallel = z.llm->recommended->spec.tensor_parallel;
+    inf.replicas = z.llm->recommended->replicas;
+  } else if (z.graph && z.graph->recommended) {
+    // At the peak rate, as the sizing verified it: the plan's p99 is the busiest hour's.
+    const auto peak = inf.arrivals.peak_rate();
+    inf.arrivals = models::ArrivalSpec{};
+    inf.arrivals.rate = peak;
+    inf.node = z.graph->recommended->node_type;
+    inf.sharing = z.graph->recommended->deployment.sharing;
+    inf.stages = z.graph->recommended->deployment.stages;
+  }
   return out;
 }
 
+std::optional<models::NodeType> usd_node_type(const hardware::Catalog& catalog, const Scenario& s, const std::string& id,
+                                              std::vector<std::string>& conversions) {
+  auto node = models::node_type_by_id(catalog, id, commitment_price_field(s.commitment));
+  if (!node) return std::nullopt;
+  std::vector<models::NodeType> one{*node};
+  for (const auto& c : prices_in_usd(one, catalog, s))
+    if (std::find(conversions.begin(), conversions.end(), c) == conversions.end()) conversions.push_back(c);
+  return one.front();
+}
 
-}  // namespace
+std::string llm_or_graph_reason(const ServingSizingReport& z) {
+  return z.llm ? z.llm->recommendation : z.graph ? z.graph->recommendation : std::string();
+}
 
-namespace {
+std::string runs_a_month(double n) { return significant(n, 3) + (n == 1 ? " run" : " runs") + " a month"; }
 
-// The serving part of a run: simulate the stated deployment, size one under the SLO.
-Status run_serving(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r, ProgressObserver* progress) {
-  auto add = [&](const char* metric, double value, Dim dim) {
-    if (std::isfinite(value)) r.measurements.push_back({metric, {value, dim, Currency::none}});
-  };
-  if (!scenario.inference->node.empty()) {
-    auto sim = simulate_serving_scenario(scenario, catalog, progress);
-    if (!sim) return sim.errors();
-    r.serving_simulation = std::move(sim).value();
-    const auto& s = *r.serving_simulation;
-    // Latency percentiles are statistics of completed requests: with none completed
-    // (overload, a window shorter than one request) they are not measured, never 0 s.
-    auto add_statistic = [&](const char* metric, double value, Dim dim, std::uint64_t samples, const char* why) {
-      if (auto m = statistic(metric, value, dim, samples)) r.measurements.push_back(*m);
-      else r.unmeasured.push_back({metric, why});
-    };
-    constexpr const char* kNoRequest = "no request completed in the simulated window (0 samples)";
-    if (s.llm) {
-      add_statistic("ttft_p99", s.llm->ttft.p99.mean, dims::seconds, s.llm->completed, kNoRequest);
-      add_statistic("tpot_p99", s.llm->tpot.p99.mean, dims::seconds, s.llm->completed, kNoRequest);
-      add("throughput", s.llm->requests_per_second, dims::none);
-    } else {
-      add_statistic("p99_latency", s.graph->latency.p99.mean, dims::seconds, s.graph->simulation.latency_cdf.empty() ? 0 : 1,
-                    kNoRequest);
-      add("throughput", s.graph->simulated_throughput, dims::none);
-    }
-  }
+int nodes_for(int gpus, int per_node) { return per_node > 0 ? (gpus + per_node - 1) / per_node : gpus; }
+
+// Inference: the planned deployment is the scenario's own when it states one (what its
+// expectations test), else the recommendation; either way its latency is the simulation's.
+Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r, ProgressObserver* progress) {
+  auto& p = r.plan;
+  const auto& inf = *scenario.inference;
   if (!scenario.hardware.gpus.empty()) {
     auto sized = size_serving_scenario(scenario, catalog);
     if (!sized) return sized.errors();
     r.serving_sizing = std::move(sized).value();
-    const auto& z = *r.serving_sizing;
-    std::optional<MoneyPerSecond> cost = z.llm ? (z.llm->recommended ? z.llm->recommended->cost : std::nullopt)
-                                               : (z.graph->recommended ? z.graph->recommended->cost : std::nullopt);
-    if (cost) r.measurements.push_back({"monthly_cost", {cost->value(), dims::money / dims::seconds, Currency::usd}});
-    const int gpus = z.llm ? (z.llm->recommended ? z.llm->recommended->gpus : 0)
-                           : (z.graph->recommended ? z.graph->recommended->gpus : 0);
-    if (gpus > 0) add("gpus", gpus, dims::none);
+    p.conversions = r.serving_sizing->conversions;
+  }
+  const bool stated = !inf.node.empty();
+  Scenario simulated = scenario;
+  if (!stated && r.serving_sizing) {
+    simulated = with_recommended_deployment(scenario, *r.serving_sizing);
+    r.simulated_recommendation = !simulated.inference->node.empty();
+  }
+  if (!simulated.inference->node.empty()) {
+    auto sim = simulate_serving_scenario(simulated, catalog, progress);
+    if (!sim) return sim.errors();
+    r.serving_simulation = std::move(sim).value();
+  }
+  p.basis = stated ? "deployment" : "recommendation";
+  if (!r.serving_simulation) return {};
+  const auto& sim = *r.serving_simulation;
+  auto node = usd_node_type(catalog, scenario, sim.node, p.conversions);
+  if (!node) return {};
+  p.node_type = node->id;
+  p.gpu = node->cluster.gpu.id;
+  const int per_node = node->cluster.gpus_per_node;
+  NodePool pool{"serve-" + p.gpu, node->provider, node->name, p.gpu, per_node, 1, 1, 1,
+                scenario.commitment == Commitment::spot, std::nullopt, 1, node->cluster.gpu.vendor == "google"};
+  p.latency_basis = "simulated";
+  if (sim.llm) {
+    const int tp = simulated.inference->tensor_parallel;
+    p.gpus = sim.replicas * tp;
+    p.nodes = nodes_for(p.gpus, per_node);
+    if (sim.llm->completed > 0) {
+      p.ttft_p99 = Seconds(sim.llm->ttft.p99.mean);
+      p.tpot_p99 = Seconds(sim.llm->tpot.p99.mean);
+    }
+    p.throughput = sim.llm->requests_per_second;
+    pool.gpus_per_pod = tp;
+    p.configuration = plural(sim.replicas, "replica") + " of " + plural(tp, "GPU") + " (tensor parallel " +
+                      std::to_string(tp) + ") on " + plural(p.nodes, "node") + " of " + node->name + " (" +
+                      node->id + ")";
+  } else {
+    const auto& g = *sim.graph;
+    p.gpus = g.plan.gpus;
+    p.nodes = nodes_for(p.gpus, per_node);
+    if (!g.simulation.latency_cdf.empty()) p.p99 = Seconds(g.latency.p99.mean);
+    p.throughput = g.simulated_throughput;
+    p.configuration = plural(p.gpus, "GPU") + " (" + p.gpu + ") on " + plural(p.nodes, "node") + " of " + node->name +
+                      " (" + node->id + ")";
+    if (r.simulated_recommendation && r.serving_sizing->graph->recommended) {
+      const auto& d = *r.serving_sizing->graph->recommended;
+      if (!d.k8s.empty() && d.k8s.front().resource.starts_with("nvidia.com/mig-"))
+        pool.mig_profile = d.k8s.front().resource.substr(std::string("nvidia.com/mig-").size());
+      if (!d.k8s.empty()) pool.gpus_per_pod = d.k8s.front().count;
+    }
+  }
+  p.throughput_unit = "requests/s";
+  // The node pool: what the planned deployment needs at peak; a sized one scales down to its trough.
+  pool.nodes = pool.max_nodes = p.nodes;
+  pool.min_nodes = p.nodes;
+  if (r.simulated_recommendation) {
+    if (auto pools = serving_node_pools(*r.serving_sizing); pools && !pools->empty()) {
+      pool.min_nodes = pools->front().min_nodes;
+      pool.name = pools->front().name;
+    }
+  }
+  p.node_pools = {pool};
+  if (node->price) {
+    p.cost_per_month = MoneyPerSecond(node->price->value() * p.nodes, Currency::usd);
+    p.cost_basis = plural(p.nodes, "node") + " at " + to_string(*node->price) + " each, around the clock (" +
+                   std::string(commitment_price_field(scenario.commitment)) + ")";
+  }
+  if (stated) {
+    p.reason = "the deployment the scenario states";
+    if (r.serving_sizing) {
+      const bool llm = r.serving_sizing->llm.has_value();
+      const auto rec_gpus = llm ? (r.serving_sizing->llm->recommended ? r.serving_sizing->llm->recommended->gpus : 0)
+                                : (r.serving_sizing->graph->recommended ? r.serving_sizing->graph->recommended->gpus : 0);
+      const auto rec_cost = llm ? (r.serving_sizing->llm->recommended ? r.serving_sizing->llm->recommended->cost : std::nullopt)
+                                : (r.serving_sizing->graph->recommended ? r.serving_sizing->graph->recommended->cost
+                                                                        : std::nullopt);
+      if (rec_gpus > 0 && rec_cost && p.cost_per_month)
+        p.warnings.push_back("this plan is the stated deployment; the sizing below finds " + plural(rec_gpus, "GPU") +
+                             " at " + human_count(rec_cost->value() * units::month) + " USD a month (" +
+                             (llm ? r.serving_sizing->llm->recommended->summary
+                                  : r.serving_sizing->graph->recommended->summary) +
+                             ")");
+    }
+  } else {
+    p.reason = llm_or_graph_reason(*r.serving_sizing);
   }
   return {};
+}
+
+// Training: the search's recommendation, unless the cost comparison (whole nodes, runs a
+// month) finds another of its node types cheaper: then that one, so that no view recommends
+// one configuration and names another the cheapest.
+Status plan_training(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r, ProgressObserver* progress,
+                     CollectiveTiming collectives) {
+  auto& p = r.plan;
+  auto sizing = size_scenario(scenario, catalog, progress, collectives);
+  if (!sizing) return sizing.errors();
+  r.sizing = std::move(sizing).value();
+  p.conversions = r.sizing->conversions;
+  auto& search = r.sizing->search;
+  if (!search.recommended) return {};
+  p.basis = "recommendation";
+  p.reason = search.recommendation;
+  std::optional<std::size_t> cost_option;  // the comparison's option the plan is priced by
+  auto index_of = [&](const std::string& id) -> std::optional<int> {
+    for (std::size_t i = 0; i < search.node_types.size(); ++i)
+      if (search.node_types[i].id == id) return static_cast<int>(i);
+    return std::nullopt;
+  };
+  if (scenario.cost) {
+    auto cost = cost_scenario(scenario, catalog);
+    if (!cost) return cost.errors();
+    r.cost = std::move(cost).value();
+    const auto& c = r.cost->comparison;
+    const auto& cheapest = r.cost->option_runs[static_cast<std::size_t>(c.cheapest)];
+    const auto& cheapest_node = r.cost->option_node_types[static_cast<std::size_t>(c.cheapest)];
+    const auto at = cheapest_node ? index_of(cheapest_node->id) : std::nullopt;
+    if (cheapest && at) {
+      models::Candidate chosen = *cheapest;
+      chosen.node_type = *at;
+      if (search.node_types[*at].price)
+        chosen.cost = Money(search.node_types[*at].price->value() * chosen.nodes * chosen.total_time.value(), Currency::usd);
+      if (search.node_types[search.recommended->node_type].id != cheapest_node->id || search.recommended->nodes != chosen.nodes)
+        p.reason = "the cheapest option of the cost comparison (" + c.options[c.cheapest].name + ", " +
+                   human_count(c.per_unit[c.cheapest].value()) + " USD per run at " +
+                   runs_a_month(r.cost->inputs.demand.units_per_month) + "), which counts whole nodes and idle time";
+      search.recommended = chosen;
+      search.recommendation = p.reason;
+      cost_option = static_cast<std::size_t>(c.cheapest);
+    } else {
+      const std::string rec_id = search.node_types[search.recommended->node_type].id;
+      for (std::size_t i = 0; i < r.cost->option_node_types.size(); ++i)
+        if (r.cost->option_node_types[i] && r.cost->option_node_types[i]->id == rec_id) cost_option = i;
+      p.warnings.push_back("the cost comparison's cheapest option, " + c.options[c.cheapest].name +
+                           ", is not among the node types sized (hardware.gpus, providers, instances, servers)");
+    }
+  }
+  const auto& rec = *search.recommended;
+  const auto& type = search.node_types[rec.node_type];
+  p.node_type = type.id;
+  p.gpu = type.cluster.gpu.id;
+  p.gpus = rec.par.gpus();
+  p.nodes = rec.nodes;
+  p.configuration = describe_candidate(*r.sizing, rec);
+  p.time = rec.total_time;
+  p.time_basis = "analytic";
+  p.throughput = rec.throughput;
+  p.throughput_unit = scenario.training.is_transformer() ? "tokens/s" : "samples/s";
+  if (auto pools = sizing_node_pools(*r.sizing); pools) p.node_pools = *pools;
+  // A wanted GPU the chosen server does not carry is said, not swapped silently.
+  if (std::find(scenario.hardware.gpus.begin(), scenario.hardware.gpus.end(), p.gpu) == scenario.hardware.gpus.end())
+    p.warnings.push_back(type.id + " carries " + p.gpu + ", not one of the GPUs the scenario names (" +
+                         [&] {
+                           std::string list;
+                           for (const auto& g : scenario.hardware.gpus) list += (list.empty() ? "" : ", ") + g;
+                           return list;
+                         }() + ")");
+
+  if (scenario.simulate && !scenario.inference) {
+    auto sim = simulate_scenario(scenario, catalog, progress);
+    if (!sim) return sim.errors();
+    r.simulation = std::move(sim).value();
+    const auto& pipe = r.simulation->pipeline;
+    if (r.simulation->node != type.id) {
+      p.warnings.push_back("the simulation runs on " + r.simulation->node + ", not on the plan's " + type.id +
+                           "; its rate does not change the plan's time");
+    } else if (pipe.simulated_samples_per_second > 0 && !scenario.training.is_transformer()) {
+      const double per_gpu = pipe.simulated_samples_per_second / std::max(1, scenario.simulate->gpus);
+      const double rate = per_gpu * p.gpus;
+      const double analytic = rec.throughput;
+      if (rate < 0.99 * analytic) {
+        const double samples = scenario.training.samples * scenario.training.epochs;
+        p.time = Seconds(samples / rate);
+        p.throughput = rate;
+        auto& shown = *search.recommended;  // the sizing report shows the plan's figures
+        if (shown.cost) shown.cost = Money(shown.cost->value() * p.time->value() / shown.total_time.value(), Currency::usd);
+        shown.gpu_hours *= p.time->value() / shown.total_time.value();
+        shown.total_time = *p.time;
+        shown.throughput = rate;
+        p.time_basis = "simulated: " + pipe.simulation.constraint + " holds the GPUs to " + human_count(rate) +
+                       " samples/s; the analytic " + human_count(analytic) +
+                       " samples/s assumes data loading is free";
+        if (scenario.cost) {  // the comparison prices the simulated run time too
+          auto cost = cost_scenario(scenario, catalog, {{type.id, *p.time, "simulated"}});
+          if (!cost) return cost.errors();
+          r.cost = std::move(cost).value();
+        }
+      }
+    }
+  }
+  if (r.cost && cost_option) {
+    const auto& c = r.cost->comparison;
+    p.cost_per_run = c.per_unit[*cost_option];
+    search.recommended->cost = p.cost_per_run;  // the sizing report shows the plan's figure
+    p.cost_per_month = c.options[*cost_option].monthly_average(c.horizon);
+    p.cost_basis = "the cost comparison's option '" + c.options[*cost_option].name + "': " +
+                   runs_a_month(r.cost->inputs.demand.units_per_month) + " over " +
+                   horizon_text(c.horizon) + ", whole nodes";
+  } else if (type.price) {
+    p.cost_per_run = Money(type.price->value() * p.nodes * p.time->value(), Currency::usd);
+    p.cost_basis = plural(p.nodes, "node") + " x " + to_string(*type.price) + " x the run time (" +
+                   std::string(commitment_price_field(scenario.commitment)) + ")";
+  }
+  return {};
+}
+
+Status plan_service(const Scenario& scenario, const hardware::Catalog& catalog, RunResult& r) {
+  auto& p = r.plan;
+  p.basis = "service";
+  p.gpus = scenario.training.service_gpus;
+  if (!scenario.cost) return {};
+  auto cost = cost_scenario(scenario, catalog);
+  if (!cost) return cost.errors();
+  r.cost = std::move(cost).value();
+  const auto& c = r.cost->comparison;
+  const auto& o = c.options[c.cheapest];
+  p.configuration = o.name;
+  p.reason = "the cheapest option of the cost comparison over " + horizon_text(c.horizon);
+  p.nodes = o.nodes;
+  p.cost_per_month = o.monthly_average(c.horizon);
+  p.cost_basis = "the cost comparison's option '" + o.name + "', averaged over " + horizon_text(c.horizon);
+  return {};
+}
+
+// What expectations are checked against: the plan's figures, so a run never passes on a
+// number another view contradicts.
+void plan_measurements(RunResult& r) {
+  const auto& p = r.plan;
+  auto add = [&](const char* metric, double value, Dim dim, Currency currency = Currency::none) {
+    if (std::isfinite(value)) r.measurements.push_back({metric, {value, dim, currency}});
+  };
+  if (p.time) add("training_time", p.time->value(), dims::seconds);
+  if (p.cost_per_run) add("cost_per_run", p.cost_per_run->value(), dims::money, Currency::usd);
+  if (p.gpus > 0) add("gpus", p.gpus, dims::none);
+  if (r.sizing && r.sizing->search.recommended) {
+    const auto& c = *r.sizing->search.recommended;
+    const auto& type = r.sizing->search.node_types[c.node_type];
+    add("memory_per_gpu", c.memory_per_gpu.value(), dims::bytes);
+    add("memory_headroom", 1.0 - c.memory_per_gpu.value() / type.cluster.gpu.memory.value(), dims::none);
+    add("mfu", c.mfu, dims::none);
+    add("step_time", c.step_time.value(), dims::seconds);
+  }
+  if (p.cost_per_month) add("monthly_cost", p.cost_per_month->value(), dims::money / dims::seconds, Currency::usd);
+  if (r.cost) {
+    const auto& c = r.cost->comparison;
+    add("total_cost", c.totals[c.cheapest].value(), dims::money, Currency::usd);
+  }
+  if (r.simulation) {
+    add("gpu_utilization", r.simulation->pipeline.gpu_utilization, dims::none);
+    add("samples_per_second", r.simulation->pipeline.simulated_samples_per_second, dims::none);
+  }
+  if (r.serving_simulation) {
+    const auto& s = *r.serving_simulation;
+    constexpr const char* kNoRequest = "no request completed in the simulated window (0 samples)";
+    auto statistic_or = [&](const char* metric, std::optional<Seconds> v) {
+      if (v) add(metric, v->value(), dims::seconds);
+      else r.unmeasured.push_back({metric, kNoRequest});
+    };
+    if (s.llm) {
+      statistic_or("ttft_p99", p.ttft_p99);
+      statistic_or("tpot_p99", p.tpot_p99);
+    } else {
+      statistic_or("p99_latency", p.p99);
+    }
+    if (p.throughput) add("throughput", *p.throughput, dims::none);
+  }
 }
 
 }  // namespace
@@ -99,58 +354,49 @@ std::string RunResult::status() const {
   return passed() ? "passed" : "failed";
 }
 
-Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog& catalog, ProgressObserver* progress) {
+Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalog, ProgressObserver* progress,
+                       CollectiveTiming collectives) {
   RunResult r;
   r.scenario = scenario;
   r.catalog_hash = catalog.content_hash;
   r.started_at = utc_now();
-  if (scenario.inference) {
-    if (auto status = run_serving(scenario, catalog, r, progress); !status.empty()) return status;
-  } else if (!scenario.training.service) {
-    auto sizing = size_scenario(scenario, catalog, progress);
-    if (!sizing) return sizing.errors();
-    r.sizing = std::move(sizing).value();
-    r.measurements = training_measurements(*r.sizing);
-  }
-  if (scenario.cost) {
+  Status status;
+  if (scenario.inference) status = plan_serving(scenario, catalog, r, progress);
+  else if (scenario.training.service) status = plan_service(scenario, catalog, r);
+  else status = plan_training(scenario, catalog, r, progress, collectives);
+  if (!status.empty()) return status;
+  if (scenario.cost && !r.cost) {  // inference with a cost: section
     auto cost = cost_scenario(scenario, catalog);
     if (!cost) return cost.errors();
     r.cost = std::move(cost).value();
-    const auto& c = r.cost->comparison;
-    r.measurements.push_back(
-        {"monthly_cost", {c.options[c.cheapest].monthly_average(c.horizon).value(), dims::money / dims::seconds, Currency::usd}});
-    r.measurements.push_back({"total_cost", {c.totals[c.cheapest].value(), dims::money, Currency::usd}});
   }
-  if (scenario.simulate && !scenario.inference) {  // inference: simulate: only sets the run
-    auto sim = simulate_scenario(scenario, catalog, progress);
-    if (!sim) return sim.errors();
-    r.simulation = std::move(sim).value();
-    r.measurements.push_back({"gpu_utilization", {r.simulation->pipeline.gpu_utilization, dims::none, Currency::none}});
-    r.measurements.push_back(
-        {"samples_per_second", {r.simulation->pipeline.simulated_samples_per_second, dims::none, Currency::none}});
-  }
+  plan_measurements(r);
   r.expectations = check_expectations(scenario.expect, r.measurements, r.unmeasured);
   return r;
 }
 
+std::string with_plan(const std::string& text, const Plan& plan) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return text;
+  j["plan"] = nlohmann::json::parse(plan_figures_json(plan.plan));
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 std::string run_summary_text(const RunResult& r) {
-  std::string out = r.scenario.name + ": " + r.status() + "\n";
+  std::string out = r.scenario.name + ": " + r.status() + "\n" + plan_figures_text(r.plan);
   if (r.sizing && r.sizing->search.recommended) {
-    const auto& s = *r.sizing;
-    const auto& c = *s.search.recommended;
-    const auto& type = s.search.node_types[c.node_type];
-    out += "  recommendation  " + describe_candidate(s, c) + "\n";
-    out += "  time            " + to_string(c.total_time) + " (" + s.search.recommendation + ")\n";
-    out += "  cost            " + (c.cost ? to_string(*c.cost) + " per run" : std::string("no price in the catalog")) +
-           "\n";
+    const auto& c = *r.sizing->search.recommended;
+    const auto& type = r.sizing->search.node_types[c.node_type];
     out += "  constraint      " + std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck))) +
-           "\n";
+           " (analytic)\n";
     out += "  memory headroom " +
            to_string(ParsedQuantity{100 * (1 - c.memory_per_gpu.value() / type.cluster.gpu.memory.value()), {}, {}}) +
            " % of " + to_string(type.cluster.gpu.memory) + " per GPU\n";
-    out += "  node pool       " + std::to_string(c.nodes) + " x " + type.name + " (" + type.provider + "), " +
-           accelerator_resource(type) + ": " + std::to_string(type.cluster.gpus_per_node) + "\n";
   }
+  for (const auto& pool : r.plan.node_pools)
+    out += "  node pool       " + pool.name + ": " + plural(pool.nodes, "node") + " of " + pool.instance_type + " (" +
+           pool.provider + "), " + (pool.tpu ? "google.com/tpu" : "nvidia.com/gpu") + ": " +
+           std::to_string(pool.gpus_per_pod) + " per pod\n";
   if (r.simulation) {
     const auto& p = r.simulation->pipeline;
     out += "  simulated       " + to_string(ParsedQuantity{p.simulated_samples_per_second, {}, {}}) +
@@ -158,13 +404,16 @@ std::string run_summary_text(const RunResult& r) {
            to_string(ParsedQuantity{100 * p.gpu_utilization, {}, {}}) + " % busy, constraint " +
            p.simulation.constraint + "\n";
   }
-  if (r.serving_simulation) out += "\n" + serving_simulation_text(*r.serving_simulation);
-  if (r.serving_sizing) out += "\n" + serving_sizing_text(*r.serving_sizing);
   if (r.cost) {
     const auto& c = r.cost->comparison;
-    out += "  cheapest        " + c.options[c.cheapest].name + ": " + to_string(c.totals[c.cheapest]) + " over " +
-           to_string(c.horizon) + " (" + to_string(c.options[c.cheapest].monthly_average(c.horizon)) + ")\n";
+    out += "  cheapest        " + c.options[c.cheapest].name + ": " + human_count(c.totals[c.cheapest].value()) +
+           " USD over " + horizon_text(c.horizon) + "\n";
   }
+  if (r.serving_simulation)
+    out += "\n" + std::string(r.simulated_recommendation ? "The recommended deployment, simulated:\n" : "") +
+           serving_simulation_text(*r.serving_simulation);
+  if (r.serving_sizing) out += "\n" + serving_sizing_text(*r.serving_sizing);
+  if (!r.expectations.empty()) out += "\n";
   for (const auto& e : r.expectations) out += std::string(e.passed ? "  ok    " : "  FAIL  ") + e.message + "\n";
   return out;
 }
@@ -178,6 +427,7 @@ std::string run_json(const RunResult& r) {
   j["started_at"] = r.started_at;
   j["scenario"] = {{"name", r.scenario.name}, {"file", r.scenario.file}, {"description", r.scenario.description}};
   j["status"] = r.status();
+  j["plan"] = json::parse(plan_figures_json(r.plan));
   j["measurements"] = json::object();
   for (const auto& m : r.measurements)
     j["measurements"][m.metric] = {{"value", m.value.value_si},

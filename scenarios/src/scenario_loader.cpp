@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/text.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/schema.hpp"
@@ -52,11 +53,7 @@ bool parse_double(const std::string& s, double& out) {
   return ec == std::errc{} && end == s.data() + s.size() && std::isfinite(out);
 }
 
-std::string number_text(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
+std::string number_text(double v) { return significant(v, 6); }
 
 // Notes where the second document of a stream starts and whether it holds anything.
 class DocumentMarks : public YAML::EventHandler {

@@ -1,4 +1,7 @@
 #include "capsim/scenarios/serving_report.hpp"
+#include "capsim/core/text.hpp"
+
+#include "capsim/scenarios/currency.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,20 +21,15 @@ using nlohmann::json;
 // Durations and counts for people: no exponents (4.02 s, not 4.02e+03 ms; 1.34 M, not 1.337e+06).
 std::string ms(double s) {
   if (!std::isfinite(s)) return "n/a";
-  char buf[32];
-  if (s >= 1.0) std::snprintf(buf, sizeof buf, "%.3g s", s);
-  else if (s * 1e3 >= 0.01) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
-  if (std::string(buf).find('e') != std::string::npos) std::snprintf(buf, sizeof buf, "%.0f s", s);
-  return buf;
+  if (s >= 1.0) return significant(s, 3) + " s";
+  if (s * 1e3 >= 0.01) return significant(s * 1e3, 3) + " ms";
+  return significant(s * 1e6, 3) + " us";
 }
 
 std::string num(double v) {
   if (!std::isfinite(v)) return "n/a";
   if (std::fabs(v) >= 1e4) return human_count(v);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, std::fabs(v) < 1e-3 && v != 0 ? "%.6f" : "%.4g", v);
-  return buf;
+  return significant(v, 4);
 }
 
 std::string interval_ms(const des::Interval& i) {
@@ -178,7 +176,8 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   if (!types) return with_file(types.errors(), s.file);
   ServingSizingReport r;
   r.scenario = s.name;
-  r.node_types = *types;
+  r.node_types = std::move(types).value();
+  r.conversions = prices_in_usd(r.node_types, catalog, s);
   if (inf.llm) {
     models::LlmSizingRequest req;
     req.shape = inf.shape;
@@ -187,7 +186,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.trough_rate = trough_rate(inf.arrivals);
     req.ttft_p99 = *inf.ttft_p99;
     req.tpot_p99 = *inf.tpot_p99;
-    req.node_types = *types;
+    req.node_types = r.node_types;
     req.weights = inf.exec.precision;
     if (s.simulate) req.verify_duration = s.simulate->duration;
     auto result = models::size_llm_serving(req);
@@ -201,7 +200,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   req.graph = inf.graph;
   req.arrivals = inf.arrivals;
   req.p99_bound = *inf.p99;
-  req.node_types = *types;
+  req.node_types = r.node_types;
   req.sharing = inf.sharing_modes;
   req.max_batch = inf.max_batch;
   req.max_queue_delay = inf.max_queue_delay;
@@ -350,7 +349,7 @@ std::string serving_sizing_text(const ServingSizingReport& r) {
     const auto& d = *res.recommended;
     out += "Recommendation (" + res.recommendation + "):\n  " + d.summary + "\n  cost " + cost_text(d.cost) + "\n";
     out += "  replicas " + std::to_string(d.min_replicas) + " (trough) to " + std::to_string(d.replicas) +
-           " (peak), " + std::to_string(d.gpus) + " GPUs on " + std::to_string(d.nodes) + " nodes\n";
+           " (peak), " + plural(d.gpus, "GPU") + " on " + plural(d.nodes, "node") + "\n";
     if (d.simulation && d.simulation->completed == 0)
       out += "  simulated at peak: TTFT and TPOT not measured (no request completed)\n";
     else if (d.simulation)

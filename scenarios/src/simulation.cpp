@@ -1,4 +1,5 @@
 #include "capsim/scenarios/simulation.hpp"
+#include "capsim/core/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -14,9 +15,7 @@ namespace {
 
 std::string num(double v, int decimals = 3) {
   if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", decimals, v);
-  return buf;
+  return significant(v, decimals);
 }
 
 std::string percent(double v) { return std::isfinite(v) ? num(100 * v, 3) + " %" : "n/a"; }

@@ -1,4 +1,5 @@
 #include "capsim/scenarios/sizing.hpp"
+#include "capsim/core/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "capsim/hardware/precision_fallback.hpp"
 #include "capsim/models/fabric_timing.hpp"
 #include "capsim/models/performance.hpp"
+#include "capsim/scenarios/currency.hpp"
 
 namespace capsim::scenarios {
 namespace {
@@ -49,6 +51,12 @@ std::string node_text(const SizingReport& r, const Candidate& c) {
   if (gpus < c.nodes * t.cluster.gpus_per_node)
     s += " of " + std::to_string(c.nodes * t.cluster.gpus_per_node);
   return s + ")";
+}
+
+// A node type as people name it: the provider's instance type ("g6e.48xlarge (aws)"); an owned
+// server by its catalog id.
+std::string node_display(const NodeType& t) {
+  return t.source == "instance" && !t.name.empty() ? t.name + " (" + t.provider + ")" : t.id;
 }
 
 std::string pool_name(const NodeType& t) {
@@ -145,12 +153,14 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   req.budget = s.budget;
   req.grid = search_grid(s);
   req.node_types = std::move(types).value();
+  auto conversions = prices_in_usd(req.node_types, catalog, s);
   auto precision_notes = apply_precision_fallback(req.node_types, catalog, req.options.compute);
   const auto start = std::chrono::steady_clock::now();
   auto result = models::run_search(req, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) return attach_file(result.errors());
-  SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes)};
+  SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes),
+                      std::move(conversions)};
   if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer()) {
     auto check = check_on_fabric(report);
     if (!check) return attach_file(check.errors());
@@ -188,7 +198,7 @@ Table candidates_table(const SizingReport& r, const std::vector<Candidate>& list
           {true, true, true, false, false, true, true, true, true, false}};
   for (const auto& c : list)
     t.rows.push_back({duration_days(c.total_time), money_text(c.cost), std::to_string(gpus_used(c)),
-                      std::to_string(c.nodes) + " x " + r.search.node_types[c.node_type].id, layout(c, transformer),
+                      std::to_string(c.nodes) + " x " + node_display(r.search.node_types[c.node_type]), layout(c, transformer),
                       human_count(c.throughput), fixed(c.achieved_flops_per_gpu.value() / 1e12, 0),
                       fixed(100 * c.mfu, 0) + " %", to_string(c.memory_per_gpu),
                       std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck)))});

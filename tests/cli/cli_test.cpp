@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+
+#include "cli/capsim_process.hpp"
 #include <sstream>
 #include <string>
 
@@ -16,45 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-fs::path scratch() {
-  static const fs::path dir = [] {
-    auto d = fs::temp_directory_path() / ("capsim-cli-test-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    // Removed at exit, pass or fail: a test run leaves nothing under /tmp.
-    static const struct Remove {
-      fs::path dir;
-      ~Remove() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-      }
-    } remove{d};
-    return d;
-  }();
-  return dir;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `capsim ARGS` with its own database; `args` is shell text.
-Run capsim(const std::string& args, const std::string& db = "cli.db") {
-  const auto out = scratch() / "stdout";
-  const auto err = scratch() / "stderr";
-  const std::string cmd = "CAPSIM_DB='" + (scratch() / db).string() + "' '" CAPSIM_BINARY "' " + args + " > '" +
-                          out.string() + "' 2> '" + err.string() + "' < /dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
-}
+using cli_testing::capsim;
+using cli_testing::read;
+using cli_testing::Run;
+using cli_testing::scratch;
 
 const std::string kFixture = "--catalog '" CAPSIM_TEST_SOURCE_DIR "/cli/fixtures/catalog'";
 

@@ -276,7 +276,7 @@ TEST_CASE("a run whose pace shows it needs far more than its budget is refused e
   // Refused at the first check, after 2^20 events, not after spending the budget.
   CHECK(sim.events() == 1u << 20);
   CHECK(st[0].key_path == "run.max_events");
-  CHECK(st[0].message.find("the run needs about 3.2e+09 events") != std::string::npos);
+  CHECK(st[0].message.find("the run needs about 3200000000 events") != std::string::npos);
   CHECK(st[0].message.find("over the event budget of 100000000") != std::string::npos);
 }
 

@@ -1,4 +1,5 @@
 #include "capsim/core/des/pipeline.hpp"
+#include "capsim/core/text.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/strong_components.hpp>
@@ -28,9 +29,7 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirection
 using Vertex = Graph::vertex_descriptor;
 
 std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
+  return capsim::significant(v, 6);
 }
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }

@@ -1,4 +1,5 @@
 #include "capsim/core/des/service_time.hpp"
+#include "capsim/core/text.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -56,9 +57,7 @@ Seconds ServiceTime::mean(int batch) const {
 
 namespace {
 std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
+  return capsim::significant(s, 6) + " s";
 }
 }  // namespace
 

@@ -2,6 +2,7 @@
 // (no std::function, no allocation per event once the vectors have grown); items live in
 // a pool indexed by 32-bit ids and are recycled; queues are power-of-two ring buffers.
 #include "capsim/core/des/simulator.hpp"
+#include "capsim/core/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -236,13 +237,7 @@ struct SinkRt {
 
 // "%g", but large times in full ("1000000", not "1e+06").
 std::string number(double v) {
-  char buf[48];
-  if (std::abs(v) >= 1e5 && std::abs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%g", v);
-  }
-  return buf;
+  return capsim::significant(v, 6);
 }
 
 }  // namespace
@@ -865,8 +860,7 @@ Status Simulator::State::run_until(double t, ProgressObserver* observer) {
     if ((events & 0xfffff) == 0 && now > 0.0) {
       const double projected = static_cast<double>(events) * (end / now);
       if (projected > 1.05 * static_cast<double>(options.max_events)) {
-        char about[32];
-        std::snprintf(about, sizeof about, "%.3g", projected);
+        const std::string about = capsim::significant(projected, 3);
         return {Diagnostic{{}, "run.max_events",
                            "simulation refused: at the pace of its first " + std::to_string(events) +
                                " events (" + number(now) + " s of simulated time) the run needs about " +

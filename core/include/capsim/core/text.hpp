@@ -5,8 +5,12 @@
 
 namespace capsim {
 
-// `v` with `digits` significant digits ("%g"): 0.123, 41.2, 1.5e+09.
+// `v` with `digits` significant digits, like "%g" but never in exponent form (text output is
+// read by people): 0.123, 41.2, 1500000000, 0.000012.
 std::string significant(double v, int digits = 3);
+
+// "1 node", "2 nodes", "1 replica": the count and the noun, plural when it is not one.
+std::string plural(long long n, const std::string& noun);
 
 // `s` with & < > " ' replaced by entities, for XML and HTML text and attributes.
 std::string xml_escape(const std::string& s);

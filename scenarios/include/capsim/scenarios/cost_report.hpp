@@ -14,6 +14,7 @@
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/cost.hpp"
+#include "capsim/models/search.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/table.hpp"
 
@@ -25,9 +26,25 @@ struct CostReport {
   models::CostComparison comparison;
   std::vector<std::string> option_notes;  // per option: where its figures come from
   std::string work_unit;                  // "month" or "training run"
+  // Training: per option, the node type it runs on and the configuration the search chose
+  // there (none for a service, or an option that failed).
+  std::vector<std::optional<models::NodeType>> option_node_types;
+  std::vector<std::optional<models::Candidate>> option_runs;
 };
 
-Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catalog& catalog);
+// A run time the plan knows better than the analytic model (a simulation found a constraint
+// it does not see): options on `node_id` take `time` per run instead of the search's.
+struct RunTimeOverride {
+  std::string node_id;
+  Seconds time;
+  std::string why;  // "simulated"
+};
+
+Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                                 const std::vector<RunTimeOverride>& overrides = {});
+
+// A horizon in the unit people give it: "12 months", "2 years" stays "24 months", "90 days".
+std::string horizon_text(Seconds horizon);
 
 Table cost_table(const CostReport& r);
 Table break_even_table(const CostReport& r);

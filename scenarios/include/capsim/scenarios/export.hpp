@@ -37,7 +37,11 @@ std::optional<std::string> gke_accelerator(const std::string& gpu_id);
 
 // Errors: a GKE/Terraform export of a pool that is not a GCP machine, a Karpenter export of
 // one that is not AWS, a GPU GKE does not offer.
+// Key/value notes written into the export (Kubernetes annotations, a Terraform "//" comment,
+// a comment line for gcloud): the plan's figures, "capsim.dev/plan-gpus" -> "8".
+using ExportAnnotations = std::vector<std::pair<std::string, std::string>>;
+
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
-                                      const std::string& cluster = "capsim");
+                                      const std::string& cluster = "capsim", const ExportAnnotations& notes = {});
 
 }  // namespace capsim::scenarios

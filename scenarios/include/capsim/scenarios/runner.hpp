@@ -14,6 +14,7 @@
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/scenarios/expectations.hpp"
+#include "capsim/scenarios/plan.hpp"
 #include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/serving_report.hpp"
@@ -26,8 +27,11 @@ namespace capsim::scenarios {
 // removes or renames a field (adding fields keeps it).
 inline constexpr const char* kRunSchema = "capsim-run/1";
 
+// The Plan: everything capsim answers about a scenario, computed once by make_plan. Every
+// command and the GUI render it, or a part of it; none computes its own variant.
 struct RunResult {
   Scenario scenario;
+  PlanFigures plan;  // the figures every view shares
   std::string catalog_hash;
   std::string started_at;  // UTC, ISO 8601
   std::optional<SizingReport> sizing;
@@ -35,6 +39,8 @@ struct RunResult {
   std::optional<CostReport> cost;              // when the scenario has cost:
   std::optional<ServingSimulationReport> serving_simulation;  // inference with deployment:
   std::optional<ServingSizingReport> serving_sizing;          // inference with hardware.gpus
+  // inference without deployment: the simulation is of the recommended deployment
+  bool simulated_recommendation = false;
   std::vector<Measurement> measurements;
   std::vector<Unmeasured> unmeasured;  // metrics with no observation (zero completed requests)
   std::vector<ExpectationResult> expectations;
@@ -44,8 +50,17 @@ struct RunResult {
 };
 
 // Errors: those of the sizing search (e.g. a model that fits nowhere).
-Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
-                               ProgressObserver* progress = nullptr);
+using Plan = RunResult;
+
+Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalog, ProgressObserver* progress = nullptr,
+                       CollectiveTiming collectives = CollectiveTiming::analytic);
+inline Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
+                                      ProgressObserver* progress = nullptr) {
+  return make_plan(scenario, catalog, progress);
+}
+
+// `json` (a command's JSON object) with the plan's figures added under "plan".
+std::string with_plan(const std::string& json, const Plan& plan);
 
 std::string run_summary_text(const RunResult& r);  // what a person reads in ten seconds
 std::string run_json(const RunResult& r);          // kRunSchema

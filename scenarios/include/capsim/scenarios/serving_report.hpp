@@ -34,6 +34,7 @@ struct ServingSizingReport {
   std::optional<models::ServingSizingResult> graph;
   std::optional<models::LlmSizingResult> llm;
   std::vector<models::NodeType> node_types;
+  std::vector<std::string> conversions;  // prices converted to USD, with the rate's source
 };
 
 Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,

@@ -34,6 +34,7 @@ struct SizingReport {
   // Node types whose GPU trains in another precision than the scenario asks for (bf16 on a
   // Turing GPU runs as fp16 mixed precision, on Pascal as fp32): "gpu (N node types): why", one per GPU model.
   std::vector<std::string> precision_notes;
+  std::vector<std::string> conversions;  // prices converted to USD, with the rate's source
 };
 
 // "google.com/tpu" for Cloud TPU node types, else "nvidia.com/gpu".

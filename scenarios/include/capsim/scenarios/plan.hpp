@@ -1,0 +1,50 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capsim/core/units.hpp"
+#include "capsim/scenarios/export.hpp"
+
+namespace capsim::scenarios {
+
+// The Plan's schema: the "plan" object every command's --format json carries
+// (docs/plan-schema.md). Bump it when a field changes meaning.
+inline constexpr const char* kPlanSchema = "capsim-plan/1";
+
+// The figures every view of a scenario shares, computed once (runner.cpp, make_plan): size,
+// simulate, cost, run, export, report, sweep, history and the GUI print these and never their
+// own variant. Money is in US dollars; conversions are listed with their sources.
+struct PlanFigures {
+  // "recommendation" (capsim's choice), "deployment" (the scenario's own, as stated) or
+  // "service" (a service whose GPUs the scenario states).
+  std::string basis;
+  std::string configuration;  // one line a person reads
+  std::string reason;         // why this configuration
+  std::string node_type;      // catalog id
+  std::string gpu;            // catalog GPU id
+  int gpus = 0;
+  int nodes = 0;
+  std::optional<Seconds> time;  // training: one run
+  std::string time_basis;       // "analytic", or "simulated: <why>"
+  std::optional<double> throughput;
+  std::string throughput_unit;  // "samples/s", "tokens/s", "requests/s"
+  std::optional<Money> cost_per_run;             // training, USD
+  std::optional<MoneyPerSecond> cost_per_month;  // USD, as a rate
+  std::string cost_basis;
+  std::optional<Seconds> p99;       // inference: the planned deployment's p99 latency
+  std::optional<Seconds> ttft_p99;  // llm-serving
+  std::optional<Seconds> tpot_p99;  // llm-serving
+  std::string latency_basis;        // "simulated" or "analytic"
+  std::vector<NodePool> node_pools;
+  std::vector<std::string> conversions;  // "1 EUR = 1.0411 USD (source)"
+  std::vector<std::string> warnings;     // what a reader must not miss
+};
+
+std::string plan_figures_json(const PlanFigures& p);  // {"schema": kPlanSchema, ...}: finite numbers, null where none
+std::string plan_figures_text(const PlanFigures& p);  // the "Plan" block every text output starts with
+// The figures exports carry: capsim.dev/plan-gpus, -nodes, -time-seconds, -cost-per-run-usd, ...
+ExportAnnotations plan_annotations(const PlanFigures& p);
+
+}  // namespace capsim::scenarios

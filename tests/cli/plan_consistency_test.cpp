@@ -1,0 +1,215 @@
+// One plan, every view (issue 16): for every shipped example, the figures the commands share
+// (GPUs, nodes, time, cost per run, cost per month, p99) are the same in the JSON of size,
+// simulate, cost, run, report and in the export's annotations; no text output uses exponents.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+#include <yaml-cpp/yaml.h>
+
+#include "cli/capsim_process.hpp"
+
+namespace fs = std::filesystem;
+using cli_testing::capsim;
+using cli_testing::Run;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kExamples = fs::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "examples";
+
+std::vector<fs::path> examples() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kExamples))
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+json plan_of(const std::string& text) { return json::parse(text).at("plan"); }
+
+const std::vector<std::string> kShared = {"gpus",           "nodes",       "time_seconds", "cost_per_run",
+                                          "cost_per_month", "p99_seconds", "node_type",    "ttft_p99_seconds",
+                                          "tpot_p99_seconds"};
+
+void check_same_plan(const json& expected, const json& actual, const std::string& where) {
+  for (const auto& key : kShared) {
+    INFO(where << ": " << key);
+    CHECK(actual.at(key) == expected.at(key));
+  }
+  CHECK_MESSAGE(actual == expected, where << ": the whole plan object differs");
+}
+
+// Exponent notation in text meant for people; catalog ids like aws-g6e-48xlarge are names, not numbers.
+bool has_exponent(const std::string& text, std::string& line) {
+  static const std::regex exponent(R"([0-9]e[+-][0-9])");
+  std::istringstream in(text);
+  while (std::getline(in, line))
+    if (std::regex_search(line, exponent)) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped example: size, simulate, cost, run, report and export show one plan") {
+  for (const auto& file : examples()) {
+    const std::string name = file.stem().string();
+    INFO("example " << name);
+    const Run run = capsim("run " + q(file) + " --format json --no-history");
+    REQUIRE(run.exit_code == 0);
+    const json plan = plan_of(run.out);
+    CHECK(plan.at("schema") == "capsim-plan/1");
+
+    const Run size = capsim("size " + q(file) + " --format json");
+    REQUIRE(size.exit_code == 0);
+    check_same_plan(plan, plan_of(size.out), name + " size");
+
+    const bool has_cost = cli_testing::read(file).find("\ncost:") != std::string::npos;
+    const Run cost = capsim("cost " + q(file) + " --format json");
+    CHECK(cost.exit_code == (has_cost ? 0 : 2));
+    if (cost.exit_code == 0) check_same_plan(plan, plan_of(cost.out), name + " cost");
+
+    const Run sim = capsim("simulate " + q(file) + " --format json");
+    if (sim.exit_code == 0) check_same_plan(plan, plan_of(sim.out), name + " simulate");
+    else CHECK(sim.exit_code == 2);
+
+    const auto report = cli_testing::scratch() / (name + ".json");
+    REQUIRE(capsim("report " + q(file) + " -o " + q(report)).exit_code == 0);
+    check_same_plan(plan, json::parse(cli_testing::read(report)).at("plan"), name + " report");
+
+    if (plan.at("node_pools").empty()) continue;
+    const Run exported = capsim("export k8s " + q(file));
+    REQUIRE(exported.exit_code == 0);
+    int pods = 0;
+    for (const auto& doc : YAML::LoadAll(exported.out)) {
+      if (!doc.IsMap()) continue;
+      ++pods;
+      const auto notes = doc["metadata"]["annotations"];
+      CHECK(notes["capsim.dev/plan-gpus"].as<int>() == plan.at("gpus").get<int>());
+      CHECK(notes["capsim.dev/plan-nodes"].as<int>() == plan.at("nodes").get<int>());
+      for (const auto& [key, field] : {std::pair{"capsim.dev/plan-time-seconds", "time_seconds"},
+                                       {"capsim.dev/plan-cost-per-run-usd", "cost_per_run"},
+                                       {"capsim.dev/plan-cost-per-month-usd", "cost_per_month"},
+                                       {"capsim.dev/plan-p99-seconds", "p99_seconds"}}) {
+        INFO(key);
+        if (plan.at(field).is_null()) {
+          CHECK_FALSE(notes[key]);
+        } else {
+          REQUIRE(notes[key]);
+          CHECK(notes[key].as<double>() == doctest::Approx(plan.at(field).get<double>()).epsilon(1e-9));
+        }
+      }
+      const auto limits = doc["spec"]["containers"][0]["resources"]["limits"];
+      CHECK(limits.begin()->second.as<int>() == plan.at("node_pools")[0].at("gpus_per_pod").get<int>());
+    }
+    CHECK(pods == static_cast<int>(plan.at("node_pools").size()));
+  }
+}
+
+TEST_CASE("no text output of any command on any shipped example writes a number in exponent form") {
+  const auto report = cli_testing::scratch() / "report.md";
+  for (const auto& file : examples()) {
+    const std::string name = file.stem().string();
+    std::vector<std::pair<std::string, std::string>> outputs;
+    for (const char* cmd : {"size", "simulate", "cost", "run --no-history", "estimate"})
+      outputs.emplace_back(cmd, capsim(std::string(cmd) + " " + q(file)).out);
+    for (const char* format : {"gke", "karpenter", "terraform", "k8s"})
+      outputs.emplace_back(std::string("export ") + format, capsim(std::string("export ") + format + " " + q(file)).out);
+    if (capsim("report " + q(file) + " -o " + q(report)).exit_code == 0)
+      outputs.emplace_back("report .md", cli_testing::read(report));
+    for (const auto& [cmd, text] : outputs) {
+      INFO(name << ": capsim " << cmd);
+      std::string line;
+      CHECK_MESSAGE(!has_exponent(text, line), line);
+      static const std::regex bad_plural(R"((^|[^0-9.])1 (replicas|nodes|GPUs|runs)\b)");
+      std::smatch m;
+      CHECK_MESSAGE(!std::regex_search(text, m, bad_plural), m.str());
+    }
+  }
+}
+
+TEST_CASE("the cases of issue 16: what used to contradict itself") {
+  const fs::path resnet = kExamples / "resnet-training-cost-per-run.yaml";
+  SUBCASE("30 runs a month: the plan is the cost comparison's cheapest option, priced by it") {
+    const Run run = capsim("run " + q(resnet) + " --set cost.runs_per_month=30 --format json --no-history");
+    REQUIRE(run.exit_code == 0);
+    const json j = json::parse(run.out);
+    const json& cost = j.at("cost");
+    const std::string cheapest = cost.at("cheapest");
+    json option;
+    for (const auto& o : cost.at("options"))
+      if (o.at("name") == cheapest) option = o;
+    REQUIRE(option.is_object());
+    CHECK(option.at("source").get<std::string>().starts_with(j.at("plan").at("node_type").get<std::string>() + " at "));
+    CHECK(j.at("plan").at("cost_basis").get<std::string>().find(cheapest) != std::string::npos);
+    CHECK(j.at("plan").at("cost_per_run").get<double>() == doctest::Approx(option.at("per_unit").get<double>()));
+    CHECK(j.at("measurements").at("cost_per_run").at("value").get<double>() ==
+          doctest::Approx(option.at("per_unit").get<double>()));
+  }
+  SUBCASE("one currency: the EUR-priced server is planned in USD with the rate stated") {
+    const json plan = plan_of(capsim("size " + q(resnet) + " --format json").out);
+    CHECK(plan.at("currency") == "USD");
+    REQUIRE(plan.at("conversions").size() == 1);
+    CHECK(plan.at("conversions")[0].get<std::string>().starts_with("1 EUR = 1.0411 USD"));
+    const Run text = capsim("size " + q(resnet));
+    std::istringstream lines(text.out);
+    int eur = 0;
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("EUR") != std::string::npos) {
+        ++eur;
+        CHECK(line.starts_with("  currency        1 EUR = 1.0411 USD"));  // EUR only in the conversion note
+      }
+    CHECK(eur == 1);
+  }
+  SUBCASE("a starved GPU: the plan's time is the simulated one, and the pod asks for the GPUs it uses") {
+    const fs::path f = kExamples / "resnet50-1080ti-4vcpu.yaml";
+    const json plan = plan_of(capsim("run " + q(f) + " --format json --no-history").out);
+    CHECK(plan.at("time_basis").get<std::string>().starts_with("simulated: cpu decode"));
+    CHECK(plan.at("time_seconds").get<double>() == doctest::Approx(1.28e6 / 160).epsilon(0.02));
+    CHECK(plan.at("node_pools")[0].at("gpus_per_pod") == 1);
+    const Run k8s = capsim("export k8s " + q(f));
+    CHECK(k8s.out.find("nvidia.com/gpu: 1\n") != std::string::npos);
+  }
+  SUBCASE("export: --node-type is honoured for serving and checked") {
+    const fs::path f = kExamples / "food-photo-classifier.yaml";
+    const Run gke = capsim("export gke " + q(f) + " --node-type gcp-g2-standard-4");
+    CHECK(gke.exit_code == 0);
+    CHECK(gke.out.find("--machine-type=g2-standard-4") != std::string::npos);
+    const Run unknown = capsim("export gke " + q(f) + " --node-type gcp-g2-standard-44");
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("unknown node type 'gcp-g2-standard-44'") != std::string::npos);
+    CHECK(unknown.err.find("did you mean") != std::string::npos);
+  }
+  SUBCASE("export --node-type for training: that node type's recommendation, not its fastest layout") {
+    const fs::path f = kExamples / "llama-70b-pretrain.yaml";
+    const json plan = plan_of(capsim("run " + q(f) + " --format json --no-history").out);
+    const Run k8s = capsim("export k8s " + q(f) + " --node-type " + plan.at("node_type").get<std::string>());
+    REQUIRE(k8s.exit_code == 0);
+    CHECK(k8s.out.find("capsim.dev/plan-nodes: \"" + std::to_string(plan.at("nodes").get<int>()) + "\"") !=
+          std::string::npos);
+  }
+  SUBCASE("simulate runs the recommended deployment when the scenario states none") {
+    const Run sim = capsim("simulate " + q(kExamples / "food-photo-classifier.yaml"));
+    CHECK(sim.exit_code == 0);
+    CHECK(sim.out.starts_with("The scenario states no deployment: simulating the plan's recommended one"));
+  }
+  SUBCASE("a server that carries another GPU than the one asked for is said") {
+    const json plan = plan_of(capsim("size " + q(kExamples / "gpt3-175b-megatron.yaml") + " --format json").out);
+    REQUIRE(plan.at("warnings").size() >= 1);
+    CHECK(plan.at("warnings")[0].get<std::string>().find("carries a100-sxm-40gb, not one of the GPUs the scenario names") !=
+          std::string::npos);
+  }
+  SUBCASE("size on a service says what it is, not that no node type matches") {
+    const Run size = capsim("size " + q(kExamples / "ml-services-24x7.yaml"));
+    CHECK(size.exit_code == 0);
+    CHECK(size.out.find("no node types match") == std::string::npos);
+    CHECK(size.out.find("a service states its GPUs") != std::string::npos);
+  }
+}
