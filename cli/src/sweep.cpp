@@ -17,6 +17,7 @@
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/overrides.hpp"
+#include "capsim/scenarios/table.hpp"
 #include "capsim/scenarios/workspace.hpp"
 
 extern char** environ;
@@ -53,17 +54,49 @@ struct PointResult {
   std::string error;
 };
 
-// The table of a sweep: one row per point, the measurements as columns.
+// The table of a sweep: one row per point, the plan's figures as columns (units in the
+// headers, one currency), then the other measurements.
 scenarios::Table sweep_table(const std::vector<PointResult>& results) {
+  using nlohmann::json;
+  struct PlanColumn {
+    const char* header;
+    const char* field;
+    std::string (*show)(const json&);
+  };
+  static const PlanColumn plan_columns[] = {
+      {"GPUs", "gpus", [](const json& v) { return std::to_string(v.get<long long>()); }},
+      {"nodes", "nodes", [](const json& v) { return std::to_string(v.get<long long>()); }},
+      {"time", "time_seconds", [](const json& v) { return to_string(Seconds(v.get<double>())); }},
+      {"cost per run (USD)", "cost_per_run", [](const json& v) { return scenarios::human_count(v.get<double>()); }},
+      {"cost per month (USD)", "cost_per_month", [](const json& v) { return scenarios::human_count(v.get<double>()); }},
+      {"p99", "p99_seconds", [](const json& v) { return to_string(Seconds(v.get<double>())); }},
+  };
+  // Measurements the plan columns already show.
+  static const std::vector<std::string> in_plan = {"gpus", "training_time", "cost_per_run", "monthly_cost", "p99_latency"};
   std::vector<std::string> metrics;
-  std::vector<nlohmann::json> parsed;
+  std::vector<json> parsed;
+  std::vector<const PlanColumn*> shown;
   for (const auto& r : results) {
-    parsed.push_back(nlohmann::json::parse(r.json, nullptr, false));
-    if (parsed.back().is_object() && parsed.back().contains("measurements"))
-      for (auto it = parsed.back()["measurements"].begin(); it != parsed.back()["measurements"].end(); ++it)
-        if (std::find(metrics.begin(), metrics.end(), it.key()) == metrics.end()) metrics.push_back(it.key());
+    parsed.push_back(json::parse(r.json, nullptr, false));
+    const auto& j = parsed.back();
+    if (!j.is_object()) continue;
+    if (j.contains("plan"))
+      for (const auto& c : plan_columns)
+        if (j["plan"].contains(c.field) && !j["plan"][c.field].is_null() &&
+            std::find(shown.begin(), shown.end(), &c) == shown.end())
+          shown.push_back(&c);
+    if (j.contains("measurements"))
+      for (auto it = j["measurements"].begin(); it != j["measurements"].end(); ++it)
+        if (std::find(metrics.begin(), metrics.end(), it.key()) == metrics.end() &&
+            std::find(in_plan.begin(), in_plan.end(), it.key()) == in_plan.end())
+          metrics.push_back(it.key());
   }
+  std::sort(shown.begin(), shown.end());  // the order of plan_columns
   scenarios::Table t{{"point", "status"}, {}, {false, false}};
+  for (const auto* c : shown) {
+    t.columns.push_back(c->header);
+    t.right_align.push_back(true);
+  }
   for (const auto& m : metrics) {
     t.columns.push_back(m);
     t.right_align.push_back(true);
@@ -76,6 +109,10 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
       row.resize(t.columns.size());
     } else {
       row.push_back(j.value("status", ""));
+      for (const auto* c : shown) {
+        const bool has = j.contains("plan") && j["plan"].contains(c->field) && !j["plan"][c->field].is_null();
+        row.push_back(has ? c->show(j["plan"][c->field]) : "-");
+      }
       for (const auto& m : metrics)
         row.push_back(j["measurements"].contains(m) ? j["measurements"][m].value("display", "") : "-");
     }

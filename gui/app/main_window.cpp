@@ -187,7 +187,7 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   auto* rl = new QVBoxLayout(right);
   rl->setContentsMargins(0, 0, 0, 0);
   rl->addWidget(what_if_);
-  rl->addWidget(new QLabel("<b>Key results</b> (analytic, live)"));
+  rl->addWidget(new QLabel("<b>Key results</b> (the plan, as every command shows it)"));
   rl->addWidget(results_, 1);
   auto* whatif_dock = new QDockWidget("What-if", this);
   whatif_dock->setObjectName("whatIfDock");
@@ -416,6 +416,8 @@ bool MainWindow::show_tab(const QString& name) {
   return false;
 }
 
+QString MainWindow::current_tab() const { return tabs_->tabText(tabs_->currentIndex()); }
+
 void MainWindow::recompute_now() {
   if (!editor_->scenario()) return;
   auto a = recompute(*editor_->scenario(), what_if_->what_if(), *catalog_);
@@ -440,6 +442,17 @@ QChart* MainWindow::simulation_chart() const { return simulation_view_->chart();
 
 void MainWindow::show_analysis() {
   const Analysis& a = *analysis_;
+  // The views that apply to this scenario, and the window on one of them: an inference
+  // scenario has no training sizing to show, a service no serving simulation.
+  const bool applies[] = {a.run.sizing.has_value(), a.run.cost.has_value(), a.run.scenario.inference.has_value(),
+                          a.run.scenario.simulate.has_value() || a.run.scenario.inference.has_value()};
+  for (int i = 0; i < 4; ++i) tabs_->setTabEnabled(i, applies[i]);
+  if (tabs_->currentIndex() < 4 && !applies[tabs_->currentIndex()])
+    for (int i = 0; i < 4; ++i)
+      if (applies[i]) {
+        tabs_->setCurrentIndex(i);
+        break;
+      }
   const auto rows = key_results(a);
   results_->setRowCount(static_cast<int>(rows.size()));
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -51,6 +51,7 @@ class MainWindow : public QMainWindow {
   // Shows the tab whose name starts with `name` (case-insensitive): sizing, cost, serving,
   // simulation, catalog, compare.
   bool show_tab(const QString& name);
+  QString current_tab() const;  // the tab the window shows
 
   // For tests and screenshots.
   ScenarioEditor* editor() const { return editor_; }

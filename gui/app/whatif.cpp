@@ -1,5 +1,7 @@
 #include "whatif.hpp"
 
+#include "capsim/core/text.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -174,6 +176,26 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
   auto scenario = apply_what_if(base, what_if, catalog);
   if (!scenario) return scenario.errors();
   Analysis a;
+  // The plan, as every command computes it: the key results are its figures.
+  if (auto plan = scenarios::make_plan(*scenario, catalog)) {
+    a.run = std::move(plan).value();
+    const auto& s = a.run.scenario;
+    if (a.run.cost) {
+      auto problems = apply_cost_overrides(*a.run.cost, what_if);
+      a.problems.insert(a.problems.end(), problems.begin(), problems.end());
+      const auto& c = a.run.cost->comparison;
+      if (a.run.plan.basis == "service") a.run.plan.cost_per_month = c.options[c.cheapest].monthly_average(c.horizon);
+    }
+    if (s.inference && !s.inference->node.empty()) {
+      auto serving = estimate_serving_scenario(s, catalog);
+      if (serving) a.serving = std::move(serving).value();
+      else a.problems.insert(a.problems.end(), serving.errors().begin(), serving.errors().end());
+    }
+    a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return a;
+  } else {
+    a.problems = plan.errors();  // the parts that can be computed still are, below
+  }
   a.run.scenario = std::move(scenario).value();
   a.run.catalog_hash = catalog.content_hash;
   const auto& s = a.run.scenario;
@@ -213,16 +235,30 @@ std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a) 
   std::vector<std::pair<std::string, std::string>> rows;
   const auto& s = a.run.scenario;
   rows.emplace_back("scenario", s.name);
+  const auto& p = a.run.plan;
+  if (!p.configuration.empty()) {
+    rows.emplace_back("plan (" + p.basis + ")", p.configuration);
+    rows.emplace_back("GPUs", plural(p.gpus, "GPU") + (p.gpu.empty() ? "" : " x " + p.gpu) + " on " + plural(p.nodes, "node"));
+    if (p.time) rows.emplace_back("time per run", to_string(*p.time) + " (" + p.time_basis + ")");
+    if (p.p99) rows.emplace_back("p99 latency", to_string(*p.p99) + " (" + p.latency_basis + ")");
+    if (p.ttft_p99) rows.emplace_back("TTFT p99", to_string(*p.ttft_p99) + " (" + p.latency_basis + ")");
+    if (p.tpot_p99) rows.emplace_back("TPOT p99", to_string(*p.tpot_p99) + " (" + p.latency_basis + ")");
+    if (p.cost_per_run) rows.emplace_back("cost per run", scenarios::human_count(p.cost_per_run->value()) + " USD");
+    if (p.cost_per_month)
+      rows.emplace_back("cost per month", scenarios::human_count(p.cost_per_month->value() * units::month) + " USD");
+    for (const auto& w : p.warnings) rows.emplace_back("warning", w);
+  }
   if (a.run.sizing) {
     const auto& res = a.run.sizing->search;
     rows.emplace_back("configurations searched", std::to_string(res.evaluated) + " (" + std::to_string(res.fitting) + " fit)");
     if (res.recommended) {
       const auto& c = *res.recommended;
       const auto& type = res.node_types[c.node_type];
-      rows.emplace_back("recommendation", scenarios::describe_candidate(*a.run.sizing, c));
-      rows.emplace_back("GPUs", std::to_string(c.gpus(res.node_types)) + " x " + type.cluster.gpu.id);
-      rows.emplace_back("training time", to_string(c.total_time));
-      rows.emplace_back("cost per run", c.cost ? to_string(*c.cost) : std::string("no price"));
+      if (p.configuration.empty()) {  // no plan (a part failed): the search's own figures
+        rows.emplace_back("recommendation", scenarios::describe_candidate(*a.run.sizing, c));
+        rows.emplace_back("GPUs", std::to_string(c.gpus(res.node_types)) + " x " + type.cluster.gpu.id);
+        rows.emplace_back("time per run", to_string(c.total_time));
+      }
       rows.emplace_back("MFU", percent(c.mfu));
       rows.emplace_back("memory per GPU", to_string(c.memory_per_gpu) + " of " + to_string(type.cluster.gpu.memory));
       rows.emplace_back("constraint", std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck))));
@@ -236,8 +272,12 @@ std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a) 
     rows.emplace_back("request rate", fmt_number(e.rate) + " requests/s");
     if (e.graph) {
       rows.emplace_back("capacity", fmt_number(e.graph->capacity) + " requests/s (" + e.graph->constraint + ")");
-      rows.emplace_back("p99 latency (analytic)", e.graph->stable ? ms(e.graph->p99_latency) : "unbounded (overloaded)");
-      rows.emplace_back("mean latency (analytic)", e.graph->stable ? ms(e.graph->mean_latency) : "unbounded (overloaded)");
+      // The analytic bound only when no simulation gave the plan its p99: two p99s side by side
+      // read as a contradiction.
+      if (!p.p99) {
+        rows.emplace_back("p99 latency (analytic)", e.graph->stable ? ms(e.graph->p99_latency) : "unbounded (overloaded)");
+        rows.emplace_back("mean latency (analytic)", e.graph->stable ? ms(e.graph->mean_latency) : "unbounded (overloaded)");
+      }
       rows.emplace_back("constraint", e.graph->constraint);
     }
     if (e.llm) {

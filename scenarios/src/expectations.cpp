@@ -58,14 +58,22 @@ std::string trim(std::string_view s) {
 }
 
 // Percentages read better as percentages.
+// Money per month reads as money per month, not the rate's USD/h.
+std::string monthly_text(const ParsedQuantity& q) {
+  return to_string_in(q, std::string(currency_code(q.currency == Currency::none ? Currency::usd : q.currency)) + "/month");
+}
+
 std::string value_text(const ParsedQuantity& q) {
   if (q.dim == dims::none) return to_string(ParsedQuantity{q.value_si * 100, {}, {}}) + " %";
+  if (q.dim == dims::money / dims::seconds) return monthly_text(q);
   return to_string(q);
 }
 
 }  // namespace
 
 std::string display_measurement(const std::string& metric, const ParsedQuantity& value) {
+  // Money per month reads as money per month, not the rate's USD/h.
+  if (value.dim == dims::money / dims::seconds) return monthly_text(value);
   for (const auto& m : known_metrics())
     if (m.name == metric && m.fraction) return to_string(ParsedQuantity{100 * value.value_si, {}, {}}) + " %";
   return to_string(value);

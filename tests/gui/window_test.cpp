@@ -74,6 +74,24 @@ TEST_CASE("the window opens the 70B scenario with its charts populated") {
   CHECK(w->windowTitle().startsWith("llama-70b-pretrain.yaml"));
 }
 
+TEST_CASE("an inference scenario opens on the serving view, its key results the plan's simulated p99") {
+  auto w = window();
+  REQUIRE(w->open_file(example("road-sign-ocr"), false));
+  REQUIRE(w->analysis());
+  CHECK(w->current_tab() == "Serving");
+  CHECK_FALSE(w->analysis()->run.sizing.has_value());  // so the Sizing tab is disabled
+  const auto& plan = w->analysis()->run.plan;
+  REQUIRE(plan.p99);
+  std::string p99_row, analytic_row;
+  for (const auto& [k, v] : gui::key_results(*w->analysis())) {
+    if (k == "p99 latency") p99_row = v;
+    if (k == "p99 latency (analytic)") analytic_row = v;
+  }
+  CHECK(p99_row == to_string(*plan.p99) + " (simulated)");
+  CHECK(analytic_row.empty());  // one p99, the one the expectation is checked against
+  CHECK(w->analysis()->run.passed());
+}
+
 TEST_CASE("changing the GPU type control recomputes the sizing and redraws the charts") {
   auto w = window();
   REQUIRE(w->open_file(example("llama-70b-pretrain"), false));
