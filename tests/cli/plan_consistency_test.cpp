@@ -113,6 +113,14 @@ TEST_CASE("every shipped example: size, simulate, cost, run, report and export s
   }
 }
 
+TEST_CASE("docs/plan-schema.md names every field of the plan's JSON") {
+  const std::string doc = cli_testing::read(fs::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "docs" / "plan-schema.md");
+  const json plan = plan_of(capsim("run " + q(kExamples / "road-sign-ocr.yaml") + " --format json --no-history").out);
+  for (const auto& [key, value] : plan.items()) CHECK_MESSAGE(doc.find("| `" + key + "` |") != std::string::npos, key);
+  for (const auto& [key, value] : plan.at("node_pools")[0].items())
+    CHECK_MESSAGE(doc.find("`" + key + "`") != std::string::npos, key);
+}
+
 TEST_CASE("no text output of any command on any shipped example writes a number in exponent form") {
   const auto report = cli_testing::scratch() / "report.md";
   for (const auto& file : examples()) {
