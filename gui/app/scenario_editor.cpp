@@ -183,6 +183,9 @@ void ScenarioEditor::refresh_form() {
       editable = leaf;  // absent: typing a value adds the key
     }
     item->setText(1, value);
+    // Only the keys this workload type reads: no tokens or lora_rank on a serving scenario.
+    if (const auto type = yaml_scalar(yaml, split_path("workload.type")))
+      item->setHidden(!scenarios::key_applies(item->data(0, kPathRole).toString().toStdString(), *type));
     QFont font = item->font(0);
     font.setBold(!value.isEmpty());
     item->setFont(0, font);

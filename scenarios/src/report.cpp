@@ -1,5 +1,6 @@
 #include "capsim/scenarios/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -191,6 +192,7 @@ ReportSection serving_simulation(const RunResult& run) {
                       to_string(ParsedQuantity{s.llm_estimate->output_tokens_per_second * s.replicas, {}, {}}) + " capacity"});
     t.rows.push_back({"concurrent sequences (peak)", std::to_string(s.llm->peak_running),
                       std::to_string(s.llm_estimate->max_concurrent_sequences) + " fit"});
+    sec.charts.push_back(ChartKind::station_utilization);
   } else {
     const auto& g = *s.graph;
     sec.charts.push_back(ChartKind::latency_cdf);
@@ -295,6 +297,18 @@ std::vector<MemoryBar> memory_bars(const RunResult& run) {
 
 std::vector<UtilizationBar> utilization_bars(const RunResult& run) {
   std::vector<UtilizationBar> bars;
+  // LLM serving: how full the replica runs, by the resources that bound it.
+  if (run.serving_simulation && run.serving_simulation->llm && run.serving_simulation->llm_estimate) {
+    const auto& m = *run.serving_simulation->llm;
+    const auto& e = *run.serving_simulation->llm_estimate;
+    const double capacity = e.requests_per_second * run.serving_simulation->replicas;
+    const double load = capacity > 0 ? std::min(1.0, run.serving_simulation->rate / capacity) : 0.0;
+    const double batch = e.max_concurrent_sequences > 0 ? m.mean_running / e.max_concurrent_sequences : 0.0;
+    bars.push_back({"KV cache", m.kv_utilization, m.kv_utilization >= std::max(load, batch)});
+    bars.push_back({"running batch / sequences that fit", std::min(1.0, batch), batch > std::max(load, m.kv_utilization)});
+    bars.push_back({"offered load / capacity", load, load > std::max(batch, m.kv_utilization)});
+    return bars;
+  }
   if (!run.simulation) return bars;
   const auto& sim = run.simulation->pipeline.simulation;
   for (const auto& c : sim.conveyors) bars.push_back({c.name, c.utilization.mean, c.name == sim.constraint});

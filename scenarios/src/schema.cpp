@@ -493,4 +493,44 @@ std::string scenario_reference_markdown() {
   return out;
 }
 
+bool key_applies(std::string_view path, std::string_view type) {
+  // Keys of one or a few workload types; every other key applies to all.
+  static const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> only = {
+      {"workload.graph", {"inference"}},
+      {"workload.engine", {"inference"}},
+      {"workload.engine_speedup", {"inference"}},
+      {"workload.prompt_tokens", {"llm-serving"}},
+      {"workload.output_tokens", {"llm-serving"}},
+      {"workload.kv_cache", {"llm-serving"}},
+      {"workload.max_num_seqs", {"llm-serving"}},
+      {"workload.max_batched_tokens", {"llm-serving"}},
+      {"workload.offline_requests", {"llm-serving"}},
+      {"workload.model", {"training", "llm-serving"}},
+      {"workload.gpus", {"service"}},
+      {"workload.tokens", {"training"}},
+      {"workload.samples", {"training"}},
+      {"workload.epochs", {"training"}},
+      {"workload.global_batch", {"training"}},
+      {"workload.seq_len", {"training"}},
+      {"workload.precision", {"training", "inference", "llm-serving"}},
+      {"workload.mixed_precision", {"training"}},
+      {"workload.fine_tuning", {"training"}},
+      {"workload.attention", {"training"}},
+      {"workload.lora_rank", {"training"}},
+      {"workload.memory_overhead", {"training", "llm-serving"}},
+      {"hardware", {"training", "inference", "llm-serving"}},
+      {"search", {"training", "inference", "llm-serving"}},
+      {"simulate", {"training", "inference", "llm-serving"}},
+      {"arrivals", {"inference", "llm-serving"}},
+      {"slo", {"inference", "llm-serving"}},
+      {"deployment", {"inference", "llm-serving"}},
+      {"deadline", {"training"}},
+      {"budget", {"training"}},
+  };
+  for (const auto& [key, types] : only)
+    if (path == key || (path.starts_with(key) && path.size() > key.size() && path[key.size()] == '.'))
+      return std::find(types.begin(), types.end(), type) != types.end();
+  return true;
+}
+
 }  // namespace capsim::scenarios

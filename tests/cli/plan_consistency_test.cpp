@@ -113,6 +113,18 @@ TEST_CASE("every shipped example: size, simulate, cost, run, report and export s
   }
 }
 
+TEST_CASE("the HTML report of every shipped example carries a chart") {
+  const auto html = cli_testing::scratch() / "report.html";
+  for (const auto& file : examples()) {
+    INFO(file.stem().string());
+    const Run r = capsim("report " + q(file) + " -o " + q(html));
+    if (r.exit_code == 2 && r.err.find("built without Qt") != std::string::npos) return;  // no renderer here
+    REQUIRE(r.exit_code == 0);
+    const std::string text = cli_testing::read(html);
+    CHECK((text.find("<svg") != std::string::npos || text.find("<img") != std::string::npos));
+  }
+}
+
 TEST_CASE("docs/plan-schema.md names every field of the plan's JSON") {
   const std::string doc = cli_testing::read(fs::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "docs" / "plan-schema.md");
   const json plan = plan_of(capsim("run " + q(kExamples / "road-sign-ocr.yaml") + " --format json --no-history").out);

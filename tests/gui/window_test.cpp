@@ -246,6 +246,29 @@ TEST_CASE("the scenario form is generated from the schema and shows the file's v
   CHECK(w->analysis()->run.scenario.hardware.max_gpus == 2048);
 }
 
+TEST_CASE("the scenario form shows only the keys the workload type reads") {
+  auto w = window();
+  REQUIRE(w->open_file(example("road-sign-ocr"), false));
+  auto* form = w->editor()->form();
+  auto visible = [&](const char* key) {
+    auto found = form->findItems(key, Qt::MatchExactly | Qt::MatchRecursive, 0);
+    for (auto* item : found)
+      if (!item->isHidden()) return true;
+    return false;
+  };
+  CHECK(visible("graph"));
+  CHECK(visible("arrivals"));
+  CHECK_FALSE(visible("tokens"));
+  CHECK_FALSE(visible("epochs"));
+  CHECK_FALSE(visible("lora_rank"));
+  CHECK_FALSE(visible("deadline"));
+  REQUIRE(w->open_file(example("llama-70b-pretrain"), false));
+  CHECK(visible("tokens"));
+  CHECK(visible("lora_rank"));
+  CHECK_FALSE(visible("graph"));
+  CHECK_FALSE(visible("arrivals"));
+}
+
 TEST_CASE("the catalog browser filters, sorts and shows each number's source") {
   auto w = window();
   auto* browser = w->catalog_browser();

@@ -44,6 +44,10 @@ struct SchemaNode {
 // The root of a scenario file.
 const SchemaNode& scenario_schema();
 
+// Whether a key path ("workload.lora_rank", "arrivals") means anything for a workload type
+// ("training", "service", "inference", "llm-serving"): the GUI's form shows only those.
+bool key_applies(std::string_view path, std::string_view workload_type);
+
 // JSON Schema (draft 2020-12) for editors.
 std::string scenario_json_schema();
 // Markdown reference: one table per section.
