@@ -25,6 +25,10 @@ std::string plan_figures_json(const PlanFigures& p) {
   json j;
   j["schema"] = kPlanSchema;
   j["basis"] = p.basis;
+  j["question"] = json::object();
+  for (const auto& [k, v] : p.question) j["question"][k] = v;
+  j["memory_per_gpu_bytes"] = finite(p.memory_per_gpu ? std::optional(p.memory_per_gpu->value()) : std::nullopt);
+  j["gpu_memory_bytes"] = finite(p.gpu_memory ? std::optional(p.gpu_memory->value()) : std::nullopt);
   j["configuration"] = p.configuration;
   j["reason"] = p.reason;
   j["node_type"] = p.node_type.empty() ? json(nullptr) : json(p.node_type);
@@ -69,6 +73,8 @@ std::string plan_figures_text(const PlanFigures& p) {
   if (!p.reason.empty()) out += "  why             " + p.reason + "\n";
   out += "  GPUs            " + plural(p.gpus, "GPU") + " on " + plural(p.nodes, "node") +
          (p.gpu.empty() ? "" : " (" + p.gpu + ")") + "\n";
+  if (p.memory_per_gpu && p.gpu_memory)
+    out += "  memory per GPU  " + to_string(*p.memory_per_gpu) + " of " + to_string(*p.gpu_memory) + "\n";
   if (p.time) out += "  time per run    " + to_string(*p.time) + " (" + p.time_basis + ")\n";
   if (p.throughput) out += "  throughput      " + human_count(*p.throughput) + " " + p.throughput_unit + "\n";
   if (p.p99) out += "  p99 latency     " + to_string(*p.p99) + " (" + p.latency_basis + ")\n";

@@ -59,6 +59,63 @@ std::string llm_or_graph_reason(const ServingSizingReport& z) {
   return z.llm ? z.llm->recommendation : z.graph ? z.graph->recommendation : std::string();
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out.empty() ? "any" : out;
+}
+
+// The question as capsim answered it: the keys that decide the answer, defaults filled in.
+std::vector<std::pair<std::string, std::string>> resolved_question(const Scenario& s) {
+  std::vector<std::pair<std::string, std::string>> q;
+  auto count = [](double v) { return human_count(v); };
+  if (s.inference) {
+    const auto& inf = *s.inference;
+    q.emplace_back("workload.type", inf.llm ? "llm-serving" : "inference");
+    if (inf.llm) {
+      q.emplace_back("workload.model", inf.shape.name);
+      q.emplace_back("workload.prompt_tokens", std::to_string(inf.mix.prompt_tokens));
+      q.emplace_back("workload.output_tokens", std::to_string(inf.mix.output_tokens));
+      q.emplace_back("workload.kv_cache", std::string(models::precision_name(inf.kv_cache)));
+    } else {
+      std::string stages;
+      for (const auto& st : inf.graph.stages) stages += (stages.empty() ? "" : ", ") + st.name;
+      q.emplace_back("workload.graph", stages);
+    }
+    q.emplace_back("workload.precision", std::string(models::precision_name(inf.exec.precision)));
+    q.emplace_back("arrivals.peak_rate", count(inf.arrivals.peak_rate().value()) + " requests/s");
+    if (inf.p99) q.emplace_back("slo.p99", to_string(*inf.p99));
+    if (inf.ttft_p99) q.emplace_back("slo.ttft_p99", to_string(*inf.ttft_p99));
+    if (inf.tpot_p99) q.emplace_back("slo.tpot_p99", to_string(*inf.tpot_p99));
+    if (!inf.node.empty()) q.emplace_back("deployment.node", inf.node);
+  } else if (s.training.service) {
+    q.emplace_back("workload.type", "service");
+    q.emplace_back("workload.gpus", std::to_string(s.training.service_gpus));
+  } else {
+    q.emplace_back("workload.type", "training");
+    q.emplace_back("workload.model", s.training.model_name);
+    if (s.training.is_transformer()) q.emplace_back("workload.tokens", count(s.training.tokens));
+    else q.emplace_back("workload.samples", count(s.training.samples * s.training.epochs) + " (" +
+                                                count(s.training.epochs) + " epochs)");
+    q.emplace_back("workload.precision", std::string(models::precision_name(s.training.options.compute)));
+    q.emplace_back("workload.attention", s.training.options.attention == models::Attention::eager ? "eager" : "flash");
+    q.emplace_back("hardware.gpus", joined(s.hardware.gpus));
+    q.emplace_back("hardware.min_gpus", std::to_string(s.hardware.min_gpus));
+    q.emplace_back("hardware.max_gpus", std::to_string(s.hardware.max_gpus));
+    if (s.deadline) q.emplace_back("deadline", to_string(*s.deadline));
+    if (s.budget) q.emplace_back("budget", to_string(*s.budget));
+  }
+  if (!s.inference && !s.training.service) {
+    q.emplace_back("hardware.providers", joined(s.hardware.providers));
+  }
+  q.emplace_back("pricing", std::string(commitment_name(s.commitment)));
+  if (s.cost) {
+    q.emplace_back("cost.horizon", horizon_text(s.cost->horizon));
+    if (!s.training.service && !s.inference) q.emplace_back("cost.runs_per_month", significant(s.cost->runs_per_month, 4));
+  }
+  return q;
+}
+
 std::string runs_a_month(double n) { return significant(n, 3) + (n == 1 ? " run" : " runs") + " a month"; }
 
 int nodes_for(int gpus, int per_node) { return per_node > 0 ? (gpus + per_node - 1) / per_node : gpus; }
@@ -217,6 +274,8 @@ Status plan_training(const Scenario& scenario, const hardware::Catalog& catalog,
   p.gpus = rec.par.gpus();
   p.nodes = rec.nodes;
   p.configuration = describe_candidate(*r.sizing, rec);
+  p.memory_per_gpu = rec.memory_per_gpu;
+  p.gpu_memory = type.cluster.gpu.memory;
   p.time = rec.total_time;
   p.time_basis = "analytic";
   p.throughput = rec.throughput;
@@ -360,6 +419,7 @@ Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalo
   r.scenario = scenario;
   r.catalog_hash = catalog.content_hash;
   r.started_at = utc_now();
+  r.plan.question = resolved_question(scenario);
   Status status;
   if (scenario.inference) status = plan_serving(scenario, catalog, r, progress);
   else if (scenario.training.service) status = plan_service(scenario, catalog, r);

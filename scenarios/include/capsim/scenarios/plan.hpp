@@ -20,12 +20,16 @@ struct PlanFigures {
   // "recommendation" (capsim's choice), "deployment" (the scenario's own, as stated) or
   // "service" (a service whose GPUs the scenario states).
   std::string basis;
+  // The question as resolved: every key that decides the answer, defaults filled in, as text.
+  std::vector<std::pair<std::string, std::string>> question;
   std::string configuration;  // one line a person reads
   std::string reason;         // why this configuration
   std::string node_type;      // catalog id
   std::string gpu;            // catalog GPU id
   int gpus = 0;
   int nodes = 0;
+  std::optional<Bytes> memory_per_gpu;  // training: the configuration's memory per GPU
+  std::optional<Bytes> gpu_memory;      // and what the GPU holds
   std::optional<Seconds> time;  // training: one run
   std::string time_basis;       // "analytic", or "simulated: <why>"
   std::optional<double> throughput;
