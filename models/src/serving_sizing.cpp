@@ -138,7 +138,7 @@ void verify(SizedDeployment& d, const ServingSizingRequest& r) {
   peak.kind = ArrivalSpec::Kind::poisson;
   peak.rate = r.arrivals.peak_rate();
   for (int attempt = 0; attempt <= kMaxVerifyRepairs; ++attempt) {
-    auto rep = simulate_serving(d.plan, peak, r.verify_run);
+    auto rep = simulate_serving(d.plan, peak, r.verify_run, r.progress);
     if (!rep) return;
     d.verified = true;
     d.simulated_latency = rep->latency;

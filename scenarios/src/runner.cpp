@@ -126,7 +126,7 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
   auto& p = r.plan;
   const auto& inf = *scenario.inference;
   if (!scenario.hardware.gpus.empty()) {
-    auto sized = size_serving_scenario(scenario, catalog);
+    auto sized = size_serving_scenario(scenario, catalog, progress);
     if (!sized) return sized.errors();
     r.serving_sizing = std::move(sized).value();
     p.conversions = r.serving_sizing->conversions;

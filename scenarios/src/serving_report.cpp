@@ -166,7 +166,8 @@ static std::optional<Diagnostic> beyond_max_gpus(const Scenario& s, long long gp
                     "lower the arrival rate, relax the SLO, or raise hardware.max_gpus"};
 }
 
-Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog) {
+Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
+                                                  ProgressObserver* progress) {
   const auto& inf = *s.inference;
   if (s.hardware.gpus.empty())
     return Diagnostic{{s.file}, "hardware.gpus", "sizing needs candidate GPUs", "e.g. hardware: {gpus: [t4, l4]}"};
@@ -206,6 +207,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   req.max_queue_delay = inf.max_queue_delay;
   req.exec = inf.exec;
   if (s.simulate) req.verify_run = run_options(s);
+  req.progress = progress;
   auto result = models::size_serving(req);
   if (!result) return with_file(result.errors(), s.file);
   r.graph = std::move(result).value();

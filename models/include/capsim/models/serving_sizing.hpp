@@ -23,6 +23,8 @@
 // Plain values; pure functions, thread-safe for distinct requests.
 #pragma once
 
+#include "capsim/core/progress.hpp"
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,6 +56,7 @@ struct ServingSizingRequest {
   ExecutionOptions exec;               // every stage
   int max_replicas_per_stage = 256;
   int verify_top = 3;                  // candidates simulated
+  ProgressObserver* progress = nullptr;  // may cancel the verifying simulations
   des::RunOptions verify_run{Seconds(10.0), Seconds(60.0), 1, 20, 1'000'000'000};
 };
 

@@ -39,7 +39,8 @@ struct ServingSizingReport {
 
 Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
                                                           ProgressObserver* progress = nullptr);
-Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog);
+Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
+                                                  ProgressObserver* progress = nullptr);
 
 std::string serving_simulation_text(const ServingSimulationReport& r);
 std::string serving_simulation_json(const ServingSimulationReport& r);
