@@ -228,7 +228,9 @@ Result<Store> Store::open(const std::filesystem::path& path, Access access, OnCo
   }
   Store store(db, path);
   store.read_only_ = read_only;
-  sqlite3_busy_timeout(db, 10000);
+  // Concurrent runs (a sweep's processes, CI jobs on one database) wait for each other's
+  // writes; 10 s was too short for eight writers on a loaded 2-core machine.
+  sqlite3_busy_timeout(db, 60000);
   if (!read_only && (!exec(db, "PRAGMA journal_mode=WAL;") || !exec(db, "PRAGMA foreign_keys=ON;") ||
                      !exec(db, "PRAGMA synchronous=NORMAL;")))
     return db_error(db, path, "cannot configure the database (is this a capsim database?)");
