@@ -157,6 +157,31 @@ TEST_CASE("perf: tensor parallelism adds 4 ring all-reduces of b*s*h per layer a
   CHECK(est->breakdown.tensor_parallel_comm.value() == doctest::Approx(2 * 24 * 4 * one));
 }
 
+TEST_CASE("perf: eager attention's backward runs four s x s x d products against the forward's two") {
+  // Sequences long enough that the attention core (s^2 d) outweighs the linear layers (s d^2),
+  // and heads wide enough (d = 512) that its products outweigh the softmax and dropout
+  // traffic: backward is then nearly twice the forward (dQ, dK, dV and dP against QK^T and
+  // PV); the s^2 element-wise passes (11 bytes back, 9 forward) pull it a little below.
+  TransformerShape s;
+  s.name = "long-attention";
+  s.layers = 2;
+  s.hidden = 2048;
+  s.heads = 4;
+  s.kv_heads = 4;
+  s.ffn_hidden = 2048;
+  s.vocab = 1000;
+  s.seq_len = 32768;
+  TrainingOptions eager;
+  eager.attention = Attention::eager;
+  Parallelism par;
+  par.global_batch = 1;
+  auto e = estimate_training_step(s, par, ideal_fabric_cluster(), eager);
+  REQUIRE(e.ok());
+  const double ratio = e->backward_per_microbatch.value() / e->forward_per_microbatch.value();
+  CHECK(ratio > 1.7);  // 1.5 with three products in the backward
+  CHECK(ratio < 2.1);
+}
+
 TEST_CASE("perf: full recompute costs one more forward, selective only the attention core") {
   TrainingOptions eager;
   eager.attention = Attention::eager;
