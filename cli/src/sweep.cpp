@@ -156,9 +156,10 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
   if (!ws) return report_errors(ws.errors());
   // A private directory (mkdtemp, 0700) for the children's output, removed on return and
   // on SIGTERM/SIGINT; never a predictable name another user could plant.
+  // The handler first: a signal that comes once the directory exists must find it.
+  remove_temporary_directories_on_signal();
   auto scratch = TemporaryDirectory::create("capsim-sweep");
   if (!scratch) return report_errors(scratch.errors());
-  remove_temporary_directories_on_signal();
   const fs::path tmp = scratch->path();
   const int parallel = jobs > 0 ? jobs : std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   std::vector<PointResult> results(mine.size());

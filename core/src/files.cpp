@@ -180,13 +180,24 @@ Result<TemporaryDirectory> TemporaryDirectory::create(const std::string& prefix)
                                             "set TMPDIR to a writable directory, or unset it to use /tmp"});
   }
   std::string pattern = (base / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr)
+  // SIGTERM or SIGINT between mkdtemp and the registration would leave the directory behind
+  // (a CI timeout did once): hold them until the handler knows it.
+  sigset_t stop_signals, previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    const int error = errno;
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return environment_failure(Diagnostic{{base.string()}, "TMPDIR",
                                           std::string("cannot create a private temporary directory: ") +
-                                              std::strerror(errno),
+                                              std::strerror(error),
                                           "set TMPDIR to a writable directory"});
+  }
   TemporaryDirectory dir{std::filesystem::path(pattern)};
   register_live(dir.path_);
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return dir;
 }
 
