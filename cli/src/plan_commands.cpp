@@ -130,6 +130,8 @@ struct ExportOptions {
   std::string output;
   std::string node_type;
   std::string cluster = "capsim";
+  std::string location;
+  std::string image = scenarios::kPlaceholderImage;
 };
 
 // --node-type: a catalog instance or server id, or a provider's instance name ("g6e.xlarge").
@@ -182,7 +184,16 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   if (!node_type.empty() && plan->plan.node_type != node_type)
     return report_errors({{{scenario->file}, "--node-type",
                            "the plan on " + node_type + " runs on " + plan->plan.node_type + " instead", ""}});
-  auto text = scenarios::export_node_pools(plan->plan.node_pools, *format, o.cluster, scenarios::plan_annotations(plan->plan));
+  scenarios::ExportSettings settings;
+  settings.cluster = o.cluster;
+  settings.image = o.image;
+  settings.location = o.location;
+  if (settings.location.empty())  // the region the catalog prices the node type in
+    if (const auto* e = ws->catalog->find(hardware::EntityKind::instance, plan->plan.node_type))
+      if (const std::string region = e->text("region"); !region.empty() && region != "n/a") settings.location = region;
+  if (plan->plan.time) settings.run_seconds = plan->plan.time->value();
+  settings.notes = scenarios::plan_annotations(plan->plan);
+  auto text = scenarios::export_node_pools(plan->plan.node_pools, *format, settings);
   if (!text) return report_errors(text.errors());
   if (o.output.empty()) {
     std::cout << *text;
@@ -438,7 +449,11 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   exp->add_option("scenario", e->file, "Scenario YAML file")->required();
   exp->add_option("-o,--output", e->output, "Write to FILE (default: standard output)")->option_text("FILE");
   exp->add_option("--node-type", e->node_type, "Export the plan on this node type instead of the recommended one: a catalog id or the provider's name (e.g. gcp-a3-highgpu-8g, g6e.xlarge)");
-  exp->add_option("--cluster", e->cluster, "Cluster name for GKE and Terraform");
+  exp->add_option("--cluster", e->cluster, "Cluster name for GKE and Terraform; Karpenter's EC2NodeClass and discovery tag");
+  exp->add_option("--location", e->location,
+                  "GKE and Terraform: a region (node counts are totals over its zones) or a zone (default: the node "
+                  "type's region in the catalog)");
+  exp->add_option("--image", e->image, "k8s: the workload's container image")->capture_default_str();
   exp->callback([&global, &exit_code, e] { exit_code = run_export(global, *e); });
 
   auto m = std::make_shared<MemoryOptions>();

@@ -2,6 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -37,18 +40,37 @@ std::string comment_line(const ExportAnnotations& notes) {
   return out;
 }
 
+// The resource a pod asks for. GKE schedules a MIG partition as nvidia.com/gpu on a node
+// labelled with its partition size (cloud.google.com/gke-gpu-partition-size); the NVIDIA GPU
+// operator's mixed strategy elsewhere names the slice in the resource (nvidia.com/mig-1g.10gb).
 std::string resource_name(const NodePool& p) {
   if (p.tpu) return kTpuResource;
-  return p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu");
+  if (p.mig_profile && p.provider != "gcp") return "nvidia.com/mig-" + *p.mig_profile;
+  return "nvidia.com/gpu";
+}
+
+// gcloud's and Terraform's node counts: in a zone they are that zone's and so the total; in a
+// region --num-nodes and the autoscaling bounds count per zone, so the pool starts empty and
+// the total bounds (--total-min-nodes, total_min_node_count) hold the plan's.
+std::string gke_counts(const NodePool& p, const std::string& location) {
+  if (is_gke_zone(location))
+    return " \\\n  --num-nodes=" + std::to_string(p.min_nodes) + " \\\n  --enable-autoscaling --min-nodes=" +
+           std::to_string(p.min_nodes) + " --max-nodes=" + std::to_string(p.max_nodes);
+  return " \\\n  --num-nodes=0 \\\n  --enable-autoscaling --location-policy=ANY --total-min-nodes=" +
+         std::to_string(p.min_nodes) + " --total-max-nodes=" + std::to_string(p.max_nodes);
+}
+
+Diagnostic no_location(const std::string& format) {
+  return Diagnostic{{}, "--location", format + " export needs a location (a GCP region or zone)",
+                    "pass --location, e.g. us-central1 or us-central1-a"};
 }
 
 // A TPU node pool: the machine type (ct5lp-hightpu-4t, ...) names the TPU version and chip
 // count, so GKE needs no --accelerator; a single-host slice needs no topology either.
-std::string gke_tpu_pool(const NodePool& p, const std::string& cluster) {
-  return "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + cluster + " \\\n  --machine-type=" +
-         p.instance_type + " \\\n  --num-nodes=" + std::to_string(p.min_nodes) +
-         " \\\n  --enable-autoscaling --min-nodes=" + std::to_string(p.min_nodes) +
-         " --max-nodes=" + std::to_string(p.max_nodes) + (p.spot ? " \\\n  --spot" : "") + "\n";
+std::string gke_tpu_pool(const NodePool& p, const ExportSettings& s) {
+  return "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + s.cluster + " \\\n  --location=" +
+         s.location + " \\\n  --machine-type=" + p.instance_type + gke_counts(p, s.location) +
+         (p.spot ? " \\\n  --spot" : "") + "\n";
 }
 
 Diagnostic wrong_provider(const NodePool& p, const std::string& format, const std::string& wanted) {
@@ -57,8 +79,13 @@ Diagnostic wrong_provider(const NodePool& p, const std::string& format, const st
                     std::string(wanted == "aws" ? "choose an " : "choose a ") + wanted + " node type with --node-type"};
 }
 
-Result<std::string> gke(const std::vector<NodePool>& pools, const std::string& cluster) {
-  std::string out = "#!/bin/sh\n# GKE node pools from capsim (gcloud container node-pools create).\nset -e\n";
+Result<std::string> gke(const std::vector<NodePool>& pools, const ExportSettings& s) {
+  if (s.location.empty()) return no_location("GKE");
+  std::string out = "#!/bin/sh\n# GKE node pools from capsim (gcloud container node-pools create).\n";
+  if (!is_gke_zone(s.location))
+    out += "# " + s.location + " is a region: each pool starts empty and the autoscaler keeps it between the\n"
+           "# plan's bounds in total across the region's zones.\n";
+  out += "set -e\n";
   std::vector<Diagnostic> errors;
   for (const auto& p : pools) {
     if (p.provider != "gcp") {
@@ -73,7 +100,7 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const std::string& c
                           "the catalog names it by its TPU API type; choose a v5e host (ct5lp-hightpu-*)"});
         continue;
       }
-      out += gke_tpu_pool(p, cluster);
+      out += gke_tpu_pool(p, s);
       continue;
     }
     const auto accelerator = gke_accelerator(p.gpu_id);
@@ -83,17 +110,19 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const std::string& c
     }
     std::string acc = "type=" + *accelerator + ",count=" + std::to_string(p.gpus_per_node) + ",gpu-driver-version=default";
     if (p.mig_profile) acc += ",gpu-partition-size=" + *p.mig_profile;
-    out += "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + cluster + " \\\n  --machine-type=" +
-           p.instance_type + " \\\n  --accelerator=" + acc + " \\\n  --num-nodes=" + std::to_string(p.min_nodes) +
-           " \\\n  --enable-autoscaling --min-nodes=" + std::to_string(p.min_nodes) +
-           " --max-nodes=" + std::to_string(p.max_nodes) + " \\\n  --node-taints=" + kGpuTaint +
-           "=present:NoSchedule" + (p.spot ? " \\\n  --spot" : "") + "\n";
+    out += "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + s.cluster + " \\\n  --location=" +
+           s.location + " \\\n  --machine-type=" + p.instance_type + " \\\n  --accelerator=" + acc +
+           gke_counts(p, s.location) + " \\\n  --node-taints=" + kGpuTaint + "=present:NoSchedule" +
+           (p.spot ? " \\\n  --spot" : "") + "\n";
   }
   if (!errors.empty()) return errors;
   return out;
 }
 
-Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportAnnotations& notes) {
+// Karpenter's duration strings are Go durations; hours keep them readable.
+std::string hours_text(double seconds) { return std::to_string(static_cast<long long>(std::ceil(seconds / 3600))) + "h"; }
+
+Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportSettings& s) {
   YAML::Emitter y;
   std::vector<Diagnostic> errors;
   for (const auto& p : pools) {
@@ -101,20 +130,29 @@ Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportAn
       errors.push_back(wrong_provider(p, "Karpenter", "aws"));
       continue;
     }
+    // A training run of known length: its nodes live at least a day past it (Karpenter v1
+    // expires nodes after 720 h by default, half-way through a 61-day run) and are not
+    // consolidated or drifted away while it runs.
+    const bool run = p.training && s.run_seconds && *s.run_seconds > 0;
     y << YAML::BeginDoc << YAML::BeginMap;
     y << YAML::Key << "apiVersion" << YAML::Value << "karpenter.sh/v1";
     y << YAML::Key << "kind" << YAML::Value << "NodePool";
     y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
-    emit_annotations(y, notes);
+    emit_annotations(y, s.notes);
     y << YAML::EndMap;
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value
-      << YAML::BeginMap << YAML::Key << "capsim.dev/pool" << YAML::Value << p.name << YAML::EndMap << YAML::EndMap;
+      << YAML::BeginMap << YAML::Key << "capsim.dev/pool" << YAML::Value << p.name << YAML::EndMap;
+    if (p.training)
+      y << YAML::Key << "annotations" << YAML::Value << YAML::BeginMap << YAML::Key << "karpenter.sh/do-not-disrupt"
+        << YAML::Value << YAML::DoubleQuoted << "true" << YAML::EndMap;
+    y << YAML::EndMap;
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "nodeClassRef" << YAML::Value << YAML::BeginMap << YAML::Key << "group" << YAML::Value
       << "karpenter.k8s.aws" << YAML::Key << "kind" << YAML::Value << "EC2NodeClass" << YAML::Key << "name"
-      << YAML::Value << "default" << YAML::EndMap;
+      << YAML::Value << s.cluster << YAML::EndMap;
+    if (run) y << YAML::Key << "expireAfter" << YAML::Value << hours_text(*s.run_seconds + 24 * 3600.0);
     y << YAML::Key << "requirements" << YAML::Value << YAML::BeginSeq;
     y << YAML::BeginMap << YAML::Key << "key" << YAML::Value << "node.kubernetes.io/instance-type" << YAML::Key
       << "operator" << YAML::Value << "In" << YAML::Key << "values" << YAML::Value << YAML::Flow << YAML::BeginSeq
@@ -135,26 +173,51 @@ Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportAn
     y << YAML::EndMap;
   }
   if (!errors.empty()) return errors;
-  return "# Karpenter NodePools from capsim (karpenter.sh/v1); the EC2NodeClass 'default' is yours.\n" +
+  // The EC2NodeClass the pools name (karpenter.k8s.aws/v1; its role, AMI and subnet/security
+  // group selectors are required): the node role and discovery tags of Karpenter's getting-
+  // started set-up for a cluster of this name; the al2023 alias picks the NVIDIA AMI variant
+  // for GPU instance types.
+  y << YAML::BeginDoc << YAML::BeginMap;
+  y << YAML::Key << "apiVersion" << YAML::Value << "karpenter.k8s.aws/v1";
+  y << YAML::Key << "kind" << YAML::Value << "EC2NodeClass";
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << s.cluster
+    << YAML::EndMap;
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "role" << YAML::Value << "KarpenterNodeRole-" + s.cluster;
+  y << YAML::Key << "amiSelectorTerms" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "alias"
+    << YAML::Value << "al2023@latest" << YAML::EndMap << YAML::EndSeq;
+  for (const char* key : {"subnetSelectorTerms", "securityGroupSelectorTerms"})
+    y << YAML::Key << key << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "tags" << YAML::Value
+      << YAML::BeginMap << YAML::Key << "karpenter.sh/discovery" << YAML::Value << s.cluster << YAML::EndMap
+      << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndMap;
+  return "# Karpenter NodePools from capsim (karpenter.sh/v1) and the EC2NodeClass they use (karpenter.k8s.aws/v1).\n" +
          std::string(y.c_str()) + "\n";
 }
 
-Result<std::string> terraform(const std::vector<NodePool>& pools, const std::string& cluster,
-                              const ExportAnnotations& notes) {
+nlohmann::json tf_autoscaling(const NodePool& p, const std::string& location) {
+  if (is_gke_zone(location)) return {{"min_node_count", p.min_nodes}, {"max_node_count", p.max_nodes}};
+  return {{"total_min_node_count", p.min_nodes}, {"total_max_node_count", p.max_nodes}, {"location_policy", "ANY"}};
+}
+
+Result<std::string> terraform(const std::vector<NodePool>& pools, const ExportSettings& s) {
+  if (s.location.empty()) return no_location("Terraform");
   nlohmann::json pools_json = nlohmann::json::object();
   std::vector<Diagnostic> errors;
+  const bool zone = is_gke_zone(s.location);
   for (const auto& p : pools) {
     if (p.provider != "gcp") {
       errors.push_back(wrong_provider(p, "Terraform google_container_node_pool", "gcp"));
       continue;
     }
+    nlohmann::json pool = {{"name", p.name},
+                           {"cluster", s.cluster},
+                           {"location", s.location},
+                           {"initial_node_count", zone ? p.min_nodes : 0},
+                           {"autoscaling", tf_autoscaling(p, s.location)}};
     if (p.tpu) {  // the TPU machine type carries the accelerator
-      pools_json[tf_name(p.name)] = {
-          {"name", p.name},
-          {"cluster", cluster},
-          {"initial_node_count", p.min_nodes},
-          {"autoscaling", {{"min_node_count", p.min_nodes}, {"max_node_count", p.max_nodes}}},
-          {"node_config", {{"machine_type", p.instance_type}, {"spot", p.spot}}}};
+      pool["node_config"] = {{"machine_type", p.instance_type}, {"spot", p.spot}};
+      pools_json[tf_name(p.name)] = pool;
       continue;
     }
     const auto accelerator = gke_accelerator(p.gpu_id);
@@ -166,53 +229,84 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const std::str
                           {"count", p.gpus_per_node},
                           {"gpu_driver_installation_config", {{"gpu_driver_version", "DEFAULT"}}}};
     if (p.mig_profile) acc["gpu_partition_size"] = *p.mig_profile;
-    pools_json[tf_name(p.name)] = {
-        {"name", p.name},
-        {"cluster", cluster},
-        {"initial_node_count", p.min_nodes},
-        {"autoscaling", {{"min_node_count", p.min_nodes}, {"max_node_count", p.max_nodes}}},
-        {"node_config",
-         {{"machine_type", p.instance_type},
-          {"spot", p.spot},
-          {"guest_accelerator", nlohmann::json::array({acc})},
-          {"taint", nlohmann::json::array({{{"key", kGpuTaint}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}}}};
+    pool["node_config"] = {
+        {"machine_type", p.instance_type},
+        {"spot", p.spot},
+        {"guest_accelerator", nlohmann::json::array({acc})},
+        {"taint", nlohmann::json::array({{{"key", kGpuTaint}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}};
+    pools_json[tf_name(p.name)] = pool;
   }
   if (!errors.empty()) return errors;
   nlohmann::json root = {{"resource", {{"google_container_node_pool", pools_json}}}};
-  if (!notes.empty()) root["//"] = comment_line(notes);  // Terraform's JSON syntax: "//" is a comment
+  if (!s.notes.empty()) root["//"] = comment_line(s.notes);  // Terraform's JSON syntax: "//" is a comment
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string pod_fragment(const std::vector<NodePool>& pools, const ExportAnnotations& notes) {
+// The node selector of a pool's pods: GKE's accelerator (and MIG partition) labels, a cloud's
+// instance-type label, or, for owned servers (whose model names are no label values), the
+// capsim.dev/pool label the Karpenter pools set and an owned cluster's nodes are given.
+void emit_node_selector(YAML::Emitter& y, const NodePool& p) {
+  y << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap;
+  if (p.provider == "gcp" && gke_accelerator(p.gpu_id)) {
+    y << YAML::Key << "cloud.google.com/gke-accelerator" << YAML::Value << *gke_accelerator(p.gpu_id);
+    if (p.mig_profile) y << YAML::Key << "cloud.google.com/gke-gpu-partition-size" << YAML::Value << *p.mig_profile;
+  } else if (p.provider != "owned" && valid_label_value(p.instance_type)) {
+    y << YAML::Key << "node.kubernetes.io/instance-type" << YAML::Value << p.instance_type;
+  } else {
+    y << YAML::Key << "capsim.dev/pool" << YAML::Value << p.name;
+  }
+  y << YAML::EndMap;
+}
+
+void emit_pod_spec(YAML::Emitter& y, const NodePool& p, const ExportSettings& s, bool job) {
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  if (job) y << YAML::Key << "restartPolicy" << YAML::Value << "Never";
+  emit_node_selector(y, p);
+  y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key"
+    << YAML::Value << (p.tpu ? kTpuResource : kGpuTaint) << YAML::Key << "operator" << YAML::Value << "Exists"
+    << YAML::Key << "effect" << YAML::Value << "NoSchedule" << YAML::EndMap << YAML::EndSeq;
+  y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  y << YAML::Key << "name" << YAML::Value << "worker";
+  y << YAML::Key << "image" << YAML::Value << s.image;
+  y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits" << YAML::Value
+    << YAML::BeginMap << YAML::Key << resource_name(p) << YAML::Value << p.gpus_per_pod << YAML::EndMap << YAML::EndMap;
+  y << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap;
+}
+
+// A training run: an Indexed Job of one pod per worker, all started together (parallelism =
+// completions), which a gang scheduler (Kueue, JobSet) can admit as one; serving: a
+// Deployment of the replicas.
+std::string workloads(const std::vector<NodePool>& pools, const ExportSettings& s) {
   YAML::Emitter y;
   for (const auto& p : pools) {
+    const std::string name = p.name + (p.training ? "-workers" : "");
     y << YAML::BeginDoc << YAML::BeginMap;
-    y << YAML::Key << "apiVersion" << YAML::Value << "v1";
-    y << YAML::Key << "kind" << YAML::Value << "Pod";
-    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-      << p.name + "-worker";
-    emit_annotations(y, notes);
+    y << YAML::Key << "apiVersion" << YAML::Value << (p.training ? "batch/v1" : "apps/v1");
+    y << YAML::Key << "kind" << YAML::Value << (p.training ? "Job" : "Deployment");
+    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
+    emit_annotations(y, s.notes);
     y << YAML::EndMap;
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
-    y << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap;
-    if (p.provider == "gcp" && gke_accelerator(p.gpu_id))
-      y << YAML::Key << "cloud.google.com/gke-accelerator" << YAML::Value << *gke_accelerator(p.gpu_id);
-    else
-      y << YAML::Key << "node.kubernetes.io/instance-type" << YAML::Value << p.instance_type;
+    if (p.training) {
+      y << YAML::Key << "completionMode" << YAML::Value << "Indexed";
+      y << YAML::Key << "completions" << YAML::Value << p.pods;
+      y << YAML::Key << "parallelism" << YAML::Value << p.pods;
+      y << YAML::Key << "backoffLimit" << YAML::Value << 0;
+    } else {
+      y << YAML::Key << "replicas" << YAML::Value << p.pods;
+      y << YAML::Key << "selector" << YAML::Value << YAML::BeginMap << YAML::Key << "matchLabels" << YAML::Value
+        << YAML::BeginMap << YAML::Key << "app" << YAML::Value << name << YAML::EndMap << YAML::EndMap;
+    }
+    y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value
+      << YAML::BeginMap << YAML::Key << "app" << YAML::Value << name << YAML::EndMap << YAML::EndMap;
+    emit_pod_spec(y, p, s, p.training);
+    y << YAML::EndMap;  // template
+    y << YAML::EndMap;  // spec
     y << YAML::EndMap;
-    y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key"
-      << YAML::Value << (p.tpu ? kTpuResource : kGpuTaint) << YAML::Key << "operator" << YAML::Value << "Exists" << YAML::Key << "effect"
-      << YAML::Value << "NoSchedule" << YAML::EndMap << YAML::EndSeq;
-    y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-    y << YAML::Key << "name" << YAML::Value << "worker";
-    y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits" << YAML::Value
-      << YAML::BeginMap << YAML::Key << resource_name(p) << YAML::Value << p.gpus_per_pod << YAML::EndMap
-      << YAML::EndMap;
-    y << YAML::EndMap << YAML::EndSeq;
-    y << YAML::EndMap << YAML::EndMap;
   }
-  return "# Pod spec fragments from capsim: merge resources, nodeSelector and tolerations into your\n"
-         "# workload (add its image and command).\n" +
+  return "# Kubernetes workloads from capsim: replace the image (--image) and add the command.\n" +
          std::string(y.c_str()) + "\n";
 }
 
@@ -244,18 +338,34 @@ std::optional<std::string> gke_accelerator(const std::string& gpu_id) {
   return std::nullopt;
 }
 
+bool valid_label_value(std::string_view v) {
+  if (v.size() > 63) return false;
+  if (v.empty()) return true;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(v.front()) || !alnum(v.back())) return false;
+  return std::all_of(v.begin(), v.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+bool is_gke_zone(std::string_view location) {
+  // Zones are the region and a letter: us-central1-a, europe-west4-b.
+  const auto dash = location.rfind('-');
+  if (dash == std::string_view::npos || dash + 2 != location.size()) return false;
+  const char last = location.back();
+  return last >= 'a' && last <= 'z' && dash > 0 && std::isdigit(static_cast<unsigned char>(location[dash - 1])) != 0;
+}
+
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
-                                      const std::string& cluster, const ExportAnnotations& notes) {
+                                      const ExportSettings& settings) {
   if (pools.empty()) return Diagnostic{{}, "export", "no node pools to export", ""};
   switch (format) {
     case ExportFormat::gke: {
-      auto text = gke(pools, cluster);
-      if (!text || notes.empty()) return text;
-      return "# " + comment_line(notes) + "\n" + *text;
+      auto text = gke(pools, settings);
+      if (!text || settings.notes.empty()) return text;
+      return "# " + comment_line(settings.notes) + "\n" + *text;
     }
-    case ExportFormat::karpenter: return karpenter(pools, notes);
-    case ExportFormat::terraform: return terraform(pools, cluster, notes);
-    case ExportFormat::k8s: return pod_fragment(pools, notes);
+    case ExportFormat::karpenter: return karpenter(pools, settings);
+    case ExportFormat::terraform: return terraform(pools, settings);
+    case ExportFormat::k8s: return workloads(pools, settings);
   }
   return Diagnostic{{}, "export", "unknown format", ""};
 }

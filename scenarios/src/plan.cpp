@@ -59,6 +59,7 @@ std::string plan_figures_json(const PlanFigures& p) {
                                {"min_nodes", pool.min_nodes},
                                {"max_nodes", pool.max_nodes},
                                {"gpus_per_pod", pool.gpus_per_pod},
+                               {"pods", pool.pods},
                                {"mig_profile", pool.mig_profile ? json(*pool.mig_profile) : json(nullptr)},
                                {"spot", pool.spot}});
   j["conversions"] = json::array();

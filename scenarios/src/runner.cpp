@@ -151,7 +151,8 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
   p.gpu = node->cluster.gpu.id;
   const int per_node = node->cluster.gpus_per_node;
   NodePool pool{"serve-" + p.gpu, node->provider, node->name, p.gpu, per_node, 1, 1, 1,
-                scenario.commitment == Commitment::spot, std::nullopt, 1, node->cluster.gpu.vendor == "google"};
+                scenario.commitment == Commitment::spot, std::nullopt, 1, node->cluster.gpu.vendor == "google",
+                false, 1};
   p.latency_basis = "simulated";
   if (sim.llm) {
     const int tp = simulated.inference->tensor_parallel;
@@ -163,6 +164,7 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     }
     p.throughput = sim.llm->requests_per_second;
     pool.gpus_per_pod = tp;
+    pool.pods = sim.replicas;
     p.configuration = plural(sim.replicas, "replica") + " of " + plural(tp, "GPU") + " (tensor parallel " +
                       std::to_string(tp) + ") on " + plural(p.nodes, "node") + " of " + node->name + " (" +
                       node->id + ")";
@@ -179,6 +181,7 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
       if (!d.k8s.empty() && d.k8s.front().resource.starts_with("nvidia.com/mig-"))
         pool.mig_profile = d.k8s.front().resource.substr(std::string("nvidia.com/mig-").size());
       if (!d.k8s.empty()) pool.gpus_per_pod = d.k8s.front().count;
+      if (!d.k8s.empty()) pool.pods = d.k8s.front().max_replicas;
     }
   }
   p.throughput_unit = "requests/s";

@@ -430,7 +430,8 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
     pools.push_back({"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
                      d.nodes, std::max(1, (d.min_replicas * d.spec.tensor_parallel + t->cluster.gpus_per_node - 1) /
                                                t->cluster.gpus_per_node),
-                     d.nodes, false, std::nullopt, d.k8s.count, t->cluster.gpu.vendor == "google"});
+                     d.nodes, false, std::nullopt, d.k8s.count, t->cluster.gpu.vendor == "google", false,
+                     d.replicas});
     return pools;
   }
   if (!r.graph || !r.graph->recommended) return Diagnostic{{}, "", "no recommended deployment", ""};
@@ -438,10 +439,12 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
   const auto* t = find_type(d.node_type);
   if (t == nullptr) return Diagnostic{{}, "", "unknown node type " + d.node_type, ""};
   NodePool pool{"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
-                d.nodes, std::max(1, d.min_nodes), d.nodes, false, std::nullopt, 1, t->cluster.gpu.vendor == "google"};
+                d.nodes, std::max(1, d.min_nodes), d.nodes, false, std::nullopt, 1, t->cluster.gpu.vendor == "google",
+                false, 1};
   if (!d.k8s.empty() && d.k8s.front().resource.starts_with("nvidia.com/mig-"))
     pool.mig_profile = d.k8s.front().resource.substr(std::string("nvidia.com/mig-").size());
   if (!d.k8s.empty()) pool.gpus_per_pod = d.k8s.front().count;
+  if (!d.k8s.empty()) pool.pods = d.k8s.front().max_replicas;
   pools.push_back(pool);
   return pools;
 }

@@ -248,6 +248,8 @@ Result<std::vector<NodePool>> sizing_node_pools(const SizingReport& r, const std
   pool.gpus_per_pod = std::min(t.cluster.gpus_per_node, gpus_used(*chosen));
   pool.spot = r.scenario.commitment == Commitment::spot;
   pool.tpu = accelerator_resource(t) == "google.com/tpu";
+  pool.training = true;
+  pool.pods = (gpus_used(*chosen) + pool.gpus_per_pod - 1) / pool.gpus_per_pod;  // one worker pod per node
   return std::vector<NodePool>{pool};
 }
 

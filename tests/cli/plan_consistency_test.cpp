@@ -106,7 +106,12 @@ TEST_CASE("every shipped example: size, simulate, cost, run, report and export s
           CHECK(notes[key].as<double>() == doctest::Approx(plan.at(field).get<double>()).epsilon(1e-9));
         }
       }
-      const auto limits = doc["spec"]["containers"][0]["resources"]["limits"];
+      // A training run is an Indexed Job of one pod per worker, serving a Deployment of the replicas.
+      const bool training = doc["kind"].as<std::string>() == "Job";
+      CHECK(doc["kind"].as<std::string>() == (training ? "Job" : "Deployment"));
+      CHECK(doc["spec"][training ? "completions" : "replicas"].as<int>() ==
+            plan.at("node_pools")[0].at("pods").get<int>());
+      const auto limits = doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
       CHECK(limits.begin()->second.as<int>() == plan.at("node_pools")[0].at("gpus_per_pod").get<int>());
     }
     CHECK(pods == static_cast<int>(plan.at("node_pools").size()));

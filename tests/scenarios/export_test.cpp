@@ -27,6 +27,13 @@ NodePool gcp_pool() {
   return p;
 }
 
+ExportSettings in(std::string location = "us-central1-a") {
+  ExportSettings s;
+  s.cluster = "prod";
+  s.location = std::move(location);
+  return s;
+}
+
 NodePool aws_pool() {
   NodePool p = gcp_pool();
   p.provider = "aws";
@@ -38,7 +45,7 @@ NodePool aws_pool() {
 }  // namespace
 
 TEST_CASE("karpenter NodePool parses back with the karpenter.sh v1 fields") {
-  auto text = export_node_pools({aws_pool()}, ExportFormat::karpenter);
+  auto text = export_node_pools({aws_pool()}, ExportFormat::karpenter, {});
   REQUIRE(text.ok());
   const YAML::Node doc = YAML::Load(*text);
   CHECK(doc["apiVersion"].as<std::string>() == "karpenter.sh/v1");
@@ -54,7 +61,7 @@ TEST_CASE("karpenter NodePool parses back with the karpenter.sh v1 fields") {
 }
 
 TEST_CASE("terraform google_container_node_pool parses back as JSON") {
-  auto text = export_node_pools({gcp_pool()}, ExportFormat::terraform, "prod");
+  auto text = export_node_pools({gcp_pool()}, ExportFormat::terraform, in());
   REQUIRE(text.ok());
   const auto j = nlohmann::json::parse(*text);
   const auto& pool = j["resource"]["google_container_node_pool"]["train_h100_sxm_80gb"];
@@ -71,7 +78,7 @@ TEST_CASE("gke commands carry the accelerator and autoscaling bounds") {
   mig.gpu_id = "a100-sxm-40gb";
   mig.gpus_per_node = 1;
   mig.mig_profile = "1g.5gb";
-  auto text = export_node_pools({gcp_pool(), mig}, ExportFormat::gke, "prod");
+  auto text = export_node_pools({gcp_pool(), mig}, ExportFormat::gke, in());
   REQUIRE(text.ok());
   std::istringstream in(*text);
   std::vector<std::string> commands;
@@ -93,13 +100,120 @@ TEST_CASE("the pod fragment asks for whole GPUs or MIG slices") {
   NodePool mig = gcp_pool();
   mig.mig_profile = "1g.10gb";
   mig.gpus_per_pod = 1;
-  auto text = export_node_pools({gcp_pool(), mig}, ExportFormat::k8s);
+  auto text = export_node_pools({gcp_pool(), mig}, ExportFormat::k8s, {});
   REQUIRE(text.ok());
   const auto docs = YAML::LoadAll(*text);
   REQUIRE(docs.size() == 2);
-  CHECK(docs[0]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 8);
-  CHECK(docs[0]["spec"]["nodeSelector"]["cloud.google.com/gke-accelerator"].as<std::string>() == "nvidia-h100-80gb");
-  CHECK(docs[1]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/mig-1g.10gb"].as<int>() == 1);
+  const YAML::Node pod0 = docs[0]["spec"]["template"]["spec"];
+  CHECK(pod0["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 8);
+  CHECK(pod0["nodeSelector"]["cloud.google.com/gke-accelerator"].as<std::string>() == "nvidia-h100-80gb");
+  // GKE: a MIG partition is requested as nvidia.com/gpu on nodes labelled with its size.
+  const YAML::Node pod1 = docs[1]["spec"]["template"]["spec"];
+  CHECK(pod1["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+  CHECK(pod1["nodeSelector"]["cloud.google.com/gke-gpu-partition-size"].as<std::string>() == "1g.10gb");
+  // Elsewhere (the GPU operator's mixed MIG strategy) the slice is the resource.
+  mig.provider = "aws";
+  mig.instance_type = "p4d.24xlarge";
+  auto aws = export_node_pools({mig}, ExportFormat::k8s, {});
+  REQUIRE(aws.ok());
+  CHECK(YAML::Load(*aws)["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/mig-1g.10gb"]
+            .as<int>() == 1);
+}
+
+TEST_CASE("bug 21: every exported pod has an image and label values the API server accepts") {
+  NodePool owned = gcp_pool();
+  owned.provider = "owned";
+  owned.instance_type = "NVIDIA DGX A100 (320 GB)";
+  owned.name = "train-a100-sxm-40gb";
+  owned.training = true;
+  owned.pods = 64;
+  ExportSettings s;
+  s.image = "nvcr.io/nvidia/pytorch:24.05-py3";
+  auto text = export_node_pools({owned}, ExportFormat::k8s, s);
+  REQUIRE(text.ok());
+  const YAML::Node job = YAML::Load(*text);
+  // A 64-node run is an Indexed Job of 64 pods started together, not one bare Pod.
+  CHECK(job["kind"].as<std::string>() == "Job");
+  CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
+  CHECK(job["spec"]["parallelism"].as<int>() == 64);
+  CHECK(job["spec"]["completions"].as<int>() == 64);
+  const YAML::Node pod = job["spec"]["template"]["spec"];
+  CHECK(pod["containers"][0]["image"].as<std::string>() == "nvcr.io/nvidia/pytorch:24.05-py3");
+  CHECK(pod["restartPolicy"].as<std::string>() == "Never");
+  // The server's model name is no label value; the pool label is.
+  CHECK_FALSE(valid_label_value("NVIDIA DGX A100 (320 GB)"));
+  CHECK_FALSE(pod["nodeSelector"]["node.kubernetes.io/instance-type"]);
+  CHECK(pod["nodeSelector"]["capsim.dev/pool"].as<std::string>() == "train-a100-sxm-40gb");
+  for (const auto& kv : pod["nodeSelector"]) CHECK(valid_label_value(kv.second.as<std::string>()));
+  // The default image is a placeholder the API server accepts.
+  auto placeholder = export_node_pools({owned}, ExportFormat::k8s, {});
+  REQUIRE(placeholder.ok());
+  CHECK(YAML::Load(*placeholder)["spec"]["template"]["spec"]["containers"][0]["image"].as<std::string>() ==
+        kPlaceholderImage);
+  CHECK(valid_label_value("p5.48xlarge"));
+  CHECK_FALSE(valid_label_value("8x NVIDIA H100 SXM"));
+  CHECK_FALSE(valid_label_value(std::string(64, 'a')));
+  CHECK_FALSE(valid_label_value("-a"));
+}
+
+TEST_CASE("bug 21: Karpenter pools of a training run outlive it, are not disrupted, and come with their EC2NodeClass") {
+  NodePool run = aws_pool();
+  run.training = true;
+  ExportSettings s;
+  s.cluster = "ml";
+  s.run_seconds = 61 * 86400.0;  // the README's 61-day run
+  auto text = export_node_pools({run}, ExportFormat::karpenter, s);
+  REQUIRE(text.ok());
+  const auto docs = YAML::LoadAll(*text);
+  REQUIRE(docs.size() == 2);
+  const YAML::Node tmpl = docs[0]["spec"]["template"];
+  CHECK(tmpl["spec"]["expireAfter"].as<std::string>() == "1488h");  // 61 days and one more
+  CHECK(tmpl["metadata"]["annotations"]["karpenter.sh/do-not-disrupt"].as<std::string>() == "true");
+  CHECK(tmpl["spec"]["nodeClassRef"]["name"].as<std::string>() == "ml");
+  CHECK(docs[1]["apiVersion"].as<std::string>() == "karpenter.k8s.aws/v1");
+  CHECK(docs[1]["kind"].as<std::string>() == "EC2NodeClass");
+  CHECK(docs[1]["metadata"]["name"].as<std::string>() == "ml");
+  CHECK(docs[1]["spec"]["role"].as<std::string>() == "KarpenterNodeRole-ml");
+  CHECK(docs[1]["spec"]["amiSelectorTerms"][0]["alias"].as<std::string>() == "al2023@latest");
+  CHECK(docs[1]["spec"]["subnetSelectorTerms"][0]["tags"]["karpenter.sh/discovery"].as<std::string>() == "ml");
+  CHECK(docs[1]["spec"]["securityGroupSelectorTerms"][0]["tags"]["karpenter.sh/discovery"].as<std::string>() == "ml");
+  // A service has no end: Karpenter's defaults, disruption allowed.
+  auto serving = export_node_pools({aws_pool()}, ExportFormat::karpenter, s);
+  REQUIRE(serving.ok());
+  const YAML::Node pool = YAML::LoadAll(*serving)[0]["spec"]["template"];
+  CHECK_FALSE(pool["spec"]["expireAfter"]);
+  CHECK_FALSE(pool["metadata"]["annotations"]);
+}
+
+TEST_CASE("bug 21: GKE and Terraform pools have a location and count nodes in total") {
+  CHECK(is_gke_zone("us-central1-a"));
+  CHECK(is_gke_zone("europe-west4-b"));
+  CHECK_FALSE(is_gke_zone("us-central1"));
+  CHECK_FALSE(is_gke_zone("n/a"));
+  // A region: per-zone counts would multiply by its zones, so the pool starts empty and the
+  // total bounds carry the plan's.
+  auto region = export_node_pools({gcp_pool()}, ExportFormat::gke, in("us-central1"));
+  REQUIRE(region.ok());
+  CHECK(region->find("--location=us-central1 ") != std::string::npos);
+  CHECK(region->find("--num-nodes=0") != std::string::npos);
+  CHECK(region->find("--total-min-nodes=0 --total-max-nodes=64") != std::string::npos);
+  CHECK(region->find("--max-nodes") == std::string::npos);  // no per-zone bound
+  auto tf = export_node_pools({gcp_pool()}, ExportFormat::terraform, in("us-central1"));
+  REQUIRE(tf.ok());
+  const auto j = nlohmann::json::parse(*tf)["resource"]["google_container_node_pool"]["train_h100_sxm_80gb"];
+  CHECK(j["location"] == "us-central1");
+  CHECK(j["autoscaling"]["total_max_node_count"] == 64);
+  CHECK_FALSE(j["autoscaling"].contains("max_node_count"));
+  // A zone: its counts are the totals.
+  auto zone = export_node_pools({gcp_pool()}, ExportFormat::terraform, in("us-central1-a"));
+  REQUIRE(zone.ok());
+  CHECK(nlohmann::json::parse(*zone)["resource"]["google_container_node_pool"]["train_h100_sxm_80gb"]["autoscaling"]
+                                    ["max_node_count"] == 64);
+  // No location: refused with the flag to pass.
+  auto none = export_node_pools({gcp_pool()}, ExportFormat::gke, {});
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.errors()[0].message == "GKE export needs a location (a GCP region or zone)");
+  CHECK(none.errors()[0].hint == "pass --location, e.g. us-central1 or us-central1-a");
 }
 
 TEST_CASE("a Cloud TPU node pool: the machine type names the TPU, pods ask for google.com/tpu") {
@@ -111,28 +225,28 @@ TEST_CASE("a Cloud TPU node pool: the machine type names the TPU, pods ask for g
   tpu.gpus_per_pod = 4;
   tpu.max_nodes = 1;
   tpu.tpu = true;
-  auto gke = export_node_pools({tpu}, ExportFormat::gke, "prod");
+  auto gke = export_node_pools({tpu}, ExportFormat::gke, in());
   REQUIRE(gke.ok());
   CHECK(gke->find("--machine-type=ct5lp-hightpu-4t") != std::string::npos);
   CHECK(gke->find("--accelerator") == std::string::npos);
-  auto pod = export_node_pools({tpu}, ExportFormat::k8s);
+  auto pod = export_node_pools({tpu}, ExportFormat::k8s, {});
   REQUIRE(pod.ok());
   const auto docs = YAML::LoadAll(*pod);
   REQUIRE(docs.size() == 1);
-  CHECK(docs[0]["spec"]["containers"][0]["resources"]["limits"]["google.com/tpu"].as<int>() == 4);
-  CHECK(docs[0]["spec"]["tolerations"][0]["key"].as<std::string>() == "google.com/tpu");
-  auto tf = export_node_pools({tpu}, ExportFormat::terraform, "prod");
+  CHECK(docs[0]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["google.com/tpu"].as<int>() == 4);
+  CHECK(docs[0]["spec"]["template"]["spec"]["tolerations"][0]["key"].as<std::string>() == "google.com/tpu");
+  auto tf = export_node_pools({tpu}, ExportFormat::terraform, in());
   REQUIRE(tf.ok());
   const auto j = nlohmann::json::parse(*tf)["resource"]["google_container_node_pool"]["train_tpu_v5e"];
   CHECK(j["node_config"]["machine_type"] == "ct5lp-hightpu-4t");
   CHECK_FALSE(j["node_config"].contains("guest_accelerator"));
   // A TPU host known only by its TPU API type has no GKE machine type to export.
   tpu.instance_type = "v5p-8";
-  CHECK_FALSE(export_node_pools({tpu}, ExportFormat::gke, "prod").ok());
+  CHECK_FALSE(export_node_pools({tpu}, ExportFormat::gke, in()).ok());
 }
 
 TEST_CASE("an export for the wrong cloud is refused with a way out") {
-  auto r = export_node_pools({aws_pool()}, ExportFormat::gke);
+  auto r = export_node_pools({aws_pool()}, ExportFormat::gke, in());
   REQUIRE_FALSE(r.ok());
   CHECK(r.errors()[0].message == "GKE export needs gcp node types; pool 'train-h100-sxm-80gb' is aws p5.48xlarge");
   CHECK(r.errors()[0].hint == "choose a gcp node type with --node-type");

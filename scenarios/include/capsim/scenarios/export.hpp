@@ -2,12 +2,17 @@
 //   gke        `gcloud container node-pools create` commands (Google Kubernetes Engine)
 //   karpenter  Karpenter NodePool manifests (karpenter.sh/v1) for AWS
 //   terraform  `google_container_node_pool` resources in Terraform's JSON syntax (*.tf.json)
-//   k8s        a Pod spec fragment with the GPU (or MIG) resource limits
+//   k8s        the workload's Kubernetes objects: an Indexed Job of one pod per node for
+//              training, a Deployment of the replicas for serving, each with the image, the
+//              GPU (or MIG) resource the platform schedules and a node selector that is a
+//              valid label
 // Field names follow the published API versions; tests parse each output back.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "capsim/core/result.hpp"
@@ -27,7 +32,35 @@ struct NodePool {
   std::optional<std::string> mig_profile;  // "1g.10gb": request MIG slices instead of GPUs
   int gpus_per_pod = 1;                    // GPUs (or slices) each pod asks for
   bool tpu = false;                        // Cloud TPU chips (google.com/tpu), not NVIDIA GPUs
+  bool training = false;                   // a gang of pods for one run (Job), not replicas (Deployment)
+  int pods = 1;                            // pods the plan runs in this pool (workers or replicas)
 };
+
+// Key/value notes written into the export (Kubernetes annotations, a Terraform "//" comment,
+// a comment line for gcloud): the plan's figures, "capsim.dev/plan-gpus" -> "8".
+using ExportAnnotations = std::vector<std::pair<std::string, std::string>>;
+
+// The image exports put in a workload's container when the user names none: a placeholder
+// that the API server accepts and no registry serves, so nothing runs by accident.
+inline constexpr const char* kPlaceholderImage = "registry.example.com/your-team/your-workload:latest";
+
+struct ExportSettings {
+  std::string cluster = "capsim";  // GKE and Terraform: the cluster the pools join; Karpenter: discovery tag
+  // GKE and Terraform: a zone ("us-central1-a": node counts are that zone's, which is the
+  // total) or a region ("us-central1": the pool starts empty and autoscales between the
+  // plan's bounds in total across the region's zones). Empty: refused for those formats.
+  std::string location;
+  std::string image = kPlaceholderImage;  // k8s: the workload's container image
+  // Karpenter: one run of a training job; its nodes expire no sooner than a day after it and
+  // are not disrupted while it runs. Empty: Karpenter's defaults.
+  std::optional<double> run_seconds;
+  ExportAnnotations notes;  // the plan's figures
+};
+
+// A Kubernetes label value (at most 63 characters, alphanumerics with '-', '_', '.' inside).
+bool valid_label_value(std::string_view v);
+// Whether a GKE location names a zone ("us-central1-a") rather than a region ("us-central1").
+bool is_gke_zone(std::string_view location);
 
 enum class ExportFormat { gke, karpenter, terraform, k8s };
 Result<ExportFormat> parse_export_format(std::string_view name);
@@ -35,13 +68,10 @@ Result<ExportFormat> parse_export_format(std::string_view name);
 // The GKE accelerator type of a catalog GPU ("nvidia-h100-80gb"); nullopt when GKE has none.
 std::optional<std::string> gke_accelerator(const std::string& gpu_id);
 
-// Errors: a GKE/Terraform export of a pool that is not a GCP machine, a Karpenter export of
-// one that is not AWS, a GPU GKE does not offer.
-// Key/value notes written into the export (Kubernetes annotations, a Terraform "//" comment,
-// a comment line for gcloud): the plan's figures, "capsim.dev/plan-gpus" -> "8".
-using ExportAnnotations = std::vector<std::pair<std::string, std::string>>;
 
+// Errors: a GKE/Terraform export of a pool that is not a GCP machine or without a location,
+// a Karpenter export of one that is not AWS, a GPU GKE does not offer.
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
-                                      const std::string& cluster = "capsim", const ExportAnnotations& notes = {});
+                                      const ExportSettings& settings);
 
 }  // namespace capsim::scenarios
