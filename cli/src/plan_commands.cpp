@@ -367,7 +367,7 @@ Result<models::MemoryBreakdown> compute_memory(const MemoryOptions& o) {
                                                : models::FineTuning::full;
   opt.lora_rank = o.lora_rank;
   opt.overhead_fraction = overhead->value();
-  opt.attention = o.attention == "eager" ? models::Attention::eager : models::Attention::flash;
+  opt.attention = o.attention == "eager" ? models::Attention::eager : models::Attention::flash;  // flash1-3: same memory
   return models::training_memory_per_gpu(shape, par, opt);
 }
 

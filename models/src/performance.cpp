@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "capsim/models/cnn.hpp"
@@ -68,7 +69,20 @@ struct Device {
   double bandwidth;   // achievable HBM bytes/s
   double operand;     // bytes per GEMM operand element
   bool calibrated;    // any of the above came from a calibration profile
+  bool hopper_or_newer;  // warpgroup tensor-core kernels (FlashAttention-3 and its peers)
+  double clock;       // sustained clock / boost clock under the power limit (1: at TDP)
 };
+
+// The fused attention kernel's fraction of the peak (performance.hpp, kFlash*): fa3 runs
+// only on Hopper and newer, older GPUs run fa2 in its place.
+FlashEfficiency flash_efficiency(FlashKernel kernel, bool hopper_or_newer) {
+  switch (kernel) {
+    case FlashKernel::fa1: return hopper_or_newer ? kFlashHopperFa1 : kFlashFa1;
+    case FlashKernel::fa2: return hopper_or_newer ? kFlashHopperFa2 : kFlashAmpereFa2;
+    case FlashKernel::fa3: return hopper_or_newer ? kFlashHopperFa3 : kFlashAmpereFa2;
+  }
+  return kFlashAmpereFa2;
+}
 
 double gemm_efficiency(const Device& g, double m, double n, double k) {
   const double d = g.gemm_half_dim;
@@ -96,6 +110,8 @@ struct LayerTimes {
   double forward_flops = 0;    // whole layer, all TP ranks (model FLOPs)
   double attention_core_flops = 0;
   double attention_fwd_time = 0;  // the attention core in forward (what ring attention overlaps)
+  double linear_forward = 0;   // the linear layers' GEMMs alone (what TP comm overlap hides under)
+  double linear_backward = 0;
   double params = 0;           // whole layer
   double trainable = 0;        // whole layer (LoRA: adapters only)
 };
@@ -130,9 +146,13 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
 
   LayerTimes r;
   auto add_linear = [&](const Linear& w, double m, double count) {
-    r.forward += gemm_time(g, m, w.n, w.k, count);
-    r.backward += gemm_time(g, m, w.k, w.n, count);               // data gradient
-    if (!frozen) r.backward += gemm_time(g, w.k, w.n, m, count);  // weight gradient
+    const double fwd = gemm_time(g, m, w.n, w.k, count);
+    const double bwd = gemm_time(g, m, w.k, w.n, count) +                // data gradient
+                       (frozen ? 0.0 : gemm_time(g, w.k, w.n, m, count));  // weight gradient
+    r.forward += fwd;
+    r.backward += bwd;
+    r.linear_forward += fwd;
+    r.linear_backward += bwd;
     r.forward_flops += 2.0 * m * w.n * w.k * count * t * cp;
     if (fp8) {
       // Transformer Engine casts each GEMM input to FP8 with a scaling factor: read 16-bit,
@@ -160,7 +180,7 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
   r.forward_flops += core_flops;
 
   // Element-wise kernels are memory-bound: bytes moved / HBM bandwidth. Per element
-  // (act = activation bytes, masks 1 byte), forward / backward:
+  // (act = activation bytes, masks 1 byte), forward / backward, as fused kernels run them:
   //   layer norm (x2)          read+write 2 act / read x, dy, write dx, reduce again 4 act
   //   bias-dropout-residual x2 3 act + mask / 2 act + mask
   //   GeLU or SwiGLU           2 act / 3 act
@@ -171,10 +191,23 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
   const double hidden_elems = tokens * h / sp;
   const double ffn_elems = tokens * routed * s.ffn_hidden / t;
   const double act_fn_fwd = s.gated_mlp ? 3.0 * act : 2.0 * act;
-  const double ew_fwd_bytes = hidden_elems * (2 * 2.0 * act + 2 * (3.0 * act + 1.0)) +
-                              ffn_elems * act_fn_fwd;
-  const double ew_bwd_bytes = hidden_elems * (2 * 4.0 * act + 2 * (2.0 * act + 1.0)) +
-                              ffn_elems * 3.0 * act;
+  double ew_fwd_bytes = hidden_elems * (2 * 2.0 * act + 2 * (3.0 * act + 1.0)) + ffn_elems * act_fn_fwd;
+  double ew_bwd_bytes = hidden_elems * (2 * 4.0 * act + 2 * (2.0 * act + 1.0)) + ffn_elems * 3.0 * act;
+  if (options.kernels == Kernels::eager && s.gated_mlp) {
+    // PyTorch eager mode runs a Llama-style layer's RMSNorm, rotary embedding and SwiGLU as
+    // several kernels each, as written in the model code (torchtitan, Hugging Face):
+    //   RMSNorm  x.float(); x.pow(2).mean(-1); x * rsqrt(..); .type_as(x); * weight
+    //            = read 2 write 4, read 4 write 4, read 4, read 4 write 4, read 4 write 2,
+    //              read 2 write 2 = 36 B forward against a fused kernel's 4 (read x, write
+    //              y); autograd's backward through the same ops moves about twice that.
+    //   rotary   q and k: .float(), view_as_complex, * freqs, view_as_real, .type_as
+    //            = read 2 write 4, read 4 write 4, read 4 write 2 = 20 B against 4.
+    //   SwiGLU   silu(a) then * b: 10 B forward against a fused 6, backward 18 against 10.
+    // LayerNorm and GeLU are single kernels in eager PyTorch too (GPT-style layers).
+    const double rotary_elems = tokens * (q_out + kv_out) / t;
+    ew_fwd_bytes += hidden_elems * 2 * (36.0 - 4.0) + rotary_elems * (20.0 - 4.0) + ffn_elems * (10.0 - 6.0);
+    ew_bwd_bytes += hidden_elems * 2 * 2 * (36.0 - 4.0) + rotary_elems * (20.0 - 4.0) + ffn_elems * (18.0 - 10.0);
+  }
   r.forward += ew_fwd_bytes / g.bandwidth;
   r.backward += ew_bwd_bytes / g.bandwidth;
 
@@ -186,11 +219,11 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
     const double keys = s.attended_keys();
     const double fwd_flops = 2.0 * 2.0 * queries * keys * head_dim * heads_here;
     r.attention_core_fwd = 0;  // nothing to recompute selectively: the kernel already does
-    // The kernels' efficiencies are fractions of the A100 peak next to its GEMM ceiling;
-    // where the GEMM ceiling differs (Hopper, or a measured curve) they scale with it.
-    const double gemm_ceiling = g16.gemm_max_efficiency * g16.gemm_peak;
-    const double fwd = fwd_flops / (kFlashForwardEfficiency / kGemmMaxEfficiency * gemm_ceiling);
-    const double bwd = 2.5 * fwd_flops / (kFlashBackwardEfficiency / kGemmMaxEfficiency * gemm_ceiling);
+    // The kernels' efficiencies are fractions of the 16-bit dense peak (at the clock the
+    // power limit allows, which device_of has applied).
+    const FlashEfficiency eff = flash_efficiency(options.flash_kernel, g16.hopper_or_newer);
+    const double fwd = fwd_flops / (eff.forward * g16.peak * g16.clock);
+    const double bwd = 2.5 * fwd_flops / (eff.backward * g16.peak * g16.clock);
     r.forward += fwd;
     r.backward += bwd;
     r.attention_fwd_time = fwd;
@@ -373,26 +406,46 @@ Seconds total(const StepBreakdown& b) {
          b.expert_parallel_comm + b.optimizer + b.data_loading;
 }
 
+// Dense 16-bit tensor-core FLOPs per clock per SM, relative to GA100 (A100): Volta through
+// Ampere and Ada issue at most as much as GA100 per SM; Hopper's warpgroup MMA doubles it
+// (989 TFLOP/s / (132 SMs x 1.83 GHz) = 4096 against A100's 312 / (108 x 1.41) = 2048:
+// NVIDIA H100 and A100 whitepapers); Blackwell doubles it again (B200: 2,250 TFLOP/s on 148
+// SMs). The fixed cost of a GEMM tile (prologue, epilogue, the last partial wave) is a number
+// of clocks, so in FLOPs it grows with the rate: kGemmHalfSaturationDim scales with it.
+double tensor_rate_per_sm(std::string_view architecture) {
+  if (architecture == "hopper") return 2.0;
+  if (architecture == "blackwell") return 4.0;
+  return 1.0;
+}
+
 Result<Device> device_of(const ClusterSpec& c, Precision p) {
   const auto peak = c.gpu.peak(peak_key(p));
   if (!peak || peak->value() <= 0)
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
-  const double eff = c.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+  const bool hopper_or_newer = c.gpu.architecture == "hopper" || c.gpu.architecture == "blackwell";
+  const double eff = hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
   // An 8-bit GEMM does twice the math per operand byte of a 16-bit one, so the same
   // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
   // wgmma takes K = 32 per instruction where BF16 takes 16): the dimension at which a
   // GEMM dimension halves the efficiency scales with 2 B / operand bytes.
-  const double half_dim = kGemmHalfSaturationDim * std::max(1.0, 2.0 / operand_bytes(p));
-  Device d{peak->value(), peak->value(), eff, half_dim,
-           c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency, operand_bytes(p), false};
+  const double half_dim =
+      kGemmHalfSaturationDim * std::max(1.0, 2.0 / operand_bytes(p)) * tensor_rate_per_sm(c.gpu.architecture);
+  // A power limit below the TDP lowers the sustained clock as (limit / TDP)^(1/3)
+  // (ClusterSpec::power_limit), and every compute rate with it; HBM keeps its bandwidth.
+  const double clock = c.power_limit.value() > 0 && c.gpu.tdp.value() > 0
+                           ? std::cbrt(std::min(1.0, c.power_limit.value() / c.gpu.tdp.value()))
+                           : 1.0;
+  Device d{peak->value(), peak->value() * clock, eff, half_dim,
+           c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency, operand_bytes(p), false, hopper_or_newer,
+           clock};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
   // the achieved triad bandwidth replaces peak x kMemoryBandwidthEfficiency. Lookups by
   // string_view in maps with transparent comparators: no allocation.
   if (const auto& measured = c.gpu.measured) {
     if (auto curve = measured->gemm_curve.find(peak_key(p)); curve != measured->gemm_curve.end()) {
-      d.gemm_peak = curve->second.ceiling.value();
+      d.gemm_peak = curve->second.ceiling.value() * clock;
       d.gemm_max_efficiency = 1.0;
       d.gemm_half_dim = curve->second.half_saturation_dim;
       d.calibrated = true;
@@ -458,10 +511,10 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
 
   // Output logits and loss on the last pipeline stage: [T x h][h x V/t], in 16 bits.
   const double vocab_here = static_cast<double>(s.vocab) / t;
-  const double logits_fwd = gemm_time(g16, tokens, vocab_here, h) + tokens * vocab_here * 2 * act / g.bandwidth;
+  const double logits_fwd = gemm_time(g16, tokens, vocab_here, h) + tokens * vocab_here * kLossBytesForward / g.bandwidth;
   const double logits_bwd = gemm_time(g16, tokens, h, vocab_here) +
                             (frozen ? 0.0 : gemm_time(g16, h, vocab_here, tokens)) +
-                            tokens * vocab_here * 2 * act / g.bandwidth;
+                            tokens * vocab_here * kLossBytesBackward / g.bandwidth;
   const double logits_flops = 2.0 * static_cast<double>(par.micro_batch) * s.seq_len * s.vocab * h;
 
   // Tensor parallelism: 2 all-reduces of [b s h] forward and 2 backward per layer
@@ -469,7 +522,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // all-gather + reduce-scatter of the same total cost (Korthikanti et al. sec. 4.2.2).
   // Full recompute repeats the 2 forward ones. Not overlapped with compute.
   const double tp_one = ring_all_reduce(Bytes(tokens * h * act), t, intra).value();
-  const double tp_per_layer = 4.0 + (par.recompute == Recompute::full ? 2.0 : 0.0);
+  const double full_recompute = par.recompute == Recompute::full ? par.recompute_fraction : 0.0;
+  const double tp_per_layer = 4.0 + 2.0 * full_recompute;
 
   // Context parallelism (ring attention, Megatron-Core): each layer all-gathers K and V of
   // the cp ranks in forward, and in backward gathers them again and reduce-scatters their
@@ -493,13 +547,13 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     const LinkModel link = ep_group.nodes > 1 ? inter : intra;
     const double routed = std::max(1, s.experts_per_token);
     const double one = all_to_all(Bytes(tokens * routed * h * act), par.expert, link).value();
-    ep_layer = (4.0 + (par.recompute == Recompute::full ? 2.0 : 0.0)) * one;
+    ep_layer = (4.0 + 2.0 * full_recompute) * one;
   }
 
   double recompute_layer = 0, recompute_flops = 0;
   if (par.recompute == Recompute::full) {
-    recompute_layer = layer.forward;
-    recompute_flops = layer.forward_flops;
+    recompute_layer = full_recompute * layer.forward;
+    recompute_flops = full_recompute * layer.forward_flops;
   } else if (par.recompute == Recompute::selective && o.attention == Attention::eager) {
     recompute_layer = layer.attention_core_fwd;
     recompute_flops = layer.attention_core_flops;
@@ -515,7 +569,15 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const double fwd_mb = stage_layers * layer.forward + (last_is_slowest ? logits_fwd : 0.0);
   const double bwd_mb = stage_layers * layer.backward + (last_is_slowest ? logits_bwd : 0.0);
   const double rec_mb = stage_layers * recompute_layer;
-  const double tp_mb = stage_layers * tp_per_layer * tp_one;
+  // With TP comm overlap each collective runs in t chunks under its linear's GEMM: the
+  // first chunk waits, the rest hides as far as the layer's linear GEMMs last.
+  double tp_layer = tp_per_layer * tp_one;
+  if (o.tp_comm_overlap && t > 1) {
+    auto exposed = [&](double comm, double gemm) { return comm / t + std::max(0.0, comm * (t - 1.0) / t - gemm); };
+    tp_layer = exposed(2.0 * tp_one, layer.linear_forward) + exposed(2.0 * tp_one, layer.linear_backward) +
+               full_recompute * exposed(2.0 * tp_one, layer.linear_forward);
+  }
+  const double tp_mb = stage_layers * tp_layer;
   const double cp_mb = stage_layers * cp_layer;
   const double ep_mb = stage_layers * ep_layer;
 
@@ -566,7 +628,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     const double scatter = gather;  // reduce-scatter: the same ring, the other way
     zero_gather = gather;
     zero_scatter = scatter;
-    const double recompute_gathers = par.recompute == Recompute::full ? 1.0 : 0.0;
+    const double recompute_gathers = full_recompute;
     const double per_mb_total = stage_layers * ((2.0 + recompute_gathers) * gather + scatter);
     const double per_mb_exposed =
         stage_layers * (std::max(0.0, gather - layer.forward) +
@@ -574,19 +636,32 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
                         recompute_gathers * std::max(0.0, gather - layer.forward)) +
         gather;
     zero_total = m * per_mb_total;
-    zero = m * per_mb_exposed;
+    // The hidden part still costs: NCCL's kernels hold SMs (and HBM bandwidth) while the
+    // layer computes, so the compute under them runs slower (kOverlapComputeSlowdown).
+    zero = m * (per_mb_exposed + kOverlapComputeSlowdown * std::max(0.0, per_mb_total - per_mb_exposed));
     // Hybrid sharding: the reduce-scattered shard is then all-reduced across the replicas.
     if (dp_ranks > shard) {
       const int replicas = dp_ranks / shard;
       const GroupPlacement rg = data_parallel_placement(replicas, t * shard, c.gpus_per_node);
       dp_sync = all_reduce_over(grad_bytes / shard, rg, replicas, intra, inter);
       dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes / shard, bwd_mb);
+      dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
     }
   } else {
     dp_sync = overrides && overrides->data_parallel_all_reduce
                   ? overrides->data_parallel_all_reduce->value()
                   : all_reduce_over(grad_bytes, dp_group, dp_ranks, intra, inter);
-    dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb);
+    if (par.zero_stage >= 1) {
+      // ZeRO-1/2 (Megatron's distributed optimizer): the all-reduce is a reduce-scatter of the
+      // gradients, hidden under the last micro-batch's backward, then an all-gather of the
+      // updated parameters, hidden under the next step's first forward (--overlap-param-gather:
+      // each bucket is gathered just before the layers that use it).
+      const double half = dp_sync / 2.0;
+      dp_exposed = exposed_gradient_sync(half, grad_bytes, bwd_mb) + exposed_gradient_sync(half, grad_bytes, fwd_mb);
+    } else {
+      dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb);
+    }
+    dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
   }
 
   const double optimizer_params =

@@ -163,6 +163,17 @@ StageLayers stage_layers(int layers, int pipeline) {
 
 std::string_view attention_name(Attention a) { return a == Attention::flash ? "flash" : "eager"; }
 
+std::string_view flash_kernel_name(FlashKernel k) {
+  switch (k) {
+    case FlashKernel::fa1: return "fa1";
+    case FlashKernel::fa2: return "fa2";
+    case FlashKernel::fa3: return "fa3";
+  }
+  return "fa2";
+}
+
+std::string_view kernels_name(Kernels k) { return k == Kernels::fused ? "fused" : "eager"; }
+
 double TransformerShape::attended_keys() const {
   // Causal attention: query i sees i + 1 keys, (s + 1) / 2 on average; a sliding window
   // of w caps each query at w keys.

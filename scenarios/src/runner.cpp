@@ -98,7 +98,12 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
     else q.emplace_back("workload.samples", count(s.training.samples * s.training.epochs) + " (" +
                                                 count(s.training.epochs) + " epochs)");
     q.emplace_back("workload.precision", std::string(models::precision_name(s.training.options.compute)));
-    q.emplace_back("workload.attention", s.training.options.attention == models::Attention::eager ? "eager" : "flash");
+    const auto& opt = s.training.options;
+    q.emplace_back("workload.attention", opt.attention == models::Attention::eager
+                                             ? std::string("eager")
+                                             : "flash (" + std::string(models::flash_kernel_name(opt.flash_kernel)) + ")");
+    q.emplace_back("workload.kernels", std::string(models::kernels_name(opt.kernels)));
+    q.emplace_back("workload.tp_comm_overlap", opt.tp_comm_overlap ? "true" : "false");
     q.emplace_back("hardware.gpus", joined(s.hardware.gpus));
     q.emplace_back("hardware.min_gpus", std::to_string(s.hardware.min_gpus));
     q.emplace_back("hardware.max_gpus", std::to_string(s.hardware.max_gpus));

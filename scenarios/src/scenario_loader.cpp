@@ -462,8 +462,15 @@ class Loader {
     }
     if (w["lora_rank"]) t.options.lora_rank = static_cast<int>(as_int(w["lora_rank"]));
     if (w["memory_overhead"]) t.options.overhead_fraction = as_quantity(w["memory_overhead"]);
-    if (w["attention"]) t.options.attention = w["attention"].Scalar() == "eager" ? models::Attention::eager
-                                                                                : models::Attention::flash;
+    if (w["attention"]) {
+      const std::string a = w["attention"].Scalar();
+      t.options.attention = a == "eager" ? models::Attention::eager : models::Attention::flash;
+      t.options.flash_kernel = a == "flash1"   ? models::FlashKernel::fa1
+                               : a == "flash3" ? models::FlashKernel::fa3
+                                               : models::FlashKernel::fa2;
+    }
+    if (w["kernels"]) t.options.kernels = w["kernels"].Scalar() == "eager" ? models::Kernels::eager : models::Kernels::fused;
+    if (w["tp_comm_overlap"]) t.options.tp_comm_overlap = w["tp_comm_overlap"].Scalar() == "true";
 
     if (t.is_transformer()) {
       if (!w["tokens"]) error(w, "workload", "missing required key 'tokens' for a transformer", "e.g. tokens: 300B");

@@ -224,10 +224,20 @@ SchemaNode build() {
                       leaf("mixed_precision", ValueKind::boolean,
                            "fp32 master weights and Adam states (16 bytes/param)", "true"),
                       choice("fine_tuning", {"full", "lora", "qlora"}, "train all weights or adapters only", "full"),
-                      choice("attention", {"flash", "eager"},
-                             "attention kernels: fused flash (scores never stored, recomputed in backward) or "
-                             "eager (scores kept: Korthikanti's 5as/h term)",
+                      choice("attention", {"flash", "flash1", "flash2", "flash3", "eager"},
+                             "attention kernels: fused flash (scores never stored, recomputed in backward; flash = "
+                             "flash2, FlashAttention-2 as PyTorch SDPA runs it; flash3 = FlashAttention-3 or cuDNN "
+                             "fused attention on Hopper and newer; flash1 = the 2022 kernels) or eager (scores kept: "
+                             "Korthikanti's 5as/h term)",
                              "flash"),
+                      choice("kernels", {"fused", "eager"},
+                             "element-wise kernels: fused (Megatron-LM / Transformer Engine, torch.compile) or eager "
+                             "(PyTorch eager mode: RMSNorm, rotary embedding and SwiGLU as several kernels each)",
+                             "fused"),
+                      leaf("tp_comm_overlap", ValueKind::boolean,
+                           "tensor-parallel communication overlapped with the linear layers' GEMMs (Transformer "
+                           "Engine --tp-comm-overlap, PyTorch async TP)",
+                           "false"),
                       integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
                       quantity("memory_overhead", dims::none,
                                "framework and fragmentation overhead on top of the computed memory", "10 %"),
@@ -516,6 +526,8 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.mixed_precision", {"training"}},
       {"workload.fine_tuning", {"training"}},
       {"workload.attention", {"training"}},
+      {"workload.kernels", {"training"}},
+      {"workload.tp_comm_overlap", {"training"}},
       {"workload.lora_rank", {"training"}},
       {"workload.memory_overhead", {"training", "llm-serving"}},
       {"hardware", {"training", "inference", "llm-serving"}},

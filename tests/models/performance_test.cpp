@@ -394,3 +394,116 @@ TEST_CASE("perf: uneven pipeline stages: Llama 3 405B on 16 stages (126 layers)"
   CHECK(est->stage_layers >= 7);
   CHECK(est->stage_layers <= 8);
 }
+
+// ---- The mechanisms the training corpus is predicted with (issue 13): each one moves the
+// step the way its physics says, and only where it applies.
+
+namespace {
+TransformerShape llama_style_1b() {
+  TransformerShape s = gpt_1_3b();
+  s.name = "llama-style";
+  s.gated_mlp = true;
+  s.ffn_hidden = 5504;
+  return s;
+}
+Parallelism one_gpu(int micro_batch = 2) {
+  Parallelism p;
+  p.micro_batch = micro_batch;
+  p.global_batch = micro_batch;
+  return p;
+}
+ClusterSpec one_gpu_cluster(const char* architecture) {
+  ClusterSpec c = test_cluster();
+  c.gpus_per_node = 1;
+  c.gpu.architecture = architecture;
+  c.gpu.tdp = watts(700);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("perf: eager element-wise kernels cost HBM passes in a Llama-style layer, nothing in a GPT-style one") {
+  const ClusterSpec c = one_gpu_cluster("ampere");
+  TrainingOptions fused, eager;
+  eager.kernels = Kernels::eager;
+  const auto llama_fused = estimate_training_step(llama_style_1b(), one_gpu(), c, fused);
+  const auto llama_eager = estimate_training_step(llama_style_1b(), one_gpu(), c, eager);
+  REQUIRE(llama_fused.ok());
+  REQUIRE(llama_eager.ok());
+  // RMSNorm x2 (32 extra bytes per hidden element forward, 64 backward), rotary on q and k
+  // (16 + 16 per element) and SwiGLU (4 + 8 per ffn element), at 0.8 x 2 TB/s, per layer.
+  const double tokens = 2.0 * 2048;
+  const double hidden = tokens * 2048, rotary = tokens * 2 * 2048, ffn = tokens * 5504;
+  const double bytes = hidden * 2 * (32 + 64) + rotary * 32 + ffn * 12;
+  const double expected = 24 * bytes / (0.8 * 2e12);
+  CHECK(llama_eager->breakdown.compute.value() - llama_fused->breakdown.compute.value() ==
+        doctest::Approx(expected).epsilon(1e-9));
+  const auto gpt_fused = estimate_training_step(gpt_1_3b(), one_gpu(), c, fused);
+  const auto gpt_eager = estimate_training_step(gpt_1_3b(), one_gpu(), c, eager);
+  CHECK(gpt_eager->step_time.value() == doctest::Approx(gpt_fused->step_time.value()));
+}
+
+TEST_CASE("perf: FlashAttention generations: fa3 only helps Hopper, fa1 is slower everywhere") {
+  TransformerShape s = gpt_1_3b();
+  s.seq_len = 16384;  // attention-bound
+  auto step = [&](const char* arch, FlashKernel k) {
+    TrainingOptions o;
+    o.flash_kernel = k;
+    return estimate_training_step(s, one_gpu(1), one_gpu_cluster(arch), o)->step_time.value();
+  };
+  CHECK(step("ampere", FlashKernel::fa3) == doctest::Approx(step("ampere", FlashKernel::fa2)));
+  CHECK(step("hopper", FlashKernel::fa3) < 0.8 * step("hopper", FlashKernel::fa2));
+  CHECK(step("ampere", FlashKernel::fa1) > 1.2 * step("ampere", FlashKernel::fa2));
+  CHECK(step("hopper", FlashKernel::fa1) > 1.2 * step("hopper", FlashKernel::fa2));
+}
+
+TEST_CASE("perf: a power limit lowers every compute rate by the cube root of limit / TDP") {
+  ClusterSpec full = ideal_fabric_cluster();
+  full.gpu.architecture = "hopper";
+  full.gpu.tdp = watts(700);
+  ClusterSpec capped = full;
+  capped.power_limit = watts(500);
+  // Compute-only: a large micro-batch so GEMM and attention time dominate HBM-bound work.
+  const auto a = estimate_training_step(gpt_1_3b(), one_gpu(8), full, {});
+  const auto b = estimate_training_step(gpt_1_3b(), one_gpu(8), capped, {});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  const double slower = b->breakdown.compute.value() / a->breakdown.compute.value();
+  CHECK(slower > 1.0);
+  CHECK(slower <= 1.0 / std::cbrt(500.0 / 700.0) + 1e-9);
+  CHECK(slower > 1.08);  // most of the step is compute: close to the 1.119 bound
+  // The optimizer is memory-bound and keeps its time.
+  CHECK(b->breakdown.optimizer.value() == doctest::Approx(a->breakdown.optimizer.value()));
+  // MFU stays against the datasheet peak: the capped GPU shows a lower MFU.
+  CHECK(b->mfu < a->mfu);
+}
+
+TEST_CASE("perf: TP communication overlap hides the collectives under the linears' GEMMs, up to the first chunk") {
+  ClusterSpec c = test_cluster();
+  Parallelism p;
+  p.tensor = 8;
+  p.micro_batch = 1;
+  p.global_batch = 1;
+  p.sequence_parallel = true;
+  TrainingOptions plain, overlap;
+  overlap.tp_comm_overlap = true;
+  const auto a = estimate_training_step(gpt_1_3b(), p, c, plain);
+  const auto b = estimate_training_step(gpt_1_3b(), p, c, overlap);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(b->breakdown.tensor_parallel_comm.value() < a->breakdown.tensor_parallel_comm.value());
+  // At least the first of t chunks of each collective stays exposed.
+  CHECK(b->breakdown.tensor_parallel_comm.value() >= a->breakdown.tensor_parallel_comm.value() / 8 - 1e-12);
+  CHECK(b->breakdown.compute.value() == doctest::Approx(a->breakdown.compute.value()));
+}
+
+TEST_CASE("perf: recompute_fraction scales full recompute's extra forward") {
+  Parallelism half = one_gpu(), all = one_gpu();
+  half.recompute = all.recompute = Recompute::full;
+  half.recompute_fraction = 0.5;
+  const ClusterSpec c = one_gpu_cluster("ampere");
+  const auto a = estimate_training_step(gpt_1_3b(), all, c, {});
+  const auto h = estimate_training_step(gpt_1_3b(), half, c, {});
+  REQUIRE(a.ok());
+  REQUIRE(h.ok());
+  CHECK(h->breakdown.recompute.value() == doctest::Approx(0.5 * a->breakdown.recompute.value()));
+}

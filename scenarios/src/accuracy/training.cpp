@@ -89,6 +89,20 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   auto cluster = cluster_from_catalog(catalog, gpu, per_node, per_node > 1 ? intra : "",
                                       gpus > per_node ? nics->id : "", gpus > per_node ? nics->count : 0);
   if (!cluster) return cluster.errors();
+  ClusterSpec spec = *cluster;
+  // The GPUs as the source ran them when they differ from the catalog part: a configured
+  // power limit, or another memory (Meta's Grand Teton H100s: 96 GB HBM2e at 2.4 TB/s, 500 W).
+  if (hw["power_limit"]) {
+    auto limit = parse_as<Watts>(hw["power_limit"].Scalar());
+    if (!limit) return row_error(hw["power_limit"], "hardware.power_limit", limit.errors().front().message);
+    spec.power_limit = *limit;
+  }
+  if (hw["memory_bandwidth"]) {
+    auto bandwidth = parse_as<BytesPerSecond>(hw["memory_bandwidth"].Scalar());
+    if (!bandwidth)
+      return row_error(hw["memory_bandwidth"], "hardware.memory_bandwidth", bandwidth.errors().front().message);
+    spec.gpu.memory_bandwidth = *bandwidth;
+  }
 
   const YAML::Node l = row["layout"];
   Parallelism par;
@@ -115,6 +129,9 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   par.recompute = recompute == "full" ? Recompute::full
                   : recompute == "selective" ? Recompute::selective
                                              : Recompute::none;
+  par.recompute_fraction = get_or(l, "recompute_fraction", 1.0);
+  if (!(par.recompute_fraction > 0 && par.recompute_fraction <= 1))
+    return row_error(l, "layout.recompute_fraction", "must be in (0, 1]");
   if (par.gpus() != gpus)
     return row_error(l, "layout", "t x p x cp x d = " + std::to_string(par.gpus()) + " is not the row's " +
                                       std::to_string(gpus) + " GPUs");
@@ -131,9 +148,18 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   if (!p) return row_error(row, "precision", "unknown precision '" + precision + "'");
   o.compute = *p;
   o.mixed_precision = true;
-  o.attention = get_or<std::string>(row, "attention", "flash") == "eager" ? Attention::eager : Attention::flash;
+  const std::string attention = get_or<std::string>(row, "attention", "flash");
+  o.attention = attention == "eager" ? Attention::eager : Attention::flash;
+  if (attention == "flash1") o.flash_kernel = FlashKernel::fa1;
+  else if (attention == "flash3") o.flash_kernel = FlashKernel::fa3;
+  else if (attention != "flash" && attention != "flash2" && attention != "eager")
+    return row_error(row["attention"], "attention", "expected flash, flash1, flash2, flash3 or eager");
+  const std::string kernels = get_or<std::string>(row, "kernels", "fused");
+  if (kernels != "fused" && kernels != "eager") return row_error(row["kernels"], "kernels", "expected fused or eager");
+  o.kernels = kernels == "eager" ? Kernels::eager : Kernels::fused;
+  o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
 
-  auto est = estimate_training_step(s, par, *cluster, o);
+  auto est = estimate_training_step(s, par, spec, o);
   if (!est) return est.errors();
   const double step = est->step_time.value();
   const double tokens = static_cast<double>(row["global_batch"].as<int>()) * s.seq_len;
@@ -162,7 +188,7 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
       r.predicted = rate / 1e12;
     } else {
       // MFU against the dense bf16 peak, as papers report it even for FP8 runs.
-      const auto peak = cluster->gpu.peak("bf16");
+      const auto peak = spec.gpu.peak("bf16");
       if (!peak) return row_error(meas, "measured.metric", "the GPU has no bf16 peak for MFU");
       r.predicted = rate / peak->value();
       if (r.published > 1.0) r.predicted *= 100.0;  // published in percent

@@ -23,6 +23,11 @@ struct ClusterSpec {
                                         // zero: a single node, no network
   Seconds inter_node_latency;           // per message
   BytesPerSecond pcie_bandwidth;        // host <-> GPU per direction; zero when unknown
+  // The GPUs' configured power limit when it is below the catalog's TDP (Meta's Grand
+  // Teton hosts run H100s at 500 W); zero: the TDP. The performance model lowers the
+  // sustained clock, and with it every compute peak, as (limit / TDP)^(1/3) -- dynamic
+  // power ~ C V^2 f with the voltage scaling with the clock in the DVFS range.
+  Watts power_limit;
   std::string description;              // "8 x a100-sxm-80gb per node, nvswitch-a100, 8 x ib-hdr-200"
   // True when a link figure above came from the GPU's calibration profile (PCIe from
   // measured pinned host-to-device copies, intra-node from NCCL all-reduce bus bandwidth or

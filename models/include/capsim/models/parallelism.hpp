@@ -22,6 +22,21 @@ enum class FineTuning { full, lora, qlora };
 enum class Attention { flash, eager };
 std::string_view attention_name(Attention a);
 
+// Which fused attention kernel a flash run uses; they differ in the fraction of the tensor
+// peak they reach (performance.hpp, kFlashEfficiency). fa2 is what PyTorch's
+// scaled_dot_product_attention and flash-attn 2 run on every GPU generation; fa3 is
+// FlashAttention-3 / cuDNN fused attention (Transformer Engine), Hopper and newer only
+// (older GPUs run fa2 instead); fa1 the 2022 kernels.
+enum class FlashKernel { fa1, fa2, fa3 };
+std::string_view flash_kernel_name(FlashKernel k);  // "fa2"
+
+// How element-wise work is launched. fused: few kernels per layer (Megatron-LM and
+// Transformer Engine's fused kernels, torch.compile); eager: PyTorch eager mode, where an
+// RMSNorm, a rotary embedding or a SwiGLU is several kernels each, each a pass over HBM,
+// with fp32 intermediates (performance.cpp counts the bytes).
+enum class Kernels { fused, eager };
+std::string_view kernels_name(Kernels k);  // "fused"
+
 struct Parallelism {
   int tensor = 1;            // t: tensor-parallel degree (inside a node)
   int pipeline = 1;          // p: pipeline stages
@@ -39,6 +54,10 @@ struct Parallelism {
   int expert = 1;            // ep: expert parallelism for MoE layers, experts split over ep
                              // ranks of the data-parallel group (ep divides d x cp)
   Recompute recompute = Recompute::none;
+  // With Recompute::full: the fraction of layers checkpointed and recomputed in backward
+  // (PyTorch stacks checkpoint every k-th block: 1/k; torchtitan's "selective layer" AC
+  // with its default frequency 2 is 0.5). 1: every layer (Megatron's full recompute).
+  double recompute_fraction = 1.0;
 
   int gpus() const { return tensor * pipeline * context * data; }
   // Ranks over which ZeRO-3 shards parameters.
@@ -70,6 +89,12 @@ struct TrainingOptions {
   int lora_rank = 16;                      // LoRA/QLoRA adapter rank
   double overhead_fraction = 0.10;         // framework + fragmentation, stated and adjustable
   Attention attention = Attention::flash;  // attention kernels (memory and compute)
+  FlashKernel flash_kernel = FlashKernel::fa2;  // with Attention::flash
+  Kernels kernels = Kernels::fused;        // element-wise kernels
+  // Tensor-parallel all-gathers and reduce-scatters split into chunks that run under the
+  // neighbouring linear layers' GEMMs (Transformer Engine's --tp-comm-overlap, PyTorch's
+  // async TP); without it they sit between the GEMMs, exposed.
+  bool tp_comm_overlap = false;
 };
 
 }  // namespace capsim::models

@@ -39,13 +39,14 @@ namespace capsim::models {
 // value that, together with kGemmHalfSaturationDim, reproduces Megatron-LM's Table 1
 // (Narayanan et al., SC'21) to 2.4 % mean error with one setting for all ten rows.
 inline constexpr double kGemmMaxEfficiency = 0.72;
-// The same ceiling on Hopper (H100, H200), chosen on the validation rows marked fit: true
-// for Hopper in data/validation (MosaicML MPT-7B/70B and IBM/Meta FSDP 13B/70B on H100):
-// 0.50 of the 989 TFLOP/s datasheet peak. It is a constant, not a derivation: it absorbs
-// what the model does not take apart on Hopper -- clocks below the datasheet's boost
-// under the 700 W cap, and 2023-24 kernels (FlashAttention-2, unfused element-wise work)
-// that do not use Hopper's wgmma/TMA paths. Rows on other Hopper setups are held out.
-inline constexpr double kGemmMaxEfficiencyHopper = 0.50;
+// The same ceiling on Hopper and Blackwell, chosen on the validation rows marked fit: true
+// for Hopper in data/validation (MosaicML MPT-7B and MPT-70B, IBM/Meta FSDP 70B, Megatron-Core
+// GPT 1.7B, all on H100): 0.57 of the 989 TFLOP/s datasheet peak, together with the
+// Hopper half-saturation dimension (twice A100's, see tensor_rate_per_sm in
+// performance.cpp). It stays below A100's 0.72 because H100 SXM runs its tensor cores
+// below the datasheet's boost clock under the 700 W cap in a training step; rows on
+// other Hopper stacks and on H200/B200 are held out.
+inline constexpr double kGemmMaxEfficiencyHopper = 0.57;
 // GEMM dimension at which that dimension alone halves the efficiency. Efficiency is
 //   kGemmMaxEfficiency * prod_{d in M,N,K} d / (d + kGemmHalfSaturationDim),
 // a smooth saturating function of the three GEMM dimensions (symmetric, so forward,
@@ -57,6 +58,12 @@ inline constexpr double kGemmHalfSaturationDim = 96.0;
 // Fraction of HBM peak that streaming element-wise kernels achieve (BabelStream on A100
 // and H100 reports 80-90 % of the datasheet bandwidth).
 inline constexpr double kMemoryBandwidthEfficiency = 0.8;
+// Communication that overlaps compute still costs some of it: NCCL runs one thread block
+// per channel, and with 16-32 channels on NVLink/InfiniBand systems it holds 12-24 % of an
+// H100's 132 SMs (and HBM bandwidth) while the layer computes. The compute under a hidden
+// collective is charged this fraction of the collective's time (ZeRO-3/FSDP gathers and
+// reduce-scatters, the gradient all-reduce).
+inline constexpr double kOverlapComputeSlowdown = 0.2;
 // Data-parallel gradient all-reduce overlaps with the backward pass, bucket by bucket
 // (PyTorch DDP, Li et al., VLDB 2020; Megatron-LM's overlapped grad reduce): only the
 // last bucket, or what does not fit under the last micro-batch's backward, is exposed.
@@ -68,11 +75,36 @@ inline constexpr double kGradientBucketBytes = 25e6;
 inline constexpr double kAdamBytesPerParamMixed = 30.0;
 inline constexpr double kAdamBytesPerParamFp32 = 28.0;
 // Fused attention kernels reach a lower fraction of the tensor-core peak than large GEMMs
-// (softmax and masking between the two matrix products, small head dimension as the inner
-// GEMM size). Dao, "FlashAttention-2", 2023, Fig. 5-6 (A100, head dim 128, causal, seq
-// 2k-16k): ~180-200 TFLOP/s forward and ~150-170 TFLOP/s backward of 312: 0.6 and 0.5.
-inline constexpr double kFlashForwardEfficiency = 0.6;
-inline constexpr double kFlashBackwardEfficiency = 0.5;
+// (softmax and masking between the two matrix products, the head dimension as the inner
+// GEMM size), and it depends on the kernel generation and the GPU. Fractions of the dense
+// 16-bit peak, forward and backward (backward recomputes the scores: 2.5 forwards of FLOPs):
+// - fa2 before Hopper: Dao, "FlashAttention-2", 2023, Fig. 5-6 (A100, head dim 128, causal,
+//   seq 2k-16k): ~180-200 TFLOP/s forward and ~150-170 backward of 312 -> 0.6 and 0.5.
+// - fa1: the same paper (abstract, sec. 1): FlashAttention reaches "only 25-40% of the
+//   theoretical maximum FLOPs/s" -> 0.4 forward, 0.3 backward (backward is the slower).
+// - fa2 on Hopper and newer: Shah et al., "FlashAttention-3", 2024 (abstract): FA2 achieves
+//   "only 35% utilization on the H100" -> 0.35 forward, 0.3 backward.
+// - fa3 (or cuDNN fused attention), Hopper and newer: the same paper reports 1.5-2.0x FA2's
+//   forward and 1.5-1.75x its backward on H100 -> 0.6 and 0.5.
+struct FlashEfficiency {
+  double forward;
+  double backward;
+};
+inline constexpr FlashEfficiency kFlashAmpereFa2{0.6, 0.5};
+inline constexpr FlashEfficiency kFlashFa1{0.4, 0.3};
+inline constexpr FlashEfficiency kFlashHopperFa2{0.35, 0.3};
+inline constexpr FlashEfficiency kFlashHopperFa3{0.6, 0.5};
+// fa1 on Hopper runs Ampere's mma.sync path like fa2 does: scaled by fa2's Hopper/Ampere ratio.
+inline constexpr FlashEfficiency kFlashHopperFa1{kFlashFa1.forward * kFlashHopperFa2.forward / kFlashAmpereFa2.forward,
+                                                 kFlashFa1.backward * kFlashHopperFa2.backward / kFlashAmpereFa2.backward};
+
+// The loss: logits [tokens x vocab] are upcast to fp32 for a numerically stable
+// cross-entropy (PyTorch F.cross_entropy on .float() logits; Megatron-LM's vocab-parallel
+// cross-entropy in fp32). Bytes per logit element: forward cast (read 2, write 4),
+// log-softmax with its max and sum passes (read 4 x 2, write 4); backward softmax gradient
+// (read 4, write 4) and the cast back (read 4, write 2).
+inline constexpr double kLossBytesForward = 18.0;
+inline constexpr double kLossBytesBackward = 14.0;
 
 // --- Results -------------------------------------------------------------------------
 
