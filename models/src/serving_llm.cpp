@@ -22,15 +22,30 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
 }
 
 
-double efficiency(const LlmServingSpec& s, double rows) {
-  const double ceiling = s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
-  return ceiling * rows / (rows + kGemmHalfSaturationDim);
-}
-
 double peak_of(const LlmServingSpec& s) {
   const auto p = s.cluster.gpu.peak(precision_name(llm_compute_precision(s)));
   return p ? p->value() : 0.0;
 }
+
+// The GEMM dimension that halves efficiency: kGemmHalfSaturationDim for 16-bit operands,
+// scaled by 2 B / operand bytes for 8-bit ones (twice the tile depth; performance.cpp's rule).
+double half_dim(const LlmServingSpec& s) {
+  return kGemmHalfSaturationDim * std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s)));
+}
+
+double ceiling(const LlmServingSpec& s) {
+  return s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+}
+
+// Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form).
+double efficiency(const LlmServingSpec& s, double m, double n, double k) {
+  const double d = half_dim(s);
+  return ceiling(s) * m / (m + d) * n / (n + d) * k / (k + d);
+}
+
+// The m-dependence alone, for the analytic estimate.
+double efficiency(const LlmServingSpec& s, double rows) { return ceiling(s) * rows / (rows + half_dim(s)); }
+
 
 double weights_per_gpu(const LlmServingSpec& s) {
   return bytes_per_value(s.weights) * parameter_count(s.shape) / s.tensor_parallel;
@@ -42,11 +57,20 @@ double kv_per_token_per_gpu(const LlmServingSpec& s) {
   return kv_cache_bytes_per_token(s.shape, s.kv_cache).value() * heads_here / s.shape.kv_heads;
 }
 
+// One-shot all-reduce, as inference engines run small ones (TensorRT-LLM's custom
+// all-reduce, vLLM's custom_all_reduce): each GPU reads its n - 1 peers' buffers directly
+// and reduces locally, one latency step for the data and one for the barrier.
+double one_shot_all_reduce(double bytes, int n, const LinkModel& link) {
+  return 2.0 * link.latency.value() + (n - 1) * bytes / link.bandwidth.value();
+}
+
 // Two all-reduces per layer of tokens x hidden activations at 2 bytes.
 double tp_all_reduce(const LlmServingSpec& s, double tokens) {
   if (s.tensor_parallel <= 1) return 0.0;
   const LinkModel link{s.cluster.intra_node_bandwidth * kCollectiveBandwidthFraction, s.cluster.intra_node_latency};
-  return 2.0 * s.shape.layers * ring_all_reduce(Bytes(tokens * s.shape.hidden * 2.0), s.tensor_parallel, link).value();
+  const double bytes = tokens * s.shape.hidden * 2.0;
+  const double ring = ring_all_reduce(Bytes(bytes), s.tensor_parallel, link).value();
+  return 2.0 * s.shape.layers * std::min(ring, one_shot_all_reduce(bytes, s.tensor_parallel, link));
 }
 
 double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency; }
@@ -56,6 +80,48 @@ double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidt
 double attention_flops_per_pair(const LlmServingSpec& s) {
   return 4.0 * s.shape.layers * static_cast<double>(s.shape.heads) * s.shape.head_dim();
 }
+
+// Parameters a token multiplies through, the vocabulary projection aside: the active
+// parameters less the embedding tables.
+double body_params(const LlmServingSpec& s) {
+  return active_parameter_count(s.shape) - embedding_parameter_count(s.shape);
+}
+
+// The GEMMs of one step on one GPU, each the roofline of its own FLOPs and weight bytes
+// (one kernel after another): per layer the QKV and output projections (column- then
+// row-parallel, Megatron sec. 2.3), the MLP's up (+ gate) and down projections, and the
+// vocabulary projection for the sampled tokens. A mixture-of-experts layer runs each expert
+// its tokens route to (uniform routing: E x (1 - (1 - k/E)^tokens) distinct experts, each
+// on tokens x k / E tokens on average) and reads only those experts' weights.
+double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
+  const auto& sh = s.shape;
+  const double t = s.tensor_parallel, h = sh.hidden, hd = sh.head_dim();
+  const double q_out = sh.heads * hd, kv_out = (sh.kv_heads > 0 ? sh.kv_heads : sh.heads) * hd;
+  const double mlp_in = sh.gated_mlp ? 2.0 * sh.ffn_hidden : sh.ffn_hidden;
+  const double bytes = bytes_per_value(s.weights), peak = peak_of(s), bw = bandwidth(s);
+  // 8-bit GEMMs take 8-bit activations: each input is cast with its scale first, reading
+  // 16 bits and writing 8 (3 B per element; performance.cpp's rule for FP8 training).
+  const bool cast = bytes_per_value(llm_compute_precision(s)) < 2.0;
+  auto linear = [&](double m, double n, double k, double count) {
+    if (m <= 0 || count <= 0) return 0.0;
+    const double compute = 2.0 * m * n * k / (peak * efficiency(s, m, n, k));
+    return count * (std::max(compute, n * k * bytes / bw) + (cast ? 3.0 * m * k / bw : 0.0));
+  };
+  double time = 0;
+  if (tokens > 0) {
+    time += sh.layers * (linear(tokens, (q_out + 2 * kv_out) / t, h, 1) + linear(tokens, h, q_out / t, 1));
+    const int e = sh.experts, k = sh.experts_per_token;
+    double experts = 1, per_expert = tokens;
+    if (e > 1 && k >= 1 && k < e) {
+      experts = e * (1.0 - std::pow(1.0 - static_cast<double>(k) / e, tokens));
+      per_expert = tokens * k / experts;
+    }
+    time += sh.layers * (linear(per_expert, mlp_in / t, h, experts) + linear(per_expert, h, sh.ffn_hidden / t, experts));
+  }
+  time += linear(sampled, sh.vocab / t, h, 1);
+  return time;
+}
+
 
 }  // namespace
 
@@ -72,14 +138,20 @@ Precision llm_compute_precision(const LlmServingSpec& s) {
 }
 
 Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_context, double prefill_tokens,
-                 double prefill_attention) {
+                 double prefill_attention, int prompts_completed) {
   const double t = s.tensor_parallel;
   const double tokens = decode_sequences + prefill_tokens;
-  const double flops = (2.0 * active_parameter_count(s.shape) * tokens +
-                        attention_flops_per_pair(s) * (decode_context + prefill_attention)) / t;
-  const double bytes = weights_per_gpu(s) + kv_per_token_per_gpu(s) * (decode_context + prefill_tokens);
-  const double compute = tokens > 0 ? flops / (peak_of(s) * efficiency(s, tokens)) : 0.0;
-  return Seconds(std::max(compute, bytes / bandwidth(s)) + tp_all_reduce(s, tokens) + kEngineStepOverheadSeconds);
+  const double sampled = decode_sequences + prompts_completed;
+  const double peak = peak_of(s), bw = bandwidth(s);
+  const double gemm = gemm_time(s, tokens, sampled);
+  // Attention: query-key products at the fused kernel's efficiency; KV reads of the decode
+  // tokens' contexts (once per query head without GQA sharing) and KV writes of new tokens.
+  const double group = s.gqa_shared_kv ? 1.0 : static_cast<double>(s.shape.heads) / s.shape.kv_heads;
+  const double attention_flops = attention_flops_per_pair(s) * (decode_context + prefill_attention) / t;
+  const double kv_bytes = kv_per_token_per_gpu(s) * (decode_context * group + tokens);
+  const double attention = std::max(attention_flops / (peak * kFlashAmpereFa2.forward), kv_bytes / bw);
+  return Seconds(gemm + attention + tp_all_reduce(s, tokens) + kLayerOverheadSeconds * s.shape.layers +
+                 kEngineStepOverheadSeconds);
 }
 
 Seconds llm_decode_step(const LlmServingSpec& s, int sequences, double context_tokens) {
@@ -89,7 +161,7 @@ Seconds llm_decode_step(const LlmServingSpec& s, int sequences, double context_t
 Seconds llm_prefill(const LlmServingSpec& s, int prompts, int tokens_per_prompt) {
   // Causal attention: each prompt token attends to (n + 1) / 2 keys on average.
   const double n = tokens_per_prompt;
-  return llm_step(s, 0, 0, prompts * n, prompts * n * (n + 1) / 2);
+  return llm_step(s, 0, 0, prompts * n, prompts * n * (n + 1) / 2, prompts);
 }
 
 Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmRequestMix& mix) {
@@ -132,10 +204,14 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
                                  std::to_string(per_sequence) +
                                  " (FP8 weights or KV cache, or more GPUs per replica, make room)");
   // Paged KV: a running sequence holds its prompt and the tokens generated so far, on
-  // average prompt + output / 2 (rounded up to whole blocks).
+  // average prompt + output / 2 (rounded up to whole blocks); a scheduler that reserves the
+  // whole sequence at admission holds prompt + output for each.
   const double block = kKvBlockTokens;
   e.mean_context_tokens = std::ceil((mix.prompt_tokens + mix.output_tokens / 2.0) / block) * block;
-  e.kv_limited_sequences = std::max(1, static_cast<int>(e.kv_capacity_tokens / e.mean_context_tokens));
+  const double held = s.kv_admission == LlmKvAdmission::reserve_full
+                          ? std::ceil(static_cast<double>(per_sequence) / block) * block
+                          : e.mean_context_tokens;
+  e.kv_limited_sequences = std::max(1, static_cast<int>(e.kv_capacity_tokens / held));
   e.max_concurrent_sequences =
       s.max_concurrent > 0 ? std::min(e.kv_limited_sequences, s.max_concurrent) : e.kv_limited_sequences;
   const double mean_context = mix.prompt_tokens + mix.output_tokens / 2.0;
@@ -148,8 +224,8 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   // prompt rides along in those steps as chunked prefill: the extra compute of its tokens.
   const double p = mix.prompt_tokens;
   const double prefill_extra =
-      (2.0 * active_parameter_count(s.shape) * p + attention_flops_per_pair(s) * p * (p + 1) / 2) / s.tensor_parallel /
-      (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p)));
+      2.0 * body_params(s) * p / s.tensor_parallel / (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p))) +
+      attention_flops_per_pair(s) * p * (p + 1) / 2 / s.tensor_parallel / (peak_of(s) * kFlashAmpereFa2.forward);
   const double cycle = mix.output_tokens * e.tpot_at_max.value() + n * prefill_extra;
   e.requests_per_second = n / cycle;
   e.output_tokens_per_second = e.requests_per_second * mix.output_tokens;
@@ -157,7 +233,9 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   e.formula = "TPOT(1) = max(compute, (" + significant(e.weights_per_gpu.value() / 1e9) + " GB weights/GPU + " +
               significant(e.kv_bytes_per_token_per_gpu.value() * mean_context / 1e9) + " GB KV) / (" +
               significant(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + significant(kMemoryBandwidthEfficiency) + ")) + " +
-              significant(e.tp_all_reduce_per_step.value() * 1e3) + " ms TP all-reduce = " +
+              significant(e.tp_all_reduce_per_step.value() * 1e3) + " ms TP all-reduce + " + std::to_string(s.shape.layers) +
+              " layers x " + significant(kLayerOverheadSeconds * 1e3) + " ms + " + significant(kEngineStepOverheadSeconds * 1e3) +
+              " ms fixed = " +
               significant(e.tpot_single.value() * 1e3) + " ms";
   return e;
 }
@@ -220,18 +298,21 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   if (!est) return est.errors();
   std::vector<Diagnostic> errors;
   const bool offline = o.offline_requests > 0;
+  const bool counted = !offline && o.server_requests > 0;  // a fixed number of Poisson arrivals
   if (o.offline_requests < 0) errors.push_back(invalid("offline_requests", "must not be negative"));
+  if (o.server_requests < 0) errors.push_back(invalid("server_requests", "must not be negative"));
   if (!offline && !(o.rate > 0)) errors.push_back(invalid("rate", "must be greater than zero"));
   if (o.replicas < 1) errors.push_back(invalid("replicas", "must be at least 1"));
-  if (!offline && !(o.duration.value() > 0)) errors.push_back(invalid("duration", "must be greater than zero"));
+  if (!offline && !counted && !(o.duration.value() > 0)) errors.push_back(invalid("duration", "must be greater than zero"));
   if (o.warmup.value() < 0) errors.push_back(invalid("warmup", "must not be negative"));
   if (o.max_events < 1) errors.push_back(invalid("max_events", "must be at least 1"));
   if (!errors.empty()) return errors;
 
   des::Rng rng(o.seed);
   const double rate = offline ? 0.0 : o.rate / o.replicas;
-  const double warmup = offline ? 0.0 : o.warmup.value();
-  const double end = offline ? std::numeric_limits<double>::infinity() : warmup + o.duration.value();
+  const bool to_completion = offline || counted;
+  const double warmup = to_completion ? 0.0 : o.warmup.value();
+  const double end = to_completion ? std::numeric_limits<double>::infinity() : warmup + o.duration.value();
   auto over_budget = [&](double needed, const std::string& why) {
     const std::string about = significant(needed, 3);
     return Diagnostic{{}, "run.max_events",
@@ -240,7 +321,8 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
                       "shorten the duration or raise max_events"};
   };
   const int offline_here = offline ? (o.offline_requests + o.replicas - 1) / o.replicas : 0;
-  const double expected_requests = offline ? offline_here : rate * end;
+  const int counted_here = counted ? (o.server_requests + o.replicas - 1) / o.replicas : 0;
+  const double expected_requests = offline ? offline_here : counted ? counted_here : rate * end;
   // Steps: at least one per output token of each request over the batch it shares.
   if (expected_requests > static_cast<double>(o.max_events))
     return over_budget(expected_requests, "with " + std::to_string(static_cast<long long>(std::llround(expected_requests))) +
@@ -248,12 +330,17 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
 
   const double capacity_blocks = std::floor(est->kv_capacity_tokens / kKvBlockTokens);
   const int cap = s.max_concurrent > 0 ? s.max_concurrent : std::numeric_limits<int>::max();
-  const int budget = s.max_batched_tokens;
+  const bool static_batches = s.batching == LlmBatching::static_batches;
+  const bool reserve_full = s.kv_admission == LlmKvAdmission::reserve_full;
+  // Static batches prefill their prompts in one step, whatever their length.
+  const int budget = static_batches ? std::numeric_limits<int>::max() : s.max_batched_tokens;
+  const double full_blocks = blocks_for(mix.prompt_tokens + mix.output_tokens);
 
   std::deque<Sequence> waiting;
   std::vector<Sequence> running;  // admitted: prefilling or decoding, in admission order
   std::uint64_t next_id = 0, events = 0;
   double t = 0, next_arrival = offline ? std::numeric_limits<double>::infinity() : rng.exponential() / rate;
+  std::uint64_t arrived = 0;
   for (int k = 0; k < offline_here; ++k) waiting.push_back({0.0, -1, mix.prompt_tokens, 0, 0, next_id++});
   std::vector<double> ttft, tpot, e2e;
   LlmSimulation out;
@@ -278,11 +365,14 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   while (t < end) {
     while (next_arrival <= t) {
       waiting.push_back({next_arrival, -1, mix.prompt_tokens, 0, 0, next_id++});
-      next_arrival += rng.exponential() / rate;
+      ++arrived;
+      next_arrival = counted && arrived >= static_cast<std::uint64_t>(counted_here)
+                         ? std::numeric_limits<double>::infinity()
+                         : next_arrival + rng.exponential() / rate;
       ++events;
     }
     if (waiting_at_warmup < 0 && t >= warmup) waiting_at_warmup = static_cast<int>(waiting.size());
-    if (offline && running.empty() && waiting.empty()) break;
+    if (to_completion && running.empty() && waiting.empty() && !std::isfinite(next_arrival)) break;
 
     // KV blocks: a decoding sequence needs its tokens plus the one this step adds; a
     // prefilling one has its whole prompt's blocks reserved at admission, so admitted
@@ -290,11 +380,14 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     // preempted and recomputed later (vLLM's recompute policy).
     auto decoding = [](const Sequence& q) { return q.prefilled >= q.prompt; };
     auto reserve = [&](const Sequence& q) {
+      if (reserve_full) return full_blocks;
       return decoding(q) ? blocks_for(q.prefilled + q.generated + 1) : blocks_for(q.prompt);
     };
     double reserved = 0;
     for (const auto& q : running) reserved += reserve(q);
+    bool preempted = false;
     while (!running.empty() && reserved > capacity_blocks) {
+      preempted = true;
       Sequence victim = running.back();
       running.pop_back();
       reserved -= reserve(victim);
@@ -312,7 +405,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       }
     // Prefill chunks within the token budget: partly prefilled sequences first, then new
     // ones from the queue while their prompt's blocks fit and the cap allows.
-    int room = std::max(0, budget - decode);
+    int room = static_batches ? budget : std::max(0, budget - decode);
     double prefill_tokens = 0, prefill_pairs = 0;
     std::vector<std::pair<std::size_t, int>> chunks;  // running index, tokens
     double free_blocks = capacity_blocks - reserved;
@@ -328,9 +421,13 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     };
     for (std::size_t k = 0; k < running.size() && room > 0; ++k)
       if (!decoding(running[k])) take(k);
-    while (room > 0 && !waiting.empty() && static_cast<int>(running.size()) < cap &&
-           free_blocks >= blocks_for(waiting.front().prompt)) {
-      free_blocks -= blocks_for(waiting.front().prompt);
+    // No new prompts in a step that had to preempt (vLLM's scheduler admits waiting
+    // requests only when no running one was preempted in the step).
+    const bool admitting = (!static_batches || running.empty()) && !preempted;
+    auto admission_blocks = [&](const Sequence& q) { return reserve_full ? full_blocks : blocks_for(q.prompt); };
+    while (admitting && room > 0 && !waiting.empty() && static_cast<int>(running.size()) < cap &&
+           free_blocks >= admission_blocks(waiting.front())) {
+      free_blocks -= admission_blocks(waiting.front());
       running.push_back(waiting.front());
       waiting.pop_front();
       take(running.size() - 1);
@@ -343,12 +440,17 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       t = next;
       continue;
     }
-    const double step = llm_step(s, decode, decode_context, prefill_tokens, prefill_pairs).value();
+    int completing = 0;
+    for (const auto& [index, chunk] : chunks) {
+      const Sequence& q = running[index];
+      if (q.prefilled + chunk >= q.prompt && q.first_token < 0) ++completing;
+    }
+    const double step = llm_step(s, decode, decode_context, prefill_tokens, prefill_pairs, completing).value();
     account(t, t + step);
     t += step;
     ++out.iterations;
     ++events;
-    if ((out.iterations & 0xffff) == 0 && !offline) {
+    if ((out.iterations & 0xffff) == 0 && !to_completion) {
       const double projected = static_cast<double>(events) * (end / t);
       if (projected > 1.05 * static_cast<double>(o.max_events) || events >= o.max_events)
         return over_budget(projected, "at the pace of its first " + std::to_string(events) + " events,");
@@ -382,14 +484,22 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     running.erase(done, running.end());
   }
 
-  out.completed = offline ? completed_total : completed_in_window;
+  out.completed = to_completion ? completed_total : completed_in_window;
   out.ttft = percentiles(ttft);
   out.tpot = percentiles(tpot);
   out.end_to_end = percentiles(e2e);
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  out.ttft_mean = mean(ttft);
+  out.tpot_mean = mean(tpot);
+  out.end_to_end_mean = mean(e2e);
   out.mean_running = measured > 0 ? running_area / measured : 0;
   out.kv_utilization = measured > 0 ? kv_area / measured : 0;
   out.waiting_at_end = static_cast<int>(waiting.size()) * o.replicas;
-  if (offline) {
+  if (to_completion) {
     out.makespan_s = t;
     out.requests_per_second = t > 0 ? completed_total / t * o.replicas : 0;
   } else {

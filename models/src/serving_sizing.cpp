@@ -217,6 +217,21 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
 
 // --- LLM ---------------------------------------------------------------------------------
 
+namespace {
+
+// Nodes are paid whole: replicas of TP GPUs fill every node they occupy, so no paid GPU
+// sits idle. The replicas beyond those the peak needs are headroom at no extra cost.
+void fill_nodes(SizedLlmDeployment& d, int gpus_per_node, int needed) {
+  const int tp = d.spec.tensor_parallel;
+  const int per_node = std::max(1, gpus_per_node / tp);
+  d.nodes = (needed + per_node - 1) / per_node;
+  d.replicas = d.nodes * per_node;
+  d.gpus = d.replicas * tp;
+  d.k8s.max_replicas = d.replicas;
+}
+
+}  // namespace
+
 Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
   std::vector<Diagnostic> errors;
   if (r.node_types.empty()) errors.push_back(invalid("node_types", "no node types to size for"));
@@ -254,17 +269,20 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       d.spec = spec;
       d.estimate = *capped;
       const double per_replica = capped->requests_per_second * kLlmTargetUtilization;
-      d.replicas = static_cast<int>(std::ceil(r.peak_rate / per_replica));
+      const int needed = static_cast<int>(std::ceil(r.peak_rate / per_replica));
       d.min_replicas = std::max(1, static_cast<int>(std::ceil(r.trough_rate / per_replica)));
-      d.gpus = d.replicas * tp;
-      const int per_node = nt.cluster.gpus_per_node / tp;
-      d.nodes = (d.replicas + per_node - 1) / per_node;
+      d.k8s = {r.shape.name, "nvidia.com/gpu", tp, d.min_replicas, needed};
+      fill_nodes(d, nt.cluster.gpus_per_node, needed);
+      d.min_replicas = std::min(d.min_replicas, d.replicas);
+      d.k8s.min_replicas = d.min_replicas;
       if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
-      d.k8s = {r.shape.name, "nvidia.com/gpu", tp, d.min_replicas, d.replicas};
       d.meets_slo = true;
       d.summary = plural(d.replicas, "replica") + " x TP=" + std::to_string(tp) + " on " + nt.id + " (" +
-                  plural(d.nodes, "node") + "), batch <= " + std::to_string(n) + ", TPOT " +
-                  ms(llm_decode_step(spec, n, context * n)) + ", TTFT " + ms(capped->ttft_unloaded);
+                  plural(d.nodes, "node") + (d.replicas > needed ? ", " + std::to_string(needed) +
+                                                                        " needed at peak, the rest fill the paid GPUs"
+                                                                  : std::string()) +
+                  "), batch <= " + std::to_string(n) + ", TPOT " + ms(llm_decode_step(spec, n, context * n)) +
+                  ", TTFT " + ms(capped->ttft_unloaded);
       out.candidates.push_back(std::move(d));
     }
   }
@@ -289,13 +307,9 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       d.simulation = *sim;
       d.meets_slo = sim->ttft.p99.mean <= r.ttft_p99.value() && sim->tpot.p99.mean <= r.tpot_p99.value();
       if (d.meets_slo) break;
-      d.replicas += 1;
-      d.gpus = d.replicas * d.spec.tensor_parallel;
-      const int per_node = d.spec.cluster.gpus_per_node / d.spec.tensor_parallel;
-      d.nodes = (d.replicas + per_node - 1) / per_node;
+      fill_nodes(d, d.spec.cluster.gpus_per_node, d.replicas + 1);
       for (const auto& nt : r.node_types)
         if (nt.id == d.node_type && nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
-      d.k8s.max_replicas = d.replicas;
     }
     if (d.meets_slo && !out.recommended) {
       out.recommended = d;

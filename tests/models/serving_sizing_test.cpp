@@ -54,3 +54,34 @@ TEST_CASE("serving llm sizing meets TTFT and TPOT bounds") {
   CHECK(s->recommended->k8s.resource == "nvidia.com/gpu");
   CHECK(s->recommended->min_replicas <= s->recommended->replicas);
 }
+
+TEST_CASE("serving llm sizing leaves no paid GPU idle: replicas fill the nodes they occupy") {
+  // Llama-2-7B on 8-GPU H100 nodes at a rate a few TP=1 replicas serve: a whole node is
+  // paid, so every candidate runs 8 / TP replicas per node, and says how many the peak needs.
+  const auto& cat = testing::shipped_catalog();
+  LlmSizingRequest r;
+  r.shape = find_transformer_preset("llama-2-7b")->shape;
+  r.mix = {512, 128};
+  r.peak_rate = 30;
+  r.trough_rate = 2;
+  r.ttft_p99 = Seconds(1.0);
+  r.tpot_p99 = Seconds(0.05);
+  r.node_types = {*node_type_by_id(cat, "lambda-8x-h100-sxm")};
+  r.verify_top = 1;
+  r.verify_duration = Seconds(60);
+  auto s = size_llm_serving(r);
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  REQUIRE_FALSE(s->candidates.empty());
+  for (const auto& d : s->candidates) {
+    MESSAGE(d.summary);
+    CHECK(d.gpus == d.nodes * 8);
+    CHECK(d.replicas * d.spec.tensor_parallel == d.gpus);
+    CHECK(d.k8s.max_replicas == d.replicas);
+    CHECK(d.min_replicas <= d.replicas);
+  }
+  // TP=1 needs fewer than 8 replicas at this rate: the summary says the rest fill the node.
+  bool said = false;
+  for (const auto& d : s->candidates)
+    if (d.spec.tensor_parallel == 1) said = d.summary.find("needed at peak, the rest fill the paid GPUs") != std::string::npos;
+  CHECK(said);
+}

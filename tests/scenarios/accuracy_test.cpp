@@ -123,3 +123,81 @@ rows:
   CHECK(row.predicted == doctest::Approx(sim->output_tokens_per_second));
   CHECK(row.error_percent == doctest::Approx((row.predicted - 1000) / 10));
 }
+
+TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
+  // 87 published rows (TensorRT-LLM perf tables v0.5-v0.14, vLLM on MI300X), each read as
+  // its source ran it. Today's level, held as a guard: mean |error| within the issue's 15 %,
+  // the worst row not yet (the issue asks 35 %; the MI300X vLLM rows are 20-60 % off).
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  auto report = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "llm-serving");
+  REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
+  const auto& all = report->overall;
+  MESSAGE("llm-serving: " << all.rows << " rows, mean " << all.mean_abs << " %, worst " << all.max_abs
+                          << " %; held-out " << all.held_out << " mean " << all.held_out_mean_abs << " % worst "
+                          << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs << " %");
+  CHECK(all.not_predicted == 0);
+  CHECK(all.rows == 87);
+  CHECK(all.fit == 2);
+  CHECK(all.fit_mean_abs <= 5.0);
+  CHECK(all.mean_abs <= 15.0);
+  CHECK(all.held_out_mean_abs <= 15.5);
+  CHECK(all.held_out_max_abs <= 65.0);
+  // Every group of rows on NVIDIA GPUs is within 25 % on average.
+  for (const char* gpu : {"h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb", "a100-pcie-80gb", "l40s"}) {
+    const auto* g = group(*report, gpu);
+    REQUIRE(g != nullptr);
+    CHECK_MESSAGE(g->mean_abs <= 25.0, gpu << ": " << g->mean_abs << " %");
+  }
+}
+
+TEST_CASE("accuracy: an llm-serving row's engine fields reach the simulation, and bad ones are refused") {
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-llm2-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string row = R"(kind: llm-serving
+rows:
+  - id: fixture-static
+    source: "test fixture"
+    model: llama-2-7b
+    gpu: h100-sxm-80gb
+    gpus: 1
+    weights: fp8
+    mode: offline
+    batching: BATCHING
+    max_num_seqs: 64
+    num_requests: 64
+    input_len: 512
+    output_len: 128
+    measured: {metric: ttft_ms, stat: mean, value: 100}
+)";
+  auto write = [&](const std::string& batching) {
+    std::string text = row;
+    text.replace(text.find("BATCHING"), 8, batching);
+    std::ofstream(dir / "llm.yaml") << text;
+  };
+  write("static");
+  auto report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
+  REQUIRE(report->rows.size() == 1);
+  REQUIRE_MESSAGE(report->rows[0].not_predicted.empty(), report->rows[0].not_predicted);
+  models::LlmServingSpec spec;
+  spec.shape = models::find_transformer_preset("llama-2-7b")->shape;
+  spec.cluster = *models::cluster_from_catalog(*catalog, "h100-sxm-80gb", 1, "", "", 0);
+  spec.weights = spec.kv_cache = models::Precision::fp8;
+  // A static batch of 64 prompts is prefilled in one step: every request's first token
+  // comes with it.
+  CHECK(report->rows[0].predicted == doctest::Approx(models::llm_prefill(spec, 64, 512).value() * 1e3));
+  write("continuous");
+  report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  REQUIRE(report.ok());
+  // Continuous batching prefills in 8192-token chunks: the first prompts get their token
+  // after a quarter of the work, so the mean comes well before the whole batch's prefill.
+  CHECK(report->rows[0].predicted < 0.8 * models::llm_prefill(spec, 64, 512).value() * 1e3);
+  write("dynamic");
+  report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  std::filesystem::remove_all(dir);
+  REQUIRE(report.ok());
+  CHECK(report->rows[0].not_predicted == "batching: unknown value 'dynamic' (expected continuous, static)");
+}

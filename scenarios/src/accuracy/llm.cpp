@@ -3,6 +3,7 @@
 // row's model, parallelism, precisions and request lengths.
 #include <string>
 
+#include "capsim/core/text.hpp"
 #include "capsim/models/cluster.hpp"
 #include "capsim/models/serving_llm.hpp"
 #include "predictors.hpp"
@@ -21,6 +22,7 @@ std::string intra_node_for(const std::string& gpu) {
   if (gpu.rfind("h100-sxm", 0) == 0 || gpu.rfind("h200", 0) == 0) return "nvswitch-h100";
   if (gpu.rfind("b200", 0) == 0) return "nvswitch-b200";
   if (gpu.rfind("a100-sxm", 0) == 0) return "nvswitch-a100";
+  if (gpu == "mi300x") return "xgmi-mi300x";
   if (gpu.rfind("h100", 0) == 0 || gpu == "l40s" || gpu == "l4") return "pcie-gen4-x16";
   return "pcie-gen4-x16";
 }
@@ -57,6 +59,28 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   spec.weights = *weights;
   spec.kv_cache = *kv;
   if (row["max_num_seqs"]) spec.max_concurrent = row["max_num_seqs"].as<int>();
+  if (row["max_num_tokens"]) spec.max_batched_tokens = row["max_num_tokens"].as<int>();
+  // How the source's engine ran the row (data/validation/README.md, LLM serving rows).
+  auto choice = [&](const char* key, std::initializer_list<const char*> allowed, const char* fallback) -> Result<std::string> {
+    if (!row[key]) return std::string(fallback);
+    const std::string v = row[key].as<std::string>();
+    std::string list;
+    for (const char* a : allowed) {
+      if (v == a) return v;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    return row_error(row[key], key, "unknown value '" + v + "' (expected " + list + ")");
+  };
+  auto batching = choice("batching", {"continuous", "static"}, "continuous");
+  if (!batching) return batching.errors();
+  if (*batching == "static") spec.batching = LlmBatching::static_batches;
+  auto admission = choice("kv_admission", {"on-demand", "reserved"}, "on-demand");
+  if (!admission) return admission.errors();
+  if (*admission == "reserved") spec.kv_admission = LlmKvAdmission::reserve_full;
+  auto decode_attention = choice("decode_attention", {"gqa-shared", "per-query-head"}, "gqa-shared");
+  if (!decode_attention) return decode_attention.errors();
+  spec.gqa_shared_kv = *decode_attention == "gqa-shared";
+  if (row["kv_memory_fraction"]) spec.memory_utilization = row["kv_memory_fraction"].as<double>();
   if (!row["input_len"] || !row["output_len"])
     return row_error(row, "input_len", "the row needs fixed input_len and output_len");
   const LlmRequestMix mix{row["input_len"].as<int>(), row["output_len"].as<int>()};
@@ -65,12 +89,17 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   const std::string mode = row["mode"] ? row["mode"].as<std::string>() : "offline";
   if (mode == "offline") {
     o.offline_requests = row["num_requests"] ? row["num_requests"].as<int>() : 1000;
+  } else if (mode != "server") {
+    return row_error(row["mode"], "mode", "unknown mode '" + mode + "' (expected offline or server)");
   } else if (row["request_rate"]) {
     o.rate = row["request_rate"].as<double>();
+    // A benchmark client sends num_requests requests at the rate and measures them all;
+    // without a count, the steady state of a long run.
+    if (row["num_requests"]) o.server_requests = row["num_requests"].as<int>();
     o.warmup = Seconds(60);
     o.duration = Seconds(600);
   } else {
-    return row_error(row, "request_rate", "a server-mode row needs request_rate (concurrency is not modelled yet)");
+    return row_error(row, "request_rate", "a server-mode row needs request_rate (a fixed client concurrency is not modelled yet)");
   }
   auto sim = simulate_llm_serving(spec, mix, o);
   if (!sim) return sim.errors();
@@ -82,17 +111,23 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   const double out = sim->output_tokens_per_second;
   const double total = out * (mix.prompt_tokens + mix.output_tokens) / mix.output_tokens;
   const std::string stat = m["stat"] ? m["stat"].as<std::string>() : "p50";
-  auto pick = [&](const des::Percentiles& p) { return stat == "p99" ? p.p99.mean : stat == "p95" ? p.p95.mean : p.p50.mean; };
+  if (stat != "p50" && stat != "p95" && stat != "p99" && stat != "mean")
+    return row_error(m["stat"], "measured.stat", "unknown statistic '" + stat + "' (expected mean, p50, p95 or p99)");
+  auto pick = [&](const des::Percentiles& p, double mean) {
+    return stat == "mean" ? mean : stat == "p99" ? p.p99.mean : stat == "p95" ? p.p95.mean : p.p50.mean;
+  };
   if (r.metric == "output_tokens_per_s") r.predicted = out;
   else if (r.metric == "output_tokens_per_s_per_gpu") r.predicted = out / gpus;
   else if (r.metric == "total_tokens_per_s") r.predicted = total;
   else if (r.metric == "requests_per_s") r.predicted = sim->requests_per_second;
-  else if (r.metric == "ttft_ms") r.predicted = pick(sim->ttft) * 1e3;
-  else if (r.metric == "tpot_ms") r.predicted = pick(sim->tpot) * 1e3;
-  else if (r.metric == "e2e_latency_s") r.predicted = pick(sim->end_to_end);
+  else if (r.metric == "ttft_ms") r.predicted = pick(sim->ttft, sim->ttft_mean) * 1e3;
+  else if (r.metric == "tpot_ms") r.predicted = pick(sim->tpot, sim->tpot_mean) * 1e3;
+  else if (r.metric == "e2e_latency_s") r.predicted = pick(sim->end_to_end, sim->end_to_end_mean);
   else return row_error(m, "measured.metric", "unknown metric '" + r.metric + "'");
   r.detail = "TP=" + std::to_string(spec.tensor_parallel) + " " + std::string(precision_name(spec.weights)) + "/" +
-             std::string(precision_name(spec.kv_cache)) + ", " + mode + (sim->saturated ? ", saturated" : "");
+             std::string(precision_name(spec.kv_cache)) + ", " + mode + (*batching == "static" ? ", static" : "") +
+             (sim->saturated ? ", saturated" : "") + ", " + significant(sim->mean_running, 3) + " running" +
+             (sim->preemptions > 0 ? ", " + std::to_string(sim->preemptions) + " preempted" : "");
   r.tags.push_back(gpu);
   return r;
 }

@@ -1,35 +1,51 @@
 // LLM serving: prefill and decode on a tensor-parallel replica, the KV cache as the limit on
-// concurrent sequences, continuous batching, time to first token (TTFT) and time per output
-// token (TPOT).
+// concurrent sequences, continuous (or static) batching, time to first token (TTFT) and time
+// per output token (TPOT).
 //
-// The analytic model (estimate_llm_serving):
-//   - memory: weights / TP per GPU; what is left of memory_utilization x GPU memory holds the
-//     KV cache, kv_cache_bytes_per_token (memory.hpp) x the GPU's share of the KV heads per
-//     token; concurrency = min(max_concurrent, KV tokens / (prompt + output)).
-//   - prefill of T prompt tokens (compute-bound): max(F / (P e(T)), weights / (B eff)) + TP
-//     all-reduces, F = 2 x active params x T / TP + causal attention 2 x layers x hidden x T^2
-//     / TP; e(m) = kGemmMaxEfficiency x m / (m + kGemmHalfSaturationDim).
-//   - decode step of n sequences holding C context tokens in all (memory-bound): max(2 x
-//     active params x n / TP + 4 x layers x hidden x C / TP over P e(n), (weights / TP + KV
-//     bytes of C tokens) / (B x kMemoryBandwidthEfficiency)) + TP all-reduces.
+// One engine step (llm_step) runs a forward pass over its tokens: decode tokens of running
+// sequences and prefill chunks of prompts. Its time is the sum of its kernels' rooflines, in
+// the order an engine runs them (the kernels of one step do not overlap):
+//   - GEMMs: max(2 x matmul params x tokens / TP over P e(tokens), weight bytes / (B eff)),
+//     e(m) = GEMM ceiling x m / (m + kGemmHalfSaturationDim) (performance.hpp). The output
+//     projection to the vocabulary runs only for tokens that are sampled (decode tokens and
+//     the last token of a prompt), not for every prompt token. A mixture-of-experts model
+//     reads the experts its tokens route to: E x (1 - (1 - k/E)^tokens) of them on average.
+//   - attention: max(4 x layers x q_width x query-key pairs / TP over P x
+//     kFlashAmpereFa2.forward (engines' fused kernels), KV bytes read / (B eff)). Decode attention reads each running
+//     sequence's whole KV cache (context grows the cost); a decode kernel that does not share
+//     K/V among the query heads of a GQA group (LlmServingSpec::gqa_shared_kv false, as
+//     TensorRT-LLM's masked MHA kernel before XQA) reads it once per query head.
 //   - TP: two all-reduces per layer (after attention and after the MLP; Shoeybi et al.,
-//     Megatron-LM, 2019, Sec. 3) of tokens x hidden x 2 bytes over the node's NVLink, ring
-//     all-reduce from collectives.hpp at kCollectiveBandwidthFraction of the line rate.
+//     Megatron-LM, 2019, Sec. 3) of tokens x hidden x 2 bytes over the node's intra-node
+//     link, ring all-reduce from collectives.hpp at kCollectiveBandwidthFraction.
+//   - fixed costs: kLayerOverheadSeconds per layer (kernel launches and the fixed ramp of
+//     each small kernel, which the roofline does not see) and kEngineStepOverheadSeconds per
+//     step (host scheduling and sampling).
+// The analytic model (estimate_llm_serving): weights / TP per GPU; what is left of
+// memory_utilization x GPU memory holds the KV cache (kv_cache_bytes_per_token, memory.hpp,
+// x the GPU's share of the KV heads); concurrency = KV tokens / (a sequence's mean paged
+// context, or its whole prompt + output when the scheduler reserves it up front), capped by
+// max_concurrent; TTFT = one prompt's prefill, TPOT = one decode step.
 // The simulation (simulate_llm_serving) is a small dedicated event loop of one replica with
 // iteration-level scheduling as current engines run it (Orca, Yu et al., OSDI 2022; vLLM,
 // Kwon et al., SOSP 2023; chunked prefill, Agrawal et al., Sarathi-Serve, OSDI 2024): each
 // step runs one decode token for every running sequence plus prefill chunks of waiting or
 // partly prefilled prompts up to a token budget (max_batched_tokens), all in one forward
-// pass whose time is the roofline of its tokens (llm_step). The KV cache is paged in blocks
-// of kKvBlockTokens: a sequence holds the blocks of the tokens it has, and a new prompt is
-// admitted while its first chunk's blocks fit; when a decode step finds no free block, the
-// newest running sequence is preempted and recomputed later (vLLM's recompute policy).
-// Running sequences are limited by the KV cache; max_concurrent caps them only when the
-// scenario sets it. Offline mode puts every request in the queue at t = 0 and measures the
-// makespan; server mode draws Poisson arrivals. Several replicas are simulated as one
-// replica at rate / replicas (random routing splits a Poisson stream into Poisson streams).
-// An overloaded server is a result: it completes requests at its capacity while the queue
-// grows, and the simulation says "saturated" with the growth rate.
+// pass (llm_step). The KV cache is paged in blocks of kKvBlockTokens. With on-demand KV
+// (vLLM, TensorRT-LLM's max_utilization) a sequence holds the blocks of the tokens it has, a
+// new prompt is admitted while its prompt's blocks fit, and when a decode step finds no free
+// block the newest running sequence is preempted and recomputed later (vLLM's recompute
+// policy); with reserved KV (TensorRT-LLM's guaranteed_no_evict) a prompt is admitted only
+// when the blocks of its prompt and whole output fit, and nothing is preempted. Static
+// batching (TensorRT-LLM's gptSessionBenchmark, vLLM's benchmark_latency) admits a batch
+// only when the previous one has finished, and prefills its prompts in one step. Running
+// sequences are limited by the KV cache; max_concurrent caps them only when the scenario
+// sets it. Offline mode puts every request in the queue at t = 0 and measures the makespan;
+// server mode draws Poisson arrivals, for a window or for a fixed number of requests.
+// Several replicas are simulated as one replica at rate / replicas (random routing splits a
+// Poisson stream into Poisson streams). An overloaded server is a result: it completes
+// requests at its capacity while the queue grows, and the simulation says "saturated" with
+// the growth rate.
 //
 // Plain values; pure functions, thread-safe.
 #pragma once
@@ -55,11 +71,22 @@ inline constexpr int kKvBlockTokens = 16;
 // Token budget of one step with chunked prefill (vLLM V1 max_num_batched_tokens default for
 // online serving, 8192, engine arguments).
 inline constexpr int kMaxBatchedTokens = 8192;
-// Host-side time of one engine step (scheduling, sampling, launching the step's CUDA graph),
-// which the GPU roofline does not see. An assumption, not fitted: data/validation has no
-// published llm-serving rows yet to choose it on; `capsim accuracy` will show its effect
-// once it has.
-inline constexpr double kEngineStepOverheadSeconds = 2e-3;
+// Fixed costs of a step that the roofline does not see. Both are chosen on the rows of
+// data/validation/llm_serving.yaml marked fit: true (low-load decode latencies, where a step
+// is a few GEMVs per layer and the fixed costs are a large share of it); every other row is
+// held out. kLayerOverheadSeconds: per transformer layer per step, the launch and ramp of
+// the layer's ~10 small kernels. kEngineStepOverheadSeconds: per step, the host side
+// (scheduling, sampling, detokenizing).
+inline constexpr double kLayerOverheadSeconds = 60e-6;
+inline constexpr double kEngineStepOverheadSeconds = 0.8e-3;
+
+// How the scheduler forms batches: continuous (iteration-level, in-flight batching) or
+// static (a batch runs to completion before the next one is admitted).
+enum class LlmBatching { continuous, static_batches };
+// When a sequence's KV blocks are taken: as its tokens arrive (vLLM, TensorRT-LLM
+// max_utilization; preemption when they run out), or all of prompt + output at admission
+// (TensorRT-LLM guaranteed_no_evict; never preempts).
+enum class LlmKvAdmission { on_demand, reserve_full };
 
 struct LlmServingSpec {
   TransformerShape shape;
@@ -70,6 +97,11 @@ struct LlmServingSpec {
   double memory_utilization = kVllmGpuMemoryUtilization;  // (0, 1]
   int max_concurrent = 0;                                 // the scheduler's cap; 0: the KV cache decides
   int max_batched_tokens = kMaxBatchedTokens;             // >= 1: tokens per step (chunked prefill)
+  LlmBatching batching = LlmBatching::continuous;
+  LlmKvAdmission kv_admission = LlmKvAdmission::on_demand;
+  // Decode attention reads a KV head once for all query heads of its GQA group (FlashAttention,
+  // vLLM, TensorRT-LLM's XQA); false: once per query head (TensorRT-LLM before v0.7).
+  bool gqa_shared_kv = true;
 };
 
 // The precision the weights' matrix math runs at: 8-bit weights on 8-bit tensor cores where
@@ -109,10 +141,10 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& spec, const LlmRe
 
 // One engine step: decode_sequences tokens attending to decode_context KV tokens in all,
 // plus prefill_tokens prompt tokens whose attention covers prefill_attention query-key
-// pairs. Roofline of the step's FLOPs against reading the weights once and the KV it
-// attends to, plus TP all-reduces and kEngineStepOverheadSeconds.
+// pairs, of which prompts_completed end their prompt in this step (their last token is
+// sampled). GEMMs, attention, TP all-reduces and fixed costs as described above.
 Seconds llm_step(const LlmServingSpec& spec, int decode_sequences, double decode_context, double prefill_tokens,
-                 double prefill_attention);
+                 double prefill_attention, int prompts_completed = 0);
 // The two phases on their own. sequences >= 1, context_tokens >= 0, tokens >= 1.
 // Preconditions: estimate_llm_serving(spec, ...) succeeds.
 Seconds llm_decode_step(const LlmServingSpec& spec, int sequences, double context_tokens);
@@ -122,6 +154,10 @@ struct LlmSimulationOptions {
   // Offline max-throughput mode: this many requests queued at t = 0 (per deployment),
   // run to the last completion; 0: server mode with Poisson arrivals at `rate`.
   int offline_requests = 0;
+  // Server mode with a fixed number of requests (a benchmark client sending N requests at
+  // `rate`): this many Poisson arrivals, run to the last completion, every request
+  // measured (no warm-up, no window); 0: arrivals for warmup + duration.
+  int server_requests = 0;
   double rate = 1.0;             // requests/s offered to the whole deployment (> 0)
   int replicas = 1;              // >= 1
   Seconds warmup{60.0};
@@ -155,7 +191,11 @@ struct LlmSimulation {
   double offered_rate = 0;             // requests/s offered (server mode)
   double queue_growth_per_second = 0;  // waiting requests added per second over the window
   int waiting_at_end = 0;
-  double makespan_s = 0;               // offline mode: time to the last completion
+  double makespan_s = 0;               // offline or fixed-count server mode: time to the last completion
+  // Means over the same requests as the percentiles (seconds; 0 when none finished).
+  double ttft_mean = 0;
+  double tpot_mean = 0;
+  double end_to_end_mean = 0;
 };
 
 // Errors: those of estimate_llm_serving and invalid options.
