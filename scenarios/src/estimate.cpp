@@ -24,7 +24,7 @@ bool pinned_layout(const Scenario& s) {
          g.zero_stage.size() == 1 && g.recompute.size() == 1 && g.virtual_stages.size() == 1;
 }
 
-void transformer_parts(StepEstimate& e, const models::Parallelism& par) {
+void transformer_parts(StepEstimate& e, const models::Parallelism& par, const models::TrainingOptions& o) {
   const auto& r = e.step;
   const auto& b = r.breakdown;
   const std::string m = fmt::format("{:.0f}", r.microbatches);
@@ -46,7 +46,10 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par) {
                      par.tensor > 1 ? "m=" + m + " x " + ms(r.tensor_parallel_per_microbatch.value()) +
                                           ": 4 all-reduces of [b s h] per layer over t=" + std::to_string(par.tensor) +
                                           (par.sequence_parallel ? " (as all-gather + reduce-scatter)" : "") +
-                                          ", not overlapped"
+                                          (o.tp_comm_overlap
+                                               ? ", each in t chunks under the linear layers' GEMMs: the first "
+                                                 "chunk and what outlasts the GEMMs are exposed"
+                                               : ", not overlapped")
                                     : "no tensor parallelism"});
   e.parts.push_back({"pipeline_bubble", b.pipeline_bubble, b.pipeline_bubble,
                      par.pipeline > 1
@@ -67,7 +70,12 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par) {
                          ? "gradient all-reduce of " + to_string(r.gradient_bytes_per_gpu) + " per GPU over d x cp=" +
                                std::to_string(par.data * par.context) + " ranks: " +
                                ms(r.data_parallel_all_reduce.value()) +
-                               ", hidden under the last micro-batch's backward except the last bucket"
+                               (par.zero_stage >= 1 && par.zero_stage < 3
+                                    ? " as a reduce-scatter hidden under the last micro-batch's backward and an "
+                                      "all-gather of the updated parameters under the next step's first forward, "
+                                      "each except its last bucket"
+                                    : ", hidden under the last micro-batch's backward except the last bucket") +
+                               "; overlapped collectives hold SMs, so 20 % of their hidden time counts"
                          : "no gradient all-reduce"});
   e.parts.push_back({"zero_comm", b.zero_comm, r.zero_comm_total,
                      r.zero_ranks > 1
@@ -117,7 +125,7 @@ Result<StepEstimate> estimate_scenario(const Scenario& s, const hardware::Catalo
     e.step = *step;
     e.layout = models::describe_layout(c.par);
     e.memory = models::training_memory_per_gpu(*shape, c.par, options);
-    transformer_parts(e, c.par);
+    transformer_parts(e, c.par, options);
     if (!e.pinned)
       e.notes.push_back("the layout is the sizing recommendation; give one-element search lists "
                         "(tensor_parallel, pipeline_parallel, virtual_stages, micro_batch, zero_stage, recompute) to pin one");
