@@ -62,6 +62,7 @@ const std::array kSymbols = {
     UnitSymbol{"USD", 1.0, dims::money, Prefixes::none, Currency::usd},
     UnitSymbol{"EUR", 1.0, dims::money, Prefixes::none, Currency::eur},
     UnitSymbol{"GBP", 1.0, dims::money, Prefixes::none, Currency::gbp},
+    UnitSymbol{"RUB", 1.0, dims::money, Prefixes::none, Currency::rub},
 };
 
 struct Prefix {
@@ -186,11 +187,18 @@ Result<double> read_number(std::string_view text, std::string_view& rest) {
 
 }  // namespace
 
+std::optional<Currency> parse_currency_code(std::string_view code) {
+  for (Currency c : {Currency::usd, Currency::eur, Currency::gbp, Currency::rub})
+    if (currency_code(c) == code) return c;
+  return std::nullopt;
+}
+
 std::string_view currency_code(Currency c) {
   switch (c) {
     case Currency::usd: return "USD";
     case Currency::eur: return "EUR";
     case Currency::gbp: return "GBP";
+    case Currency::rub: return "RUB";
     case Currency::none: break;
   }
   return "";

@@ -175,7 +175,7 @@ std::vector<FieldDef> provider_fields() {
       choice("kind", true, {"hyperscaler", "gpu-cloud", "marketplace", "dedicated-hosting", "regional-cloud"},
              "what it sells: a general cloud, a GPU cloud, a marketplace of hosts, rented servers, a regional cloud"),
       {"regions", FieldType::text_list, false, "the regions or locations it names, e.g. 'us-east-1'"},
-      choice("currency", true, {"USD", "EUR", "GBP"}, "the currency of its published prices"),
+      choice("currency", true, {"USD", "EUR", "GBP", "RUB"}, "the currency of its published prices"),
       quantity("billing_granularity", dims::seconds, false,
                "the smallest unit it bills (1 s, 1 min, 1 h, 1 month), after any minimum"),
       quantity("minimum_charge", dims::seconds, false, "the shortest period billed for one start"),
@@ -185,7 +185,7 @@ std::vector<FieldDef> provider_fields() {
 
 std::vector<FieldDef> exchange_rate_fields() {
   return {
-      choice("currency", true, {"EUR", "GBP"}, "the foreign currency"),
+      choice("currency", true, {"EUR", "GBP", "RUB"}, "the foreign currency"),
       quantity("usd", dims::none, true, "US dollars per one unit of the currency"),
   };
 }

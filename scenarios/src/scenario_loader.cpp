@@ -801,7 +801,7 @@ class Loader {
     if (n["egress"]) c.egress = price_rate(n["egress"]);
     if (const YAML::Node rates = n["exchange_rates"])
       for (std::size_t i = 0; i < rates.size(); ++i)
-        c.usd_per_unit.emplace_back(rates[i]["currency"].Scalar() == "EUR" ? Currency::eur : Currency::gbp,
+        c.usd_per_unit.emplace_back(parse_currency_code(rates[i]["currency"].Scalar()).value_or(Currency::none),
                                     std::stod(rates[i]["usd"].Scalar()));
     const YAML::Node options = n["options"];
     for (std::size_t i = 0; i < options.size(); ++i) c.options.push_back(build_cost_option(options[i], i));

@@ -141,7 +141,7 @@ SchemaNode cost_section() {
           quantity("gpu_share", dims::none, "share of a GPU paid for (a MIG slice, an MPS share)", "100 %"),
       });
   SchemaNode rate = section("[]", "An exchange rate to the comparison's currency",
-                            {choice("currency", {"EUR", "GBP"}, "the foreign currency", {}, true),
+                            {choice("currency", {"EUR", "GBP", "RUB"}, "the foreign currency", {}, true),
                              number("usd", 1e-6, 1e6, "US dollars per unit of it", {}),
                              leaf("source", ValueKind::text, "where the rate comes from", {}, true)});
   rate.children[1].required = true;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <string_view>
 
 #include "capsim/core/result.hpp"
@@ -45,8 +46,9 @@ constexpr Dim operator/(Dim a, Dim b) {
           a.money - b.money};
 }
 
-enum class Currency : std::uint8_t { none, usd, eur, gbp };
+enum class Currency : std::uint8_t { none, usd, eur, gbp, rub };
 std::string_view currency_code(Currency c);  // "USD", "" for none
+std::optional<Currency> parse_currency_code(std::string_view code);  // "EUR" -> eur; nullopt otherwise
 
 template <Dim D>
 class Quantity {
