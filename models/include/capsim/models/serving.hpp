@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,16 +41,13 @@ namespace capsim::models {
 // --- Constants of the serving model ----------------------------------------------------
 
 // Host-side cost of launching one CUDA kernel, which a batch pays once per kernel however
-// small the batch is. NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA
-// Technical Blog, 2019, https://developer.nvidia.com/blog/cuda-graphs/) measures a few
-// microseconds per short kernel launched from a stream; 5 us is the value assumed here.
+// small the batch is, in the bare roofline (a model served without an engine profile).
+// NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019,
+// https://developer.nvidia.com/blog/cuda-graphs/) measures a few microseconds per short
+// kernel launched from a stream; 5 us is the value assumed here. With an engine profile
+// (data/catalog/engines.yaml) the engine's host time per kernel and per call and
+// kKernelGpuFloorSeconds (cnn.hpp) replace it.
 inline constexpr double kKernelLaunchSeconds = 5e-6;
-// Published NVIDIA figure for a TensorRT-class engine: Torch-TensorRT "accelerate[s]
-// inference latency by up to 5x compared to eager execution" (NVIDIA/PyTorch,
-// https://github.com/pytorch/TensorRT README, 2024). It is an upper bound ("up to"), so
-// it is not used as a default: a TensorRT-format model needs the user's own speed-up
-// (ExecutionOptions::engine_speedup), and values above this bound are rejected.
-inline constexpr double kTensorRtUpToSpeedup = 5.0;
 // A request to Triton Inference Server from a perf_analyzer client (HTTP/gRPC): a fixed
 // cost per request (client, network stack, server scheduling, the backend's session call)
 // and the input tensor's bytes over the client-server connection. Both chosen on the two
@@ -77,18 +75,17 @@ inline constexpr int kBackboneStride = 32;
 
 // --- Latency curves --------------------------------------------------------------------
 
-// The serialized form a model runs in.
-enum class EngineFormat { framework, tensorrt };
-std::string_view engine_format_name(EngineFormat f);  // "framework", "tensorrt"
-
 struct ExecutionOptions {
   Precision precision = Precision::fp16;  // weights and activations; the GPU must have a peak for it
-  EngineFormat format = EngineFormat::framework;
-  // TensorRT-class engines: latency divided by this factor (>= 1, <= kTensorRtUpToSpeedup).
-  // Required when format is tensorrt (no default: see kTensorRtUpToSpeedup); must be
-  // empty for the framework format.
+  // The runtime's efficiency profile (data/catalog/engines.yaml: framework, tensorflow,
+  // onnxruntime, tensorrt). Empty: the bare roofline with kKernelLaunchSeconds per kernel.
+  std::optional<hardware::EngineSpec> engine;
+  // An override for a speed-up the user measured: every latency divided by it. Any
+  // positive finite factor (a slower runtime is a factor below 1); empty: none.
   std::optional<double> engine_speedup;
 };
+// "tensorrt", or "roofline" without an engine profile.
+std::string engine_name(const ExecutionOptions& exec);
 
 // The part of a GPU a model instance runs on. A whole GPU is {1, 1, gpu.memory}.
 struct GpuShare {
@@ -130,27 +127,41 @@ class LatencyCurve {
 // A model as served: the published per-sample figures plus what the roofline needs.
 struct ServedModel {
   SampleModel model;  // params, forward FLOPs, activation bytes (at 2 B/element, as the presets)
-  // Kernels launched per forward pass (after the engine's fusion); each costs
-  // kKernelLaunchSeconds once per batch. 0: none counted.
+  // Layers per forward pass, each one kernel when fused (convolution + norm + activation);
+  // an engine that does not fuse launches more per layer (see roofline_latency_curve).
+  // 0: none counted.
   int kernels_per_forward = 0;
   // GEMM rows one sample contributes to the least efficient layers; 0 = derived:
   // (input_resolution / kBackboneStride)^2 for image models, else 1.
   double gemm_rows_per_sample = 0;
-  // A measured curve replaces the roofline entirely when set (then precision and format
-  // only name what was measured).
-  std::optional<LatencyCurve> measured_curve;
+  // A layer list in cnn.hpp ("resnet50"): with an engine profile the curve comes from
+  // cnn_inference layer by layer instead of the per-sample roofline.
+  std::string network;
+  // Measured curves by GPU id (Triton perf_analyzer, the user's benchmark); on a GPU that
+  // has one it replaces the model entirely (precision and engine then only name what was
+  // measured); on a GPU without one the deployment is refused.
+  std::map<std::string, LatencyCurve, std::less<>> measured;
 };
 
-// Roofline latency of batches 1..max_batch of `m` on `share` of `gpu`:
-//   t(b) = max(F b / (P f_c e(b)), (W + A b) / (B f_b kMemoryBandwidthEfficiency))
-//          + kernels_per_forward x kKernelLaunchSeconds,
-// divided by engine_speedup for TensorRT. F = forward FLOPs per sample, P the GPU's dense
-// peak at the precision, e(b) = kGemmMaxEfficiency x r b / (r b + kGemmHalfSaturationDim)
-// (performance.hpp's GEMM efficiency with r GEMM rows per sample, the other two GEMM
-// dimensions taken as large), W = params x bytes per value, A = (input bytes + activation
-// elements x bytes per value x 2 (written once, read once)) per sample, B the memory
-// bandwidth. Errors: no peak for the precision on the GPU, non-positive FLOPs, max_batch < 1,
-// an engine speed-up missing, out of range, or given for the framework format.
+// Latency of batches 1..max_batch of `m` on `share` of `gpu`.
+// With a layer list and an engine: cnn_inference per batch on the share (peaks and
+// bandwidth scaled by its fractions). Otherwise the per-sample roofline:
+//   g(b) = max(F b / (P f_c e(b)), (W + A b) / (B f_b kMemoryBandwidthEfficiency))
+//          + E b + k x kKernelGpuFloorSeconds
+//   t(b) = host_time_per_call + max(g(b), k x host_time_per_kernel)   (host overlaps GPU)
+//        = host_time_per_call + g(b) + k x host_time_per_kernel        (otherwise)
+// F = forward FLOPs per sample, P the GPU's dense peak at the precision (TF32 for fp32 on
+// Ampere and newer when the engine runs tf32), e(b) = c x r b / (r b + h) (performance.hpp's
+// GEMM efficiency with r GEMM rows per sample; c and h the engine's ceiling and
+// half-saturation dimension, else kGemmMaxEfficiency and kGemmHalfSaturationDim), W =
+// params x bytes per value, A = (input bytes + activation elements x bytes per value x 2)
+// per sample, E = the batch-norm and activation passes the engine does not remove (2 each
+// over the activations), k = kernels_per_forward x (1 + a batch norm unless folded + an
+// activation unless fused + a cast under eager mixed precision). Without an engine:
+// t(b) = max(...) + kernels_per_forward x kKernelLaunchSeconds. Every latency is divided
+// by engine_speedup when given. Errors: no peak for the precision on the GPU, a precision
+// the engine does not run, non-positive FLOPs, max_batch < 1, a speed-up that is not a
+// positive finite number.
 Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware::GpuSpec& gpu,
                                             const ExecutionOptions& exec, int max_batch,
                                             const GpuShare& share = GpuShare{1.0, 1.0, Bytes(0.0), "whole GPU"});
@@ -368,11 +379,12 @@ Result<ServingReport> simulate_serving(const DeploymentPlan& plan, const Arrival
 
 // --- Reference models ------------------------------------------------------------------
 
-// Models for the examples and tests (OCR on road signs, food photos), with published
-// figures and their sources. The lead may move these to workload presets.
+// The presets a serving graph may name (`capsim models` lists them), with published
+// figures and their sources:
 //   "horizontal-text-detection-0001" (text detector, Intel Open Model Zoo),
-//   "text-recognition-0012" (text recognizer, OMZ), "resnet-50" (workload preset, 54
-//   fused kernels), "efficientnet-b0" (Tan & Le 2019). Sources in ServedModel::model.source.
+//   "text-recognition-0012" (text recognizer, OMZ), "resnet-50" and "resnet-101" (workload
+//   presets with their layer lists), "resnet-152" and "vgg-16" (counted from their layer
+//   lists), "efficientnet-b0" (Tan & Le 2019). Sources in ServedModel::model.source.
 std::vector<ServedModel> reference_served_models();
 const ServedModel* find_reference_served_model(std::string_view name);
 
