@@ -1,5 +1,6 @@
-// Inference scenarios: served models of the user's own (described or measured) and engines
-// as data.
+// Inference scenarios: served models of the user's own (described or measured), engines as
+// data, the shipped engine and batching examples, and the analytic estimate against the
+// simulation on every shipped serving example.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -108,4 +109,48 @@ TEST_CASE("served model: described by FLOPs, bytes and parameters, timed by the 
   // Eager batch 1: 54 x 4 kernels (convolution, batch norm, activation, autocast cast) x 65 us.
   CHECK(t_eager == doctest::Approx(54 * 4 * 65e-6).epsilon(0.01));
   CHECK(t_trt < t_eager / 5);
+}
+
+TEST_CASE("analytic p99 within 25 % of the simulated one on every shipped serving example, or the output says why") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples")) {
+    auto s = load_scenario_file(entry.path(), catalog());
+    REQUIRE(s.ok());
+    if (!s->inference || s->inference->llm || s->inference->stages.empty()) continue;
+    CAPTURE(entry.path().filename().string());
+    auto r = simulate_serving_scenario(*s, catalog());
+    REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+    const auto& g = *r->graph;
+    const double simulated = g.latency.p99.mean, analytic = g.analytic.p99_latency.value();
+    MESSAGE(entry.path().filename().string() << ": simulated p99 " << simulated * 1e3 << " ms, analytic "
+                                             << analytic * 1e3 << " ms; " << g.analytic_note);
+    const bool agrees = std::abs(analytic / simulated - 1) <= models::kAnalyticAgreement;
+    CHECK((agrees || !g.analytic_note.empty()));
+    if (!agrees) CHECK(serving_simulation_text(*r).find("Note: " + g.analytic_note) != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked >= 2);
+}
+
+TEST_CASE("analytic p99 of every sized serving example's recommendation within 25 % of its verifying simulation") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples")) {
+    auto s = load_scenario_file(entry.path(), catalog());
+    REQUIRE(s.ok());
+    if (!s->inference || s->inference->llm || s->hardware.gpus.empty()) continue;
+    CAPTURE(entry.path().filename().string());
+    auto r = size_serving_scenario(*s, catalog());
+    REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+    REQUIRE(r->graph);
+    REQUIRE(r->graph->recommended);
+    const auto& d = *r->graph->recommended;
+    REQUIRE(d.simulated_latency);
+    const double simulated = d.simulated_latency->p99.mean, analytic = d.analytic.p99_latency.value();
+    MESSAGE(entry.path().filename().string() << ": recommendation simulated p99 " << simulated * 1e3
+                                             << " ms, analytic " << analytic * 1e3 << " ms");
+    const bool agrees = std::abs(analytic / simulated - 1) <= models::kAnalyticAgreement;
+    CHECK((agrees || serving_sizing_text(*r).find("note: the analytic p99") != std::string::npos));
+    ++checked;
+  }
+  CHECK(checked >= 3);
 }

@@ -319,12 +319,12 @@ struct StageEstimate {
   std::string name;
   double capacity = 0;           // requests/s: servers x max_batch_requests / latency(max batch)
   double effective_batch = 1;    // requests per batch at this load (see estimate_serving)
-  double utilization = 0;        // b_eff = 1: rate S(1) / c; else rate / capacity
-  Seconds service{0.0};          // S(b_eff)
-  Seconds mean_wait{0.0};        // queueing delay of a batch + batch forming
+  double utilization = 0;        // rate S(b) / (c b), b the batch actually formed
+  Seconds service{0.0};          // S(b)
+  Seconds mean_wait{0.0};        // waiting for a server (the batch in service, the window, full batches)
   Seconds mean_latency{0.0};     // mean_wait + service
   Seconds p99_latency{0.0};      // approximate, see estimate_serving
-  bool stable = true;            // utilization < 1
+  bool stable = true;            // rate < capacity
 };
 
 struct ServingEstimate {
@@ -333,25 +333,30 @@ struct ServingEstimate {
   std::string constraint;         // that stage
   std::vector<StageEstimate> stages;
   Seconds mean_latency{0.0};      // sum over stages
-  Seconds p99_latency{0.0};       // sum of the stage p99s: an upper-side estimate
+  // End to end: the stage means plus the root-sum-square of the stages' tails (p99 - mean),
+  // as for independent stages; one stage: its own p99. An estimate, not a bound.
+  Seconds p99_latency{0.0};
   bool stable = true;
 };
 
-// The queueing estimate at `rate` requests/s. Per stage with c servers, max batch B:
+// The queueing estimate at `rate` requests/s: a batch-service (M/G^[b]/c-type)
+// approximation per stage with c servers, max batch B (requests), window D, batch service
+// S(b) from the request curve:
 //   - capacity = c B / S(B); rate >= capacity: unstable (infinite latency, stable = false);
-//   - effective batch b: the smallest b in [1, B] with rate S(b) / c <= b (a free server
-//     takes what arrived during the previous service: Triton-style greedy batching);
-//   - b = 1 (servers keep up with single requests): a queue of requests with deterministic
-//     service S(1): c = 1 M/D/1 by Pollaczek-Khinchine (exact); c > 1 Allen-Cunneen's M/G/c
-//     approximation Wq = C(c, a) / (c mu - lambda) x (ca^2 + cs^2) / 2 with ca^2 = 1,
-//     cs^2 = 0 (Allen, "Probability, Statistics and Queueing Theory", 2nd ed., 1990;
+//   - B = 1: a queue of requests, M/D/c (Pollaczek-Khinchine for c = 1, exact; otherwise
+//     Allen-Cunneen: Wq = C(c, a) / (c mu - lambda) x (ca^2 + cs^2) / 2, ca^2 = 1, cs^2 = 0,
 //     Erlang C from core/queueing.hpp);
-//   - b > 1 (servers always busy, batches grow with load): S(b) / 2 waiting for the batch in
-//     service (S(b) at p99) plus the same formulas for full batches (rate / B, S(B)), which
-//     grow without bound as the load nears capacity;
-//   - a batching window (max_queue_delay D > 0): min(D, (B - 1) / rate) / 2 more on
-//     average, the whole window at p99;
-//   - p99 of the queueing part: exponential beyond its atom at zero (exact for M/M/c):
+//   - B > 1: the batch actually formed, k: when servers are always busy, the smallest b with
+//     rate cycle(b) / c <= b, cycle(b) = S(b) or D when that is longer and b < B (a free
+//     server takes what arrived during its previous cycle; the batcher waits for the oldest
+//     request's window); at lighter load, 1 + rate w with w = min(D, (B - 1) / rate), the
+//     window a request that finds a server free opens. Utilization rate S(k) / (c k).
+//     A request finds all servers busy with probability P (Erlang C at that utilization, 1
+//     in the busy regime) and waits for the first of c staggered cycles to end (cycle /
+//     (c + 1) on average, cycle (1 - (0.01 / P)^(1/c)) at p99), else it waits in the window
+//     (w / 2 on average, w at p99); near capacity full batches queue as batches of B Poisson
+//     arrivals (Erlang gaps, ca^2 = 1 / B) on c servers of S(B); then S(k);
+//   - p99 of a queueing wait: exponential beyond its atom at zero (exact for M/M/c):
 //     Wq_99 = (Wq / C) ln(C / 0.01) when C > 0.01, else 0.
 ServingEstimate estimate_serving(const DeploymentPlan& plan, double rate);
 
@@ -369,7 +374,14 @@ struct ServingReport {
   double simulated_throughput = 0;       // requests/s
   des::Percentiles latency;              // end-to-end, seconds
   std::vector<double> stage_utilization; // per stage
+  // Empty when the analytic p99 is within kAnalyticAgreement of the simulated one; else
+  // how far apart they are and why ("the simulation follows the trace ...").
+  std::string analytic_note;
 };
+
+// How close the analytic p99 should come to the simulated one (a fraction): beyond it the
+// report says why.
+inline constexpr double kAnalyticAgreement = 0.25;
 
 // Builds, simulates and estimates. Errors: the plan's, the arrivals' (e.g. a zero rate),
 // and the simulator's.
