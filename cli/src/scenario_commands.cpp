@@ -1,8 +1,10 @@
 #include "scenario_commands.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "capsim/core/units.hpp"
+#include "capsim/models/serving.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/schema.hpp"
@@ -35,20 +37,41 @@ int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
 }
 
 int run_models(Format format) {
-  scenarios::Table t{{"preset", "kind", "params", "layers", "hidden", "heads", "kv_heads", "seq_len", "source"},
+  // Every preset a scenario may name: transformers (training, llm-serving), CNNs (training)
+  // and the served models an inference graph may name, with parameters and forward FLOPs.
+  scenarios::Table t{{"preset", "kind", "used by", "params", "forward FLOPs", "layers", "hidden", "heads", "kv_heads",
+                      "seq_len", "source"},
                      {},
-                     {false, false, true, true, true, true, true, true, false}};
+                     {false, false, false, true, true, true, true, true, true, true, false}};
   auto count = [](double n) {
     return n >= 1e9 ? to_string(ParsedQuantity{n / 1e9, {}, {}}) + "B" : to_string(ParsedQuantity{n / 1e6, {}, {}}) + "M";
   };
+  auto flops = [](double f, const char* per) { return to_string(ParsedQuantity{f, dims::ops, {}}) + per; };
   for (const auto& p : models::transformer_presets()) {
     const auto& s = p.shape;
     t.rows.push_back({s.name, s.experts > 1 ? "moe transformer" : (s.encoder_only ? "encoder" : "transformer"),
-                      count(models::parameter_count(s)), std::to_string(s.layers), std::to_string(s.hidden),
-                      std::to_string(s.heads), std::to_string(s.kv_heads), std::to_string(s.seq_len), p.source});
+                      s.encoder_only ? "training" : "training, llm-serving", count(models::parameter_count(s)),
+                      flops(models::forward_flops_per_token(s), " /token"), std::to_string(s.layers),
+                      std::to_string(s.hidden), std::to_string(s.heads), std::to_string(s.kv_heads),
+                      std::to_string(s.seq_len), p.source});
   }
-  for (const auto& m : models::sample_model_presets())
-    t.rows.push_back({m.name, "cnn", count(m.params), "-", "-", "-", "-", "-", m.source});
+  const auto served = models::reference_served_models();
+  auto is_served = [&](const std::string& name) {
+    return std::any_of(served.begin(), served.end(), [&](const models::ServedModel& m) { return m.model.name == name; });
+  };
+  std::vector<std::string> listed;
+  for (const auto& m : models::sample_model_presets()) {
+    t.rows.push_back({m.name, "cnn", is_served(m.name) ? "training, inference graph" : "training", count(m.params),
+                      flops(m.forward_flops_per_sample, " /sample"), "-", "-", "-", "-", "-", m.source});
+    listed.push_back(m.name);
+  }
+  for (const auto& m : served) {
+    if (std::find(listed.begin(), listed.end(), m.model.name) != listed.end()) continue;
+    t.rows.push_back({m.model.name, m.network.empty() ? "vision model" : "cnn", "inference graph",
+                      count(m.model.params), flops(m.model.forward_flops_per_sample, " /sample"),
+                      m.kernels_per_forward > 0 ? std::to_string(m.kernels_per_forward) : "-", "-", "-", "-", "-",
+                      m.model.source});
+  }
   if (format == Format::json) {
     std::cout << "[";
     for (std::size_t i = 0; i < t.rows.size(); ++i)

@@ -151,6 +151,40 @@ Result<GpuSpec> Catalog::gpu(std::string_view id) const {
   return spec;
 }
 
+Result<EngineSpec> Catalog::engine(std::string_view id) const {
+  auto e = get(EntityKind::engine, id);
+  if (!e) return e.errors();
+  return to_engine_spec(**e);
+}
+
+bool EngineSpec::runs(std::string_view precision) const {
+  for (const auto& p : precisions)
+    if (p == precision) return true;
+  return false;
+}
+
+EngineSpec to_engine_spec(const Entity& e) {
+  EngineSpec s;
+  s.id = e.id;
+  s.name = e.text("name");
+  s.kind = e.text("kind");
+  if (const FieldValue* p = e.find("precisions")) s.precisions = p->items;
+  auto flag = [&](std::string_view name) {
+    const FieldValue* v = e.find(name);
+    return v != nullptr && v->number != 0;
+  };
+  s.folds_batch_norm = flag("folds_batch_norm");
+  s.fuses_epilogue = flag("fuses_epilogue");
+  if (e.has("layout")) s.layout = e.text("layout");
+  s.casts_per_layer = flag("casts_per_layer");
+  s.host_overlaps_gpu = flag("host_overlaps_gpu");
+  s.host_time_per_kernel = e.quantity<Seconds>("host_time_per_kernel").value_or(Seconds(0.0));
+  s.host_time_per_call = e.quantity<Seconds>("host_time_per_call").value_or(Seconds(0.0));
+  if (const FieldValue* c = e.find("gemm_ceiling")) s.gemm_ceiling = c->number;
+  if (const FieldValue* h = e.find("gemm_half_saturation")) s.gemm_half_saturation = h->number;
+  return s;
+}
+
 void Catalog::set_measured(std::string gpu_id, MeasuredFigures figures) {
   measured_.insert_or_assign(std::move(gpu_id), std::move(figures));
 }

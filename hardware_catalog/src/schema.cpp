@@ -190,16 +190,47 @@ std::vector<FieldDef> exchange_rate_fields() {
   };
 }
 
+// An inference runtime as the CNN and serving models see it (models/cnn.hpp): which of a
+// convolution's element-wise passes it removes, the layout its tensor-core kernels read,
+// its host time per kernel and per call, and the GEMM tile selection it does.
+std::vector<FieldDef> engine_fields() {
+  std::vector<FieldDef> f = {
+      text("name", true, "the runtime's name"),
+      choice("kind", true, {"eager", "graph", "compiled"},
+             "eager: one operator at a time from Python; graph: a runtime executing a saved graph; compiled: an "
+             "engine built ahead of time for one GPU"),
+      {"precisions", FieldType::text_list, true, "the precisions its convolutions run at (fp32, tf32, fp16, bf16, int8)"},
+      {"folds_batch_norm", FieldType::boolean, false, "batch norm folded into the convolution's weights (no pass)"},
+      {"fuses_epilogue", FieldType::boolean, false,
+       "activation and residual add run in the convolution's epilogue (no separate passes)"},
+      choice("layout", false, {"nchw", "nhwc", "nhwc-when-16-bit"},
+             "the layout its tensor-core convolutions read: NHWC needs no transposes; nhwc-when-16-bit: NHWC on Volta "
+             "and newer when the convolutions are 16-bit, NCHW otherwise"),
+      {"casts_per_layer", FieldType::boolean, false,
+       "mixed precision casts each convolution's fp32 weights every forward (one more operator each)"},
+      {"host_overlaps_gpu", FieldType::boolean, false,
+       "kernels are queued asynchronously: the call takes the longer of host and GPU time, not their sum"},
+      quantity("host_time_per_kernel", dims::seconds, false, "host time to launch one kernel (operator)"),
+      quantity("host_time_per_call", dims::seconds, false, "host time of one inference call, besides its kernels"),
+      quantity("gemm_ceiling", dims::none, false,
+               "fraction of the dense peak its kernels reach on large GEMMs, on every GPU generation"),
+      quantity("gemm_half_saturation", dims::none, false,
+               "GEMM dimension at which its convolution kernels reach half their ceiling (tile selection per layer)"),
+  };
+  return f;
+}
+
 std::vector<FieldDef> with_common(std::vector<FieldDef> f) {
   f.push_back(text("notes", false, "free text"));
   return f;
 }
 
-const std::array<std::vector<FieldDef>, 9>& table() {
-  static const std::array<std::vector<FieldDef>, 9> t = {
-      with_common(gpu_fields()),     with_common(cpu_fields()),      with_common(interconnect_fields()),
-      with_common(network_fields()), with_common(server_fields()),   with_common(instance_fields()),
+const std::array<std::vector<FieldDef>, 10>& table() {
+  static const std::array<std::vector<FieldDef>, 10> t = {
+      with_common(gpu_fields()),      with_common(cpu_fields()),      with_common(interconnect_fields()),
+      with_common(network_fields()),  with_common(server_fields()),   with_common(instance_fields()),
       with_common(facility_fields()), with_common(provider_fields()), with_common(exchange_rate_fields()),
+      with_common(engine_fields()),
   };
   return t;
 }
@@ -207,14 +238,14 @@ const std::array<std::vector<FieldDef>, 9>& table() {
 }  // namespace
 
 std::string_view kind_name(EntityKind k) {
-  static constexpr std::array names = {"gpu",      "cpu",      "interconnect", "network",      "server",
-                                       "instance", "facility", "provider",     "exchange_rate"};
+  static constexpr std::array names = {"gpu",      "cpu",      "interconnect", "network",       "server",
+                                       "instance", "facility", "provider",     "exchange_rate", "engine"};
   return names[static_cast<std::size_t>(k)];
 }
 
 std::string_view section_name(EntityKind k) {
-  static constexpr std::array names = {"gpus",      "cpus",       "interconnects", "networks",      "servers",
-                                       "instances", "facilities", "providers",     "exchange_rates"};
+  static constexpr std::array names = {"gpus",      "cpus",       "interconnects", "networks",       "servers",
+                                       "instances", "facilities", "providers",     "exchange_rates", "engines"};
   return names[static_cast<std::size_t>(k)];
 }
 

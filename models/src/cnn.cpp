@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "capsim/models/performance.hpp"
 
@@ -17,7 +18,7 @@ CnnNetwork resnet(std::string name, std::array<int, 4> blocks, int width_factor,
   CnnNetwork n;
   n.name = std::move(name);
   n.source = std::move(source);
-  n.convs.push_back({3, 64, 7, 112, 1, true, true, false});  // stem, then 3x3 max pool to 56
+  n.convs.push_back({3, 64, 7, 112, 1, true, true, false, 2});  // stem, then 3x3 max pool to 56
   int in = 64;
   const std::array<int, 4> widths{64, 128, 256, 512};
   const std::array<int, 4> sizes{56, 28, 14, 7};
@@ -28,14 +29,16 @@ CnnNetwork resnet(std::string name, std::array<int, 4> blocks, int width_factor,
     for (int b = 0; b < blocks[static_cast<std::size_t>(s)]; ++b) {
       // The first block of a stage reads the previous stage's size (the 1x1 before the strided 3x3).
       const int in_size = (b == 0 && s > 0) ? size * 2 : size;
-      n.convs.push_back({in, mid, 1, in_size, 1, true, true, false});
-      n.convs.push_back({mid, mid, 3, size, groups, true, true, false});
-      n.convs.push_back({mid, out, 1, size, 1, true, false, true});
-      if (b == 0) n.convs.push_back({in, out, 1, size, 1, true, false, false});  // projection shortcut
+      const int stride = (b == 0 && s > 0) ? 2 : 1;  // v1.5: the 3x3 and the shortcut downsample
+      n.convs.push_back({in, mid, 1, in_size, 1, true, true, false, 1});
+      n.convs.push_back({mid, mid, 3, size, groups, true, true, false, stride});
+      n.convs.push_back({mid, out, 1, size, 1, true, false, true, 1});
+      if (b == 0) n.convs.push_back({in, out, 1, size, 1, true, false, false, stride});  // projection shortcut
       in = out;
     }
   }
   n.fully_connected = {{2048, 1000}};
+  n.pools = 2;  // the stem's max pool, the global average pool
   return n;
 }
 
@@ -49,12 +52,13 @@ CnnNetwork vgg16() {
   int in = 3, size = 224;
   for (const auto& [c, count] : stages) {
     for (int k = 0; k < count; ++k) {
-      n.convs.push_back({in, c, 3, size, 1, false, true, false});
+      n.convs.push_back({in, c, 3, size, 1, false, true, false, 1});
       in = c;
     }
     size /= 2;
   }
   n.fully_connected = {{512 * 7 * 7, 4096}, {4096, 4096}, {4096, 1000}};
+  n.pools = 5;  // a max pool after each stage
   return n;
 }
 
@@ -83,28 +87,35 @@ struct Path {
   bool tensor_cores = true;
 };
 
-// The precision a framework runs the convolutions at on this GPU.
-Result<Path> path_for(const hardware::GpuSpec& gpu, Precision requested) {
-  auto peak = [&](const char* p) { return gpu.peak(p) ? gpu.peak(p)->value() : 0.0; };
-  const bool ampere_or_newer = gpu.architecture != "kepler" && gpu.architecture != "maxwell" &&
-                               gpu.architecture != "pascal" && gpu.architecture != "volta" &&
-                               gpu.architecture != "turing";
-  const bool tensor_cores_16 = gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
+bool ampere_or_newer(const hardware::GpuSpec& gpu) {
+  return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal" &&
+         gpu.architecture != "volta" && gpu.architecture != "turing";
+}
+
+bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
+  return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
+}
+
+double peak_of(const hardware::GpuSpec& gpu, const char* p) { return gpu.peak(p) ? gpu.peak(p)->value() : 0.0; }
+
+// The precision a framework (or an engine running `tf32`) runs the convolutions at.
+Result<Path> path_for(const hardware::GpuSpec& gpu, Precision requested, bool tf32_allowed = true,
+                      const std::string& who = "PyTorch") {
   Path p;
   if (requested == Precision::fp32 || requested == Precision::tf32) {
-    if (ampere_or_newer && peak("tf32") > 0) {
-      p = {Precision::tf32, peak("tf32"), 4, requested == Precision::fp32 ? "fp32 runs convolutions in TF32 on " +
-                                                                              gpu.architecture + " (PyTorch default)"
-                                                                        : ""};
+    if (ampere_or_newer(gpu) && tf32_allowed && peak_of(gpu, "tf32") > 0) {
+      p = {Precision::tf32, peak_of(gpu, "tf32"), 4,
+           requested == Precision::fp32 ? "fp32 runs convolutions in TF32 on " + gpu.architecture + " (" + who + " default)"
+                                        : ""};
     } else {
-      p = {Precision::fp32, peak("fp32"), 4, "", false};
+      p = {Precision::fp32, peak_of(gpu, "fp32"), 4, "", false};
     }
   } else {
     const char* want = requested == Precision::bf16 ? "bf16" : "fp16";
-    if (tensor_cores_16 && peak(want) > 0) {
-      p = {requested == Precision::bf16 ? Precision::bf16 : Precision::fp16, peak(want), 2, ""};
+    if (has_16bit_tensor_cores(gpu) && peak_of(gpu, want) > 0) {
+      p = {requested == Precision::bf16 ? Precision::bf16 : Precision::fp16, peak_of(gpu, want), 2, ""};
     } else {
-      p = {Precision::fp32, peak("fp32"), 2,
+      p = {Precision::fp32, peak_of(gpu, "fp32"), 2,
            "mixed precision on " + gpu.architecture + " (no 16-bit tensor cores): fp32 math, 16-bit activations", false};
     }
   }
@@ -113,16 +124,91 @@ Result<Path> path_for(const hardware::GpuSpec& gpu, Precision requested) {
   return p;
 }
 
+// The precision an inference engine runs the convolutions at: int8 on an engine and GPU
+// that have it, the framework paths otherwise.
+Result<Path> inference_path(const hardware::GpuSpec& gpu, Precision requested, const hardware::EngineSpec& engine) {
+  const std::string want(precision_name(requested));
+  const std::string who = engine.name.empty() ? engine.id : engine.name;
+  if (!engine.runs(want) && !(requested == Precision::fp32 && engine.runs("tf32")))
+    return Diagnostic{{}, "precision", "engine '" + engine.id + "' does not run " + want + " convolutions", ""};
+  if (requested == Precision::int8) {
+    if (!(peak_of(gpu, "int8") > 0))
+      return Diagnostic{{}, "precision", "GPU '" + gpu.id + "' has no dense int8 peak in the catalog", ""};
+    return Path{Precision::int8, peak_of(gpu, "int8"), 1, "", true};
+  }
+  if (requested != Precision::fp32 && requested != Precision::tf32 && requested != Precision::fp16 &&
+      requested != Precision::bf16)
+    return Diagnostic{{}, "precision", "no " + want + " convolution path (fp32, tf32, fp16, bf16, int8)", ""};
+  return path_for(gpu, requested, engine.runs("tf32"), who);
+}
+
 double gemm_ceiling(const hardware::GpuSpec& gpu) {
   return gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+}
+
+// The kernels' GEMM efficiency: the GPU generation's ceiling (or the engine's own, for an
+// engine whose kernels reach more), and the half-saturation dimension of its tiles.
+struct Kernels {
+  double ceiling = kGemmMaxEfficiency;
+  double half_saturation = kGemmHalfSaturationDim;
+};
+
+Kernels kernels_for(const hardware::GpuSpec& gpu, const hardware::EngineSpec* engine) {
+  Kernels k{gemm_ceiling(gpu), kGemmHalfSaturationDim};
+  if (engine != nullptr && engine->gemm_ceiling > 0) k.ceiling = engine->gemm_ceiling;
+  if (engine != nullptr && engine->gemm_half_saturation > 0) k.half_saturation = engine->gemm_half_saturation;
+  return k;
 }
 
 // CUDA-core (SIMT) fp32 kernels do a quarter of a tensor-core tile's math per operand
 // byte and reach their peak on smaller tiles: the half-saturation dimension shrinks by the
 // same factor.
-double shape_factor(double m, double n, double k, bool tensor_cores) {
-  const double d = tensor_cores ? kGemmHalfSaturationDim : kGemmHalfSaturationDim / 4;
+double shape_factor(double m, double n, double k, bool tensor_cores, double half) {
+  const double d = tensor_cores ? half : half / 4;
   return (m / (m + d)) * (n / (n + d)) * (k / (k + d));
+}
+
+// One GEMM of an implicit convolution: FLOPs under the roofline, bytes the tensors it
+// actually reads and writes (element counts; the im2col view is never materialised).
+double gemm_time(double m, double n, double k, double groups, double elements_moved, const Path& path,
+                 const Kernels& kern, double bandwidth, double flop_divisor) {
+  const double flops = 2 * m * n * k * groups;
+  const double compute = flops / (kern.ceiling * shape_factor(m, n, k, path.tensor_cores, kern.half_saturation) * path.peak);
+  return std::max(compute / flop_divisor, elements_moved * path.act_bytes / bandwidth);
+}
+
+struct ConvCost {
+  double fwd = 0, bwd = 0;              // GEMMs
+  double transpose_fwd = 0, transpose_bwd = 0;
+  bool simt = false;                    // the autotuner kept the fp32 CUDA-core algorithm
+};
+
+// One convolution on one path: forward GEMM, data and weight gradients, NCHW transposes.
+ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Kernels& kern, double bandwidth,
+                   bool channels_last) {
+  const double pixels = static_cast<double>(c.out_size) * c.out_size;
+  const double m = batch * pixels;
+  const double g = c.groups;
+  const double nn = c.out_channels / g;
+  const double k = c.in_channels / g * c.kernel * c.kernel;
+  const double in_side = static_cast<double>(c.out_size) * c.stride;
+  const double in_elems = batch * c.in_channels * in_side * in_side;
+  const double out_elems = m * c.out_channels;
+  const double weights = static_cast<double>(c.in_channels) / c.groups * c.out_channels * c.kernel * c.kernel;
+  // cuDNN runs 3x3 stride-1 fp32 convolutions with Winograd F(2x2, 3x3): 16 multiplies per
+  // 2x2 output tile instead of 36, 2.25x fewer (Lavin & Gray, "Fast Algorithms for
+  // Convolutional Neural Networks", CVPR 2016); tensor-core paths use implicit GEMM.
+  const double winograd = (!path.tensor_cores && c.kernel == 3 && c.groups == 1 && c.stride == 1) ? 2.25 : 1.0;
+  ConvCost cost;
+  cost.fwd = gemm_time(m, nn, k, g, in_elems + weights + out_elems, path, kern, bandwidth, winograd);
+  cost.bwd = gemm_time(m, k, nn, g, out_elems + weights + in_elems, path, kern, bandwidth, winograd) +  // data gradient
+             gemm_time(k, nn, m, g, in_elems + out_elems + weights, path, kern, bandwidth, winograd);   // weight gradient
+  if (path.tensor_cores && !channels_last) {
+    // NCHW -> NHWC of the input and back for the output, forward and backward.
+    cost.transpose_fwd = 2 * (in_elems + out_elems) * path.act_bytes / bandwidth;
+    cost.transpose_bwd = 2 * 2 * (in_elems + out_elems) * path.act_bytes / bandwidth;
+  }
+  return cost;
 }
 
 struct Work {
@@ -131,54 +217,80 @@ struct Work {
   double ew_fwd = 0;     // element-wise, forward
   double ew_bwd = 0;
   double kernels_fwd = 0, kernels_bwd = 0;
+  int simt_layers = 0;   // convolutions the autotuner ran on fp32 CUDA cores instead of TF32
+};
+
+// What an engine removes from the framework's forward (nullptr: a training step).
+struct ForwardOptions {
+  bool training = true;
+  bool folds_batch_norm = false;
+  bool fuses_epilogue = false;
+  bool casts = false;  // one cast kernel per weighted layer (eager mixed precision)
 };
 
 Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gpu, const Path& path,
-                  bool channels_last) {
+                  bool channels_last, const Kernels& kern, const ForwardOptions& fo) {
   const double bw = gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
-  const double ceiling = gemm_ceiling(gpu);
-  const double operand = path.act_bytes;
+  // The autotuner's alternative for TF32 convolutions: fp32 on the CUDA cores (Winograd
+  // for 3x3), 4-byte activations either way.
+  std::optional<Path> simt;
+  if (path.math == Precision::tf32 && peak_of(gpu, "fp32") > 0) simt = Path{Precision::fp32, peak_of(gpu, "fp32"), 4, "", false};
   Work w;
-  auto gemm = [&](double m, double nn, double k, double count) {
-    const double flops = 2 * m * nn * k * count;
-    const double bytes = operand * (m * k + k * nn + m * nn) * count;
-    return std::max(flops / (ceiling * shape_factor(m, nn, k, path.tensor_cores) * path.peak), bytes / bw);
-  };
   for (const auto& c : n.convs) {
-    const double pixels = static_cast<double>(c.out_size) * c.out_size;
-    const double m = batch * pixels;
-    const double g = c.groups;
-    const double nn = c.out_channels / g;
-    const double k = c.in_channels / g * c.kernel * c.kernel;
-    // cuDNN runs 3x3 stride-1 fp32 convolutions with Winograd F(2x2, 3x3): 16 multiplies
-    // per 2x2 output tile instead of 36, 2.25x fewer (Lavin & Gray, "Fast Algorithms for
-    // Convolutional Neural Networks", CVPR 2016); tensor-core paths use implicit GEMM.
-    const double winograd = (!path.tensor_cores && c.kernel == 3 && c.groups == 1) ? 2.25 : 1.0;
-    w.gemm += gemm(m, nn, k, g) / winograd;
-    w.gemm_bwd += (gemm(m, k, nn, g) + gemm(k, nn, m, g)) / winograd;  // data gradient, weight gradient
-    // Element-wise passes over the output (bytes per element x passes): batch norm reads
-    // the output twice (statistics, normalize) and writes once; ReLU reads and writes; the
-    // residual add reads two and writes one. Backward: batch norm 5, ReLU 3, add 3.
-    const double elems = m * c.out_channels;
-    const double fwd_passes = (c.batch_norm ? 3 : 0) + (c.relu ? 2 : 0) + (c.residual_add ? 3 : 0);
-    const double bwd_passes = (c.batch_norm ? 5 : 0) + (c.relu ? 3 : 0) + (c.residual_add ? 3 : 0);
-    w.ew_fwd += elems * fwd_passes * path.act_bytes / bw;
-    w.ew_bwd += elems * bwd_passes * path.act_bytes / bw;
-    if (path.tensor_cores && !channels_last) {
-      // NCHW -> NHWC of the input and back for the output, forward and backward.
-      const double in_elems = batch * c.in_channels * static_cast<double>(c.out_size) * c.out_size;
-      w.ew_fwd += 2 * (in_elems + elems) * path.act_bytes / bw;
-      w.ew_bwd += 2 * 2 * (in_elems + elems) * path.act_bytes / bw;
+    ConvCost cost = conv_cost(c, batch, path, kern, bw, channels_last);
+    if (simt) {
+      const ConvCost alt = conv_cost(c, batch, *simt, kern, bw, channels_last);
+      const auto total = [&](const ConvCost& x) {
+        return x.fwd + x.transpose_fwd + (fo.training ? x.bwd + x.transpose_bwd : 0.0);
+      };
+      if (total(alt) < total(cost)) {
+        cost = alt;
+        cost.simt = true;
+        ++w.simt_layers;
+      }
     }
-    w.kernels_fwd += 1 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
-    w.kernels_bwd += 2 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
+    w.gemm += cost.fwd;
+    w.gemm_bwd += cost.bwd;
+    w.ew_fwd += cost.transpose_fwd;
+    w.ew_bwd += cost.transpose_bwd;
+    const double elems = batch * static_cast<double>(c.out_size) * c.out_size * c.out_channels;
+    if (fo.training) {
+      // Element-wise passes over the output (bytes per element x passes): batch norm reads
+      // the output twice (statistics, normalize) and writes once; ReLU reads and writes; the
+      // residual add reads two and writes one. Backward: batch norm 5, ReLU 3, add 3.
+      const double fwd_passes = (c.batch_norm ? 3 : 0) + (c.relu ? 2 : 0) + (c.residual_add ? 3 : 0);
+      const double bwd_passes = (c.batch_norm ? 5 : 0) + (c.relu ? 3 : 0) + (c.residual_add ? 3 : 0);
+      w.ew_fwd += elems * fwd_passes * path.act_bytes / bw;
+      w.ew_bwd += elems * bwd_passes * path.act_bytes / bw;
+      w.kernels_fwd += 1 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
+      w.kernels_bwd += 2 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
+    } else {
+      // Inference: batch norm in eval mode normalizes with its running statistics (one read,
+      // one write) unless folded into the weights; ReLU reads and writes; the add reads two
+      // and writes one. Fused into the epilogue, ReLU is free and the add reads the residual.
+      const bool bn = c.batch_norm && !fo.folds_batch_norm;
+      const bool relu = c.relu && !fo.fuses_epilogue;
+      const bool add = c.residual_add && !fo.fuses_epilogue;
+      const double passes = (bn ? 2 : 0) + (relu ? 2 : 0) + (add ? 3 : 0) + (c.residual_add && fo.fuses_epilogue ? 1 : 0);
+      w.ew_fwd += elems * passes * path.act_bytes / bw;
+      w.kernels_fwd += 1 + (bn ? 1 : 0) + (relu ? 1 : 0) + (add ? 1 : 0) + (fo.casts ? 1 : 0);
+    }
   }
   for (const auto& [in, out] : n.fully_connected) {
-    w.gemm += gemm(batch, out, in, 1);
-    w.gemm_bwd += gemm(batch, in, out, 1) + gemm(in, out, batch, 1);
-    w.kernels_fwd += 2;
-    w.kernels_bwd += 3;
+    const double b = batch, i = in, o = out;
+    w.gemm += gemm_time(b, o, i, 1, b * i + i * o + b * o, path, kern, bw, 1.0);
+    if (fo.training) {
+      w.gemm_bwd += gemm_time(b, i, o, 1, b * o + i * o + b * i, path, kern, bw, 1.0) +
+                    gemm_time(i, o, b, 1, b * i + b * o + i * o, path, kern, bw, 1.0);
+      w.kernels_fwd += 2;
+      w.kernels_bwd += 3;
+    } else {
+      w.kernels_fwd += (fo.fuses_epilogue ? 1 : 2) + (fo.casts ? 1 : 0);
+    }
   }
+  if (fo.casts) w.ew_fwd += cnn_parameter_count(n) * (4 + 2) / bw;  // fp32 weights read, 16-bit written
+  w.kernels_fwd += n.pools;
+  if (fo.training) w.kernels_bwd += n.pools;
   return w;
 }
 
@@ -210,37 +322,60 @@ double cnn_forward_flops_per_sample(const CnnNetwork& n) {
   return f;
 }
 
+double cnn_activation_elements_per_sample(const CnnNetwork& n) {
+  double e = 0;
+  for (const auto& c : n.convs) e += static_cast<double>(c.out_size) * c.out_size * c.out_channels;
+  return e;
+}
+
 Result<CnnStep> cnn_training_step(const CnnNetwork& n, int batch, const hardware::GpuSpec& gpu, Precision requested,
                                   bool channels_last) {
   if (batch < 1) return Diagnostic{{}, "batch", "must be at least 1, got " + std::to_string(batch), ""};
-  auto path = path_for(gpu, requested);
+  auto path = path_for(gpu, requested, true, "framework");
   if (!path) return path.errors();
-  const Work w = network_work(n, batch, gpu, *path, channels_last);
+  const Work w = network_work(n, batch, gpu, *path, channels_last, kernels_for(gpu, nullptr), ForwardOptions{});
   const double bw = gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
   // SGD with momentum: fp32 weight, gradient and momentum read, weight and momentum written.
   const double optimizer = cnn_parameter_count(n) * 20.0 / bw;
+  const double kernels = w.kernels_fwd + w.kernels_bwd + 4;
   CnnStep s;
-  s.gpu_time = Seconds(w.gemm + w.gemm_bwd + w.ew_fwd + w.ew_bwd + optimizer);
-  s.host_time = Seconds((w.kernels_fwd + w.kernels_bwd + 4) * kCnnHostTimePerKernel);
+  s.gpu_time = Seconds(w.gemm + w.gemm_bwd + w.ew_fwd + w.ew_bwd + optimizer + kernels * kKernelGpuFloorSeconds);
+  s.host_time = Seconds(kernels * kCnnHostTimePerKernel);
   s.time = Seconds(std::max(s.gpu_time.value(), s.host_time.value()));
   s.images_per_second = batch / s.time.value();
   s.math = path->math;
+  s.kernels = static_cast<int>(kernels);
   s.note = path->note;
+  if (w.simt_layers > 0)
+    s.note += std::string(s.note.empty() ? "" : "; ") + std::to_string(w.simt_layers) +
+              (w.simt_layers == 1 ? " convolution" : " convolutions") + " faster in fp32 with Winograd (autotuner)";
   return s;
 }
 
-Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::GpuSpec& gpu, Precision requested) {
+Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::GpuSpec& gpu, Precision requested,
+                              const hardware::EngineSpec& engine) {
   if (batch < 1) return Diagnostic{{}, "batch", "must be at least 1, got " + std::to_string(batch), ""};
-  auto path = path_for(gpu, requested);
+  auto path = inference_path(gpu, requested, engine);
   if (!path) return path.errors();
-  const Work w = network_work(n, batch, gpu, *path, true);
+  const bool sixteen_bit = requested == Precision::fp16 || requested == Precision::bf16;
+  ForwardOptions fo{.training = false,
+                    .folds_batch_norm = engine.folds_batch_norm,
+                    .fuses_epilogue = engine.fuses_epilogue,
+                    .casts = engine.casts_per_layer && sixteen_bit};
+  const Work w = network_work(n, batch, gpu, *path, engine.channels_last(sixteen_bit), kernels_for(gpu, &engine), fo);
   CnnStep s;
-  s.gpu_time = Seconds(w.gemm + w.ew_fwd);
-  s.host_time = Seconds(w.kernels_fwd * kCnnHostTimePerKernel);
-  s.time = Seconds(std::max(s.gpu_time.value(), s.host_time.value()));
+  s.gpu_time = Seconds(w.gemm + w.ew_fwd + w.kernels_fwd * kKernelGpuFloorSeconds);
+  const double launches = w.kernels_fwd * engine.host_time_per_kernel.value();
+  const double body = engine.host_overlaps_gpu ? std::max(s.gpu_time.value(), launches) : s.gpu_time.value() + launches;
+  s.host_time = Seconds(launches + engine.host_time_per_call.value());
+  s.time = Seconds(engine.host_time_per_call.value() + body);
   s.images_per_second = batch / s.time.value();
   s.math = path->math;
+  s.kernels = static_cast<int>(w.kernels_fwd);
   s.note = path->note;
+  if (w.simt_layers > 0)
+    s.note += std::string(s.note.empty() ? "" : "; ") + std::to_string(w.simt_layers) +
+              (w.simt_layers == 1 ? " convolution" : " convolutions") + " faster in fp32 with Winograd (autotuner)";
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "capsim/core/text.hpp"
+#include "capsim/models/cnn.hpp"
 #include "capsim/models/performance.hpp"
 
 namespace capsim::models {
@@ -50,9 +51,7 @@ std::string profile_list(const hardware::GpuSpec& gpu) {
 
 }  // namespace
 
-std::string_view engine_format_name(EngineFormat f) {
-  return f == EngineFormat::tensorrt ? "tensorrt" : "framework";
-}
+std::string engine_name(const ExecutionOptions& exec) { return exec.engine ? exec.engine->id : "roofline"; }
 
 std::string_view sharing_mode_name(SharingMode m) {
   switch (m) {
@@ -119,64 +118,115 @@ Bytes instance_memory(const ServedModel& m, Precision precision, int max_batch) 
   return Bytes(m.model.params * v + max_batch * activations + kProcessContextBytes);
 }
 
+namespace {
+
+bool sixteen_bit(Precision p) { return p == Precision::fp16 || p == Precision::bf16; }
+
+// The GPU as a share of it sees it: peaks and bandwidth scaled by the share's fractions.
+hardware::GpuSpec shared_gpu(const hardware::GpuSpec& gpu, const GpuShare& share) {
+  hardware::GpuSpec g = gpu;
+  for (auto& [precision, peak] : g.peak_dense) peak = peak * share.compute_fraction;
+  g.memory_bandwidth = g.memory_bandwidth * share.bandwidth_fraction;
+  return g;
+}
+
+std::string share_text(const GpuShare& share) {
+  return share.description.empty() ? std::string("whole GPU") : share.description;
+}
+
+}  // namespace
+
 Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware::GpuSpec& gpu,
                                             const ExecutionOptions& exec, int max_batch, const GpuShare& share) {
   std::vector<Diagnostic> errors;
   const std::string pname(precision_name(exec.precision));
-  const auto peak = gpu.peak(pname);
+  const auto& engine = exec.engine;
+  const bool ampere_or_newer = gpu.architecture != "kepler" && gpu.architecture != "maxwell" &&
+                               gpu.architecture != "pascal" && gpu.architecture != "volta" &&
+                               gpu.architecture != "turing";
+  // fp32 runs in TF32 on Ampere and newer when the engine does (framework and engine defaults).
+  const bool tf32 = engine && exec.precision == Precision::fp32 && engine->runs("tf32") && ampere_or_newer &&
+                    gpu.peak("tf32");
+  const auto peak = gpu.peak(tf32 ? "tf32" : pname);
   if (!peak) errors.push_back(invalid("precision", "GPU '" + gpu.id + "' has no dense " + pname + " peak in the catalog"));
+  if (engine && !engine->runs(pname) && !tf32)
+    errors.push_back(invalid("precision", "engine '" + engine->id + "' does not run " + pname));
   if (!(m.model.forward_flops_per_sample > 0))
     errors.push_back(invalid("model", "model '" + m.model.name + "' has no forward FLOPs per sample"));
   if (max_batch < 1) errors.push_back(invalid("max_batch", "must be at least 1 (got " + std::to_string(max_batch) + ")"));
   if (!(share.compute_fraction > 0 && share.compute_fraction <= 1 && share.bandwidth_fraction > 0 &&
         share.bandwidth_fraction <= 1))
     errors.push_back(invalid("share", "compute and bandwidth fractions must be in (0, 1]"));
-  double speedup = 1.0;
-  if (exec.format == EngineFormat::tensorrt) {
-    if (!exec.engine_speedup) {
-      errors.push_back(Diagnostic{{}, "engine_speedup",
-                                  "model '" + m.model.name + "' uses a TensorRT engine but no engine_speedup was given",
-                                  "measure it against the framework; NVIDIA quotes 'up to " +
-                                      significant(kTensorRtUpToSpeedup) + "x' over eager PyTorch (Torch-TensorRT)"});
-    } else if (!(*exec.engine_speedup >= 1.0 && *exec.engine_speedup <= kTensorRtUpToSpeedup)) {
-      errors.push_back(invalid("engine_speedup", "must be between 1 and " + significant(kTensorRtUpToSpeedup) +
-                                                     " (NVIDIA's published upper bound), got " + significant(*exec.engine_speedup)));
-    } else {
-      speedup = *exec.engine_speedup;
-    }
-  } else if (exec.engine_speedup) {
-    errors.push_back(invalid("engine_speedup", "applies to the tensorrt format only"));
-  }
+  if (exec.engine_speedup && !(*exec.engine_speedup > 0 && std::isfinite(*exec.engine_speedup)))
+    errors.push_back(invalid("engine_speedup", "must be a positive finite factor, got " + significant(*exec.engine_speedup)));
   if (!errors.empty()) return errors;
+  const double speedup = exec.engine_speedup.value_or(1.0);
 
-  const double v = bytes_per_value(exec.precision);
-  const double flops_per_sample = m.model.forward_flops_per_sample;
-  const double compute_rate = peak->value() * share.compute_fraction;
-  const double bandwidth = gpu.memory_bandwidth.value() * share.bandwidth_fraction * kMemoryBandwidthEfficiency;
-  const double weights = m.model.params * v;
-  const double act = m.model.input_bytes_per_sample + m.model.activation_bytes_per_sample / 2.0 * v * 2.0;
-  const double rows = m.gemm_rows_per_sample > 0 ? m.gemm_rows_per_sample
-                      : m.model.input_resolution > 0
-                          ? std::pow(static_cast<double>(m.model.input_resolution) / kBackboneStride, 2)
-                          : 1.0;
-  const double overhead = m.kernels_per_forward * kKernelLaunchSeconds;
-
-  LatencyCurve c;
   std::vector<des::ServiceTime::Row> table;
   table.reserve(static_cast<std::size_t>(max_batch));
-  for (int b = 1; b <= max_batch; ++b) {
-    const double gemm_rows = rows * b;
-    const double efficiency = kGemmMaxEfficiency * gemm_rows / (gemm_rows + kGemmHalfSaturationDim);
-    const double compute = flops_per_sample * b / (compute_rate * efficiency);
-    const double memory = (weights + act * b) / bandwidth;
-    table.push_back({b, Seconds((std::max(compute, memory) + overhead) / speedup)});
+  std::string src;
+  if (const CnnNetwork* net = engine && !m.network.empty() ? find_cnn(m.network) : nullptr) {
+    // Layer by layer on the engine.
+    const hardware::GpuSpec g = shared_gpu(gpu, share);
+    int kernels = 0;
+    for (int b = 1; b <= max_batch; ++b) {
+      auto step = cnn_inference(*net, b, g, exec.precision, *engine);
+      if (!step) return step.errors();
+      kernels = step->kernels;
+      table.push_back({b, Seconds(step->time.value() / speedup)});
+    }
+    src = "layers: " + m.model.name + " " + pname + " on " + engine->id + ", " + gpu.id + " (" + share_text(share) + "), " +
+          std::to_string(kernels) + " kernels";
+  } else {
+    const double v = bytes_per_value(exec.precision);
+    const double flops_per_sample = m.model.forward_flops_per_sample;
+    const double compute_rate = peak->value() * share.compute_fraction;
+    const double bandwidth = gpu.memory_bandwidth.value() * share.bandwidth_fraction * kMemoryBandwidthEfficiency;
+    const double weights = m.model.params * v;
+    const double act_elements = m.model.activation_bytes_per_sample / 2.0;
+    const double act = m.model.input_bytes_per_sample + act_elements * v * 2.0;
+    const double rows = m.gemm_rows_per_sample > 0 ? m.gemm_rows_per_sample
+                        : m.model.input_resolution > 0
+                            ? std::pow(static_cast<double>(m.model.input_resolution) / kBackboneStride, 2)
+                            : 1.0;
+    double ceiling = kGemmMaxEfficiency, half = kGemmHalfSaturationDim;
+    double kernels = m.kernels_per_forward, passes = 0, host_per_kernel = 0, host_per_call = 0, floor = 0;
+    bool overlap = false;
+    if (engine) {
+      if (gpu.architecture == "hopper") ceiling = kGemmMaxEfficiencyHopper;
+      if (engine->gemm_ceiling > 0) ceiling = engine->gemm_ceiling;
+      if (engine->gemm_half_saturation > 0) half = engine->gemm_half_saturation;
+      const bool casts = engine->casts_per_layer && sixteen_bit(exec.precision);
+      kernels = m.kernels_per_forward *
+                (1.0 + (engine->folds_batch_norm ? 0 : 1) + (engine->fuses_epilogue ? 0 : 1) + (casts ? 1 : 0));
+      passes = (engine->folds_batch_norm ? 0 : 2) + (engine->fuses_epilogue ? 0 : 2);
+      host_per_kernel = engine->host_time_per_kernel.value();
+      host_per_call = engine->host_time_per_call.value();
+      overlap = engine->host_overlaps_gpu;
+      floor = kKernelGpuFloorSeconds;
+    }
+    for (int b = 1; b <= max_batch; ++b) {
+      const double gemm_rows = rows * b;
+      const double efficiency = ceiling * gemm_rows / (gemm_rows + half);
+      const double compute = flops_per_sample * b / (compute_rate * efficiency);
+      const double memory = (weights + act * b) / bandwidth;
+      double t = std::max(compute, memory);
+      if (engine) {
+        const double gpu_time = t + act_elements * v * passes * b / bandwidth + kernels * floor;
+        const double host = kernels * host_per_kernel;
+        t = host_per_call + (overlap ? std::max(gpu_time, host) : gpu_time + host);
+      } else {
+        t += kernels * kKernelLaunchSeconds;
+      }
+      table.push_back({b, Seconds(t / speedup)});
+    }
+    src = "roofline: " + m.model.name + " " + (tf32 ? std::string("tf32") : pname) + " " + engine_name(exec) + " on " +
+          gpu.id + " (" + share_text(share) + ")";
+    if (kernels > 0)
+      src += ", " + significant(kernels) + " kernels" + (engine ? "" : " x 5 us");
   }
-  std::string src = "roofline: " + m.model.name + " " + pname + " " + std::string(engine_format_name(exec.format));
-  if (speedup != 1.0) src += " (x" + significant(speedup) + ")";
-  src += " on " + gpu.id + " (" + (share.description.empty() ? std::string("whole GPU") : share.description) + ")";
-  if (m.kernels_per_forward > 0) src += ", " + std::to_string(m.kernels_per_forward) + " kernels x 5 us";
-  auto curve = LatencyCurve::measured(std::move(table), std::move(src));
-  return curve;
+  if (speedup != 1.0) src += " (engine_speedup x" + significant(speedup) + ")";
+  return LatencyCurve::measured(std::move(table), std::move(src));
 }
 
 // --- GPU sharing -------------------------------------------------------------------------
@@ -460,10 +510,18 @@ Result<DeploymentPlan> plan_deployment(const InferenceGraph& graph, const Deploy
       per_instance.bandwidth_fraction /= d.instances_per_replica;
     }
     std::optional<LatencyCurve> curve;
-    if (s.model.measured_curve) {
+    if (!s.model.measured.empty()) {
+      const auto found = s.model.measured.find(dep.gpu.id);
+      if (found == s.model.measured.end()) {
+        std::string gpus;
+        for (const auto& [id, c] : s.model.measured) gpus += (gpus.empty() ? "" : ", ") + id;
+        errors.push_back(invalid("stages[" + std::to_string(i) + "].model",
+                                 "stage '" + s.name + "': model '" + s.model.model.name +
+                                     "' has a measured latency table for " + gpus + ", not for " + dep.gpu.id));
+        continue;
+      }
       const double slowdown = 1.0 / per_instance.compute_fraction;
-      curve = slowdown == 1.0 ? *s.model.measured_curve
-                              : s.model.measured_curve->scaled(slowdown, per_instance.description);
+      curve = slowdown == 1.0 ? found->second : found->second.scaled(slowdown, per_instance.description);
       if (curve->max_batch() < d.batching.max_batch)
         errors.push_back(invalid("stages[" + std::to_string(i) + "].max_batch",
                                  "stage '" + s.name + "': max_batch " + std::to_string(d.batching.max_batch) +
@@ -519,7 +577,8 @@ std::vector<ServedModel> reference_served_models() {
                // activation): MobileNetV2's 52 convolutions plus about 20 in the FPN and FCOS head.
                .kernels_per_forward = 72,
                .gemm_rows_per_sample = 0,
-               .measured_curve = std::nullopt});
+               .network = {},
+               .measured = {}});
   // Intel Open Model Zoo text-recognition-0012: VGG16-like backbone + BiLSTM, CTC over 36
   // symbols, 1x32x120 grayscale crop, 1.485 GFLOPs, 5.568 M params.
   v.push_back({.model = {.name = "text-recognition-0012",
@@ -537,10 +596,34 @@ std::vector<ServedModel> reference_served_models() {
                // LSTM's GEMM rows.
                .kernels_per_forward = 17,
                .gemm_rows_per_sample = 30,
-               .measured_curve = std::nullopt});
-  // ResNet-50 from workload.hpp's presets; 53 convolutions + 1 fully connected layer, each a
-  // kernel once convolution, batch norm, activation and residual add are fused.
-  if (const auto* r = find_sample_model_preset("resnet-50")) v.push_back({.model = *r, .kernels_per_forward = 54, .gemm_rows_per_sample = 0, .measured_curve = std::nullopt});
+               .network = {},
+               .measured = {}});
+  // ResNet-50 and -101 from workload.hpp's presets, with their layer lists (cnn.hpp): with an
+  // engine the curve is timed layer by layer. kernels_per_forward (the roofline's, without
+  // a layer list): 53 convolutions + 1 fully connected layer, each a kernel once
+  // convolution, batch norm, activation and residual add are fused.
+  if (const auto* r = find_sample_model_preset("resnet-50"))
+    v.push_back({.model = *r, .kernels_per_forward = 54, .gemm_rows_per_sample = 0, .network = "resnet50", .measured = {}});
+  if (const auto* r = find_sample_model_preset("resnet-101"))
+    v.push_back({.model = *r, .kernels_per_forward = 105, .gemm_rows_per_sample = 0, .network = "resnet101", .measured = {}});
+  // ResNet-152 and VGG-16 from their layer lists alone: parameters, FLOPs and activations
+  // counted from the layers (cnn.hpp), 224 x 224 fp32 input.
+  for (const auto& [name, network] : {std::pair<const char*, const char*>{"resnet-152", "resnet152"}, {"vgg-16", "vgg16"}}) {
+    const CnnNetwork* net = find_cnn(network);
+    if (net == nullptr) continue;
+    v.push_back({.model = {.name = name,
+                           .params = cnn_parameter_count(*net),
+                           .forward_flops_per_sample = cnn_forward_flops_per_sample(*net),
+                           .activation_bytes_per_sample = 2.0 * cnn_activation_elements_per_sample(*net),
+                           .input_bytes_per_sample = 3.0 * net->input_size * net->input_size * 4,
+                           .input_resolution = net->input_size,
+                           .source = net->source + " (counted from the layer list, models/cnn.cpp)",
+                           .as_of = std::string(network) == "vgg16" ? "2014-09" : "2015-12"},
+                 .kernels_per_forward = static_cast<int>(net->convs.size() + net->fully_connected.size()),
+                 .gemm_rows_per_sample = 0,
+                 .network = network,
+                 .measured = {}});
+  }
   // EfficientNet-B0 (Tan & Le 2019, Table 1/2): 5.3 M params, 0.39 B multiply-adds at 224 px.
   v.push_back({.model = {.name = "efficientnet-b0",
                          .params = 5.3e6,
@@ -555,7 +638,8 @@ std::vector<ServedModel> reference_served_models() {
                // kernels (the first block has no expansion), plus stem, head and classifier: 82.
                .kernels_per_forward = 82,
                .gemm_rows_per_sample = 0,
-               .measured_curve = std::nullopt});
+               .network = {},
+               .measured = {}});
   return v;
 }
 

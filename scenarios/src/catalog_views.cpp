@@ -23,6 +23,7 @@ std::vector<std::string_view> main_columns(EntityKind kind) {
     case EntityKind::facility: return {"name", "kind", "region", "colocation_price", "pue", "electricity_price"};
     case EntityKind::provider: return {"name", "kind", "currency", "billing_granularity", "regions"};
     case EntityKind::exchange_rate: return {"currency", "usd"};
+    case EntityKind::engine: return {"name", "kind", "layout", "fuses_epilogue", "host_time_per_kernel", "gemm_ceiling"};
   }
   return {};
 }

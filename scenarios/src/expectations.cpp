@@ -63,11 +63,6 @@ std::string monthly_text(const ParsedQuantity& q) {
   return to_string_in(q, std::string(currency_code(q.currency == Currency::none ? Currency::usd : q.currency)) + "/month");
 }
 
-std::string value_text(const ParsedQuantity& q) {
-  if (q.dim == dims::none) return to_string(ParsedQuantity{q.value_si * 100, {}, {}}) + " %";
-  if (q.dim == dims::money / dims::seconds) return monthly_text(q);
-  return to_string(q);
-}
 
 }  // namespace
 
@@ -134,8 +129,9 @@ std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>
                   e.text + ")";
     } else {
       r.passed = holds(e.op, r.measured->value_si, e.bound.value_si);
-      r.message = e.metric + " = " + value_text(*r.measured) + (r.passed ? ", meets " : ", fails ") +
-                  std::string(op_text(e.op)) + " " + value_text(e.bound);
+      // A share of 1 reads as a percentage; a count (gpus, throughput) as the number it is.
+      r.message = e.metric + " = " + display_measurement(e.metric, *r.measured) + (r.passed ? ", meets " : ", fails ") +
+                  std::string(op_text(e.op)) + " " + display_measurement(e.metric, e.bound);
     }
     out.push_back(r);
   }

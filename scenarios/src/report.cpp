@@ -201,7 +201,8 @@ ReportSection serving_simulation(const RunResult& run) {
     t.rows.push_back({"throughput (requests/s)", to_string(ParsedQuantity{g.simulated_throughput, {}, {}}),
                       to_string(ParsedQuantity{g.analytic.capacity, {}, {}}) + " capacity"});
     t.rows.push_back({"latency p50", ms(g.latency.p50.mean), ""});
-    t.rows.push_back({"latency p99", ms(g.latency.p99.mean), ms(g.analytic.p99_latency.value()) + " (upper-side)"});
+    t.rows.push_back({"latency p99", ms(g.latency.p99.mean), ms(g.analytic.p99_latency.value()) + " (estimate)"});
+    if (!g.analytic_note.empty()) sec.paragraphs.push_back("Note: " + g.analytic_note + ".");
     Table stages{{"stage", "servers", "batch", "utilization"}, {}, {false, true, true, true}};
     for (std::size_t i = 0; i < g.plan.stages.size(); ++i)
       stages.rows.push_back({g.plan.stages[i].name, std::to_string(g.plan.stages[i].servers),

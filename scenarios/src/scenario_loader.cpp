@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -585,27 +587,27 @@ class Loader {
       if (w["offline_requests"]) inf.offline_requests = static_cast<int>(as_int(w["offline_requests"]));
       if (w["graph"]) error(w["graph"], "workload.graph", "graph applies to inference; llm-serving names a model");
     } else {
-      if (w["engine"] && w["engine"].Scalar() == "tensorrt") {
-        inf.exec.format = models::EngineFormat::tensorrt;
-        if (!w["engine_speedup"])
-          error(w, "workload", "tensorrt needs engine_speedup: the speed-up you measured over the framework",
-                "NVIDIA states 'up to 5x' (Torch-TensorRT); capsim has no default");
-        else
-          inf.exec.engine_speedup = std::stod(w["engine_speedup"].Scalar());
+      const std::string engine_id = w["engine"] ? w["engine"].Scalar() : "framework";
+      if (auto engine = catalog_.engine(engine_id)) {
+        inf.exec.engine = *engine;
+      } else {
+        error(w["engine"] ? w["engine"] : w, "workload.engine", engine.errors().front().message,
+              "the catalog's engines.yaml defines the engine profiles");
+      }
+      if (const YAML::Node f = w["engine_speedup"]) {
+        const double v = std::stod(f.Scalar());  // phase 1 checked it is a finite number
+        if (!(v > 0)) error(f, "workload.engine_speedup", "must be greater than zero, got " + f.Scalar(),
+                            "the factor every latency is divided by; leave it out to use the engine profile alone");
+        else inf.exec.engine_speedup = v;
       }
       const YAML::Node graph = w["graph"];
       if (!graph) error(w, "workload", "missing required key 'graph' for inference", "a list of {name, model, fan_out}");
+      graph_stages_ = graph ? graph.size() : 0;
       for (std::size_t i = 0; graph && i < graph.size(); ++i) {
-        const std::string model = graph[i]["model"].Scalar();
-        const models::ServedModel* served = models::find_reference_served_model(model);
-        if (served == nullptr) {
-          std::vector<std::string> names;
-          for (const auto& m : models::reference_served_models()) names.push_back(m.model.name);
-          error(graph[i]["model"], "workload.graph[" + std::to_string(i) + "].model",
-                "unknown served model '" + model + "'", did_you_mean(model, names));
-          continue;
-        }
-        models::GraphStage stage{graph[i]["name"].Scalar(), *served, 1.0};
+        const std::string path = "workload.graph[" + std::to_string(i) + "].model";
+        auto served = served_model(graph[i]["model"], path, graph[i]["name"].Scalar());
+        if (!served) continue;
+        models::GraphStage stage{graph[i]["name"].Scalar(), std::move(*served), 1.0};
         if (graph[i]["fan_out"]) stage.fan_out = std::stod(graph[i]["fan_out"].Scalar());
         inf.graph.stages.push_back(stage);
       }
@@ -695,8 +697,9 @@ class Loader {
             "size the deployment with hardware.gpus instead of simulating it server by server");
   }
 
-  void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
-    constexpr std::uintmax_t kMaxTraceBytes = 64ull * 1024 * 1024;
+  // A file the scenario names (trace, latency table): relative to the scenario and inside
+  // its directory unless CAPSIM_ALLOW_TRACE_OUTSIDE=1; nullopt (and an error) otherwise.
+  std::optional<std::filesystem::path> input_path(const YAML::Node& n, const std::string& key, const std::string& what) {
     const std::filesystem::path written = n.Scalar();
     const std::filesystem::path base = std::filesystem::path(file_).parent_path();
     const std::filesystem::path path = written.is_relative() ? base / written : written;
@@ -708,11 +711,19 @@ class Loader {
       const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
       const auto rel = target.lexically_relative(root);
       if (written.is_absolute() || ec || rel.empty() || *rel.begin() == "..") {
-        error(n, "arrivals.trace", "the trace file '" + written.string() + "' is outside the scenario's directory",
+        error(n, key, "the " + what + " '" + written.string() + "' is outside the scenario's directory",
               "put it beside the scenario, or set CAPSIM_ALLOW_TRACE_OUTSIDE=1 for a scenario you trust");
-        return;
+        return std::nullopt;
       }
     }
+    return path;
+  }
+
+  void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
+    constexpr std::uintmax_t kMaxTraceBytes = 64ull * 1024 * 1024;
+    const auto found = input_path(n, "arrivals.trace", "trace file");
+    if (!found) return;
+    const std::filesystem::path path = *found;
     auto text = read_input_file(path, kMaxTraceBytes, "trace file");
     if (!text) {
       for (const auto& d : text.errors()) error(n, "arrivals.trace", d.where.file + ": " + d.message);
@@ -738,6 +749,161 @@ class Loader {
     if (arrivals.trace.empty()) error(n, "arrivals.trace", "the trace file holds no arrivals");
   }
 
+  // A served model: a preset name, or the user's own (described and/or measured).
+  std::optional<models::ServedModel> served_model(const YAML::Node& n, const std::string& path,
+                                                  const std::string& stage) {
+    if (n.IsScalar()) {
+      if (const models::ServedModel* preset = models::find_reference_served_model(n.Scalar())) return *preset;
+      std::vector<std::string> names;
+      for (const auto& m : models::reference_served_models()) names.push_back(m.model.name);
+      error(n, path, "unknown served model '" + n.Scalar() + "'",
+            did_you_mean(n.Scalar(), names).empty() ? "`capsim models` lists the presets; or describe your model "
+                                                      "by flops_per_sample, bytes_per_sample and params"
+                                                    : did_you_mean(n.Scalar(), names));
+      return std::nullopt;
+    }
+    models::ServedModel m;
+    m.model.name = n["name"] ? n["name"].Scalar() : stage;
+    m.model.source = "the scenario's own description";
+    if (n["flops_per_sample"]) m.model.forward_flops_per_sample = as_quantity(n["flops_per_sample"]);
+    if (n["bytes_per_sample"]) m.model.activation_bytes_per_sample = as_quantity(n["bytes_per_sample"]);
+    if (n["params"]) m.model.params = as_count(n["params"]);
+    if (n["input_bytes"]) m.model.input_bytes_per_sample = as_quantity(n["input_bytes"]);
+    if (n["resolution"]) m.model.input_resolution = static_cast<int>(as_int(n["resolution"]));
+    if (n["layers"]) m.kernels_per_forward = static_cast<int>(as_int(n["layers"]));
+    const std::size_t before = errors_.size();
+    std::map<std::string, std::vector<des::ServiceTime::Row>> tables;
+    std::map<std::string, SourceLocation> table_at;
+    if (const YAML::Node rows = n["latency"]) {
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const YAML::Node r = rows[i];
+        const std::string gpu = r["gpu"].Scalar();
+        if (!catalog_.find_gpu(gpu)) {
+          error(r["gpu"], path + ".latency[" + std::to_string(i) + "].gpu", "unknown GPU '" + gpu + "'",
+                did_you_mean(gpu, catalog_.ids(hardware::EntityKind::gpu)));
+          continue;
+        }
+        add_latency_row(tables, table_at, gpu, static_cast<int>(as_int(r["batch"])), as_quantity(r["latency"]),
+                        {file_, r.Mark().line + 1, r.Mark().column + 1}, path + ".latency[" + std::to_string(i) + "]");
+      }
+      if (n["latency"]) m.model.source = "measured latency table in the scenario";
+    }
+    if (const YAML::Node f = n["latency_file"]) {
+      read_latency_file(f, path + ".latency_file", tables, table_at);
+      m.model.source = "measured latency table " + f.Scalar();
+    }
+    for (auto& [gpu, rows] : tables) {
+      auto curve = models::LatencyCurve::measured(std::move(rows), m.model.source + " (" + gpu + ")");
+      if (!curve) {
+        for (const auto& d : curve.errors())
+          errors_.push_back({table_at[gpu], path, "GPU " + gpu + ": " + d.message, "batches increasing, latencies not decreasing"});
+        continue;
+      }
+      m.measured.emplace(gpu, std::move(*curve));
+    }
+    if (!(m.model.forward_flops_per_sample > 0) && !n["latency"] && !n["latency_file"])
+      error(n, path, "your own model needs flops_per_sample (a roofline from its FLOPs, bytes and params) or a "
+                     "measured latency / latency_file",
+            "e.g. model: {flops_per_sample: 8.2 GFLOP, bytes_per_sample: 42 MB, params: 25.6 M}");
+    if (errors_.size() != before) return std::nullopt;
+    return m;
+  }
+
+  void add_latency_row(std::map<std::string, std::vector<des::ServiceTime::Row>>& tables,
+                       std::map<std::string, SourceLocation>& at, const std::string& gpu, int batch, double seconds,
+                       SourceLocation where, const std::string& key) {
+    auto& rows = tables[gpu];
+    if (!at.contains(gpu)) at[gpu] = where;
+    if (!rows.empty() && batch <= rows.back().batch) {
+      errors_.push_back({where, key, "GPU " + gpu + ": batch " + std::to_string(batch) + " after batch " +
+                                         std::to_string(rows.back().batch) + ": batches must increase",
+                         "list each GPU's batches in increasing order"});
+      return;
+    }
+    if (!rows.empty() && seconds < rows.back().time.value()) {
+      errors_.push_back({where, key, "GPU " + gpu + ": batch " + std::to_string(batch) + " takes " +
+                                         significant(seconds * 1e3) + " ms, less than batch " +
+                                         std::to_string(rows.back().batch) + " (" +
+                                         significant(rows.back().time.value() * 1e3) +
+                                         " ms): latency must not fall as the batch grows",
+                         "a measured table with a falling latency is usually a unit or column mix-up"});
+      return;
+    }
+    rows.push_back({batch, Seconds(seconds)});
+  }
+
+  // A CSV of measured latencies: header gpu,batch,latency_<unit>; relative to the scenario
+  // and inside its directory (the trace file's rules).
+  void read_latency_file(const YAML::Node& n, const std::string& key,
+                         std::map<std::string, std::vector<des::ServiceTime::Row>>& tables,
+                         std::map<std::string, SourceLocation>& at) {
+    constexpr std::uintmax_t kMaxTableBytes = 4ull * 1024 * 1024;
+    auto path = input_path(n, key, "latency file");
+    if (!path) return;
+    auto text = read_input_file(*path, kMaxTableBytes, "latency file");
+    if (!text) {
+      for (const auto& d : text.errors()) error(n, key, d.where.file + ": " + d.message);
+      return;
+    }
+    const std::string file = path->string();
+    std::istringstream in(*text);
+    int line = 0;
+    double unit = 0;
+    std::string unit_name;
+    for (std::string row; std::getline(in, row);) {
+      ++line;
+      if (!row.empty() && row.back() == '\r') row.pop_back();
+      if (row.empty() || row[0] == '#') continue;
+      std::vector<std::string> cells;
+      std::stringstream ss(row);
+      for (std::string cell; std::getline(ss, cell, ',');) {
+        while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+        while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+        cells.push_back(cell);
+      }
+      if (unit == 0) {
+        if (cells.size() != 3 || cells[0] != "gpu" || cells[1] != "batch" || !cells[2].starts_with("latency_")) {
+          errors_.push_back({{file, line, 1}, key, "the header must be 'gpu,batch,latency_ms' (or latency_us, latency_s)",
+                             "the latency column names its unit"});
+          return;
+        }
+        unit_name = cells[2].substr(8);
+        unit = unit_name == "s" ? 1.0 : unit_name == "ms" ? 1e-3 : unit_name == "us" ? 1e-6 : 0.0;
+        if (unit == 0) {
+          errors_.push_back({{file, line, 3}, key, "unknown latency unit '" + unit_name + "' in the header",
+                             "latency_ms, latency_us or latency_s"});
+          return;
+        }
+        continue;
+      }
+      if (cells.size() != 3) {
+        errors_.push_back({{file, line, 1}, key, "line " + std::to_string(line) + " has " + std::to_string(cells.size()) +
+                                                     " columns, expected 3 (gpu, batch, latency)", ""});
+        continue;
+      }
+      if (!catalog_.find_gpu(cells[0])) {
+        errors_.push_back({{file, line, 1}, key, "unknown GPU '" + cells[0] + "'",
+                           did_you_mean(cells[0], catalog_.ids(hardware::EntityKind::gpu))});
+        continue;
+      }
+      long long batch = 0;
+      const auto [bend, bec] = std::from_chars(cells[1].data(), cells[1].data() + cells[1].size(), batch);
+      if (bec != std::errc{} || bend != cells[1].data() + cells[1].size() || batch < 1 || batch > (1 << 16)) {
+        errors_.push_back({{file, line, static_cast<int>(cells[0].size()) + 2}, key,
+                           "batch must be a whole number from 1 to 65536", ""});
+        continue;
+      }
+      double v = 0;
+      if (!parse_double(cells[2], v) || !(v > 0)) {
+        errors_.push_back({{file, line, static_cast<int>(cells[0].size() + cells[1].size()) + 3}, key,
+                           "latency must be a number greater than zero (in " + unit_name + ")", ""});
+        continue;
+      }
+      add_latency_row(tables, at, cells[0], static_cast<int>(batch), v * unit, {file, line, 1}, key);
+    }
+    if (unit == 0) errors_.push_back({{file, 1, 1}, key, "the latency file is empty", "header gpu,batch,latency_ms"});
+  }
+
   void build_deployment(const YAML::Node& d, InferenceSetup& inf) {
     inf.node = d["node"].Scalar();
     if (catalog_.find(hardware::EntityKind::instance, inf.node) == nullptr &&
@@ -751,9 +917,9 @@ class Loader {
     if (d["replicas"]) inf.replicas = static_cast<int>(as_int(d["replicas"]));
     if (inf.llm) return;
     const YAML::Node stages = d["stages"];
-    if (!stages || stages.size() != inf.graph.stages.size()) {
+    if (!stages || stages.size() != graph_stages_) {
       error(stages ? stages : d, "deployment.stages",
-            "expected one entry per graph stage (" + std::to_string(inf.graph.stages.size()) + ")");
+            "expected one entry per graph stage (" + std::to_string(graph_stages_) + ")");
       return;
     }
     for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -879,6 +1045,7 @@ class Loader {
 
   std::string file_;
   const hardware::Catalog& catalog_;
+  std::size_t graph_stages_ = 0;  // workload.graph entries as written (some may have failed to load)
   std::vector<Diagnostic> errors_;
 };
 

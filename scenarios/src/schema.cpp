@@ -92,6 +92,40 @@ SchemaNode model_node() {
   return n;
 }
 
+// A served model: a preset name, or your own by FLOPs / bytes / parameters and/or a
+// measured latency table per GPU.
+SchemaNode served_model_node() {
+  SchemaNode n = leaf("model", ValueKind::model,
+                      "A served preset (`capsim models`), or your own model: described by flops_per_sample, "
+                      "bytes_per_sample and params, and/or measured (latency or latency_file)",
+                      {}, true);
+  SchemaNode row = section("[]", "One measured batch",
+                           {leaf("gpu", ValueKind::catalog_id, "the GPU it was measured on (catalog id)", {}, true),
+                            integer("batch", 1, 1 << 16, "batch size", {}),
+                            quantity("latency", dims::seconds, "latency of one batch, e.g. '4.6 ms'")});
+  row.children[1].required = true;
+  row.children[2].required = true;
+  n.children = {
+      leaf("name", ValueKind::text, "a label for the model", "the stage name"),
+      bounded(quantity("flops_per_sample", dims::ops, "forward FLOPs per input, 2 per multiply-add, e.g. '8.2 GFLOP'"),
+              1, 1e18),
+      bounded(quantity("bytes_per_sample", dims::bytes,
+                       "activation bytes one input writes in a forward at 2 bytes per value (read back once), e.g. "
+                       "'42 MB'",
+                       "0 B"),
+              1, 1e15),
+      bounded(leaf("params", ValueKind::count, "parameters, e.g. '25.6 M'"), 1, 1e13),
+      bounded(quantity("input_bytes", dims::bytes, "the decoded input of one sample, e.g. '602 KB'", "0 B"), 1, 1e12),
+      integer("resolution", 1, 1 << 16, "image side in pixels (sets the GEMM rows per sample)", "none: 1 row"),
+      integer("layers", 1, 1 << 20, "layers (one fused kernel each)", "0"),
+      list_of("latency", row, "measured latency per batch on each GPU (replaces the roofline on those GPUs)"),
+      leaf("latency_file", ValueKind::text,
+           "a CSV of measured latencies, relative to the scenario: header 'gpu,batch,latency_ms' (or latency_us, "
+           "latency_s), one row per GPU and batch, e.g. exported from Triton perf_analyzer runs (-b BATCH)"),
+  };
+  return n;
+}
+
 // Marks the named children of the section at `path` (dotted) as required.
 void mark_required(SchemaNode& root, const std::vector<std::string>& path, const std::vector<std::string>& names) {
   SchemaNode* node = &root;
@@ -186,13 +220,19 @@ SchemaNode build() {
                       at_most(list_of("graph",
                                       section("[]", "One model of the chain",
                                               {leaf("name", ValueKind::text, "stage name", {}, true),
-                                               leaf("model", ValueKind::text, "served model (see capsim models)", {}, true),
+                                               served_model_node(),
                                                number("fan_out", 1e-6, 1e6, "model calls per request (crops per image)",
                                                       "1")}),
                                       "inference: the chain of models each request goes through"),
                               8),
-                      choice("engine", {"framework", "tensorrt"}, "inference: the runtime", "framework"),
-                      number("engine_speedup", 1, 5, "inference with tensorrt: its speed-up over the framework", {}),
+                      choice("engine", {"framework", "tensorflow", "onnxruntime", "tensorrt"},
+                             "inference: the runtime, an efficiency profile in data/catalog/engines.yaml (framework: "
+                             "eager PyTorch)",
+                             "framework"),
+                      number("engine_speedup", 0, 0,
+                             "inference: an override, every latency divided by this measured factor (any positive "
+                             "number; the engine profile already models the runtime)",
+                             {}),
                       integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
                       integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
                       choice("kv_cache", {"bf16", "fp16", "fp8", "int8"}, "llm-serving: KV cache precision", "bf16"),
@@ -460,8 +500,16 @@ void markdown_of(const SchemaNode& n, const std::string& path, std::string& out)
     out += "| `" + c.name + "` | " + kind_text(c) + range + " | " + (c.required ? "yes" : "no") + " | " +
            (c.default_text.empty() ? "" : "`" + c.default_text + "`") + " | " + c.help + " |\n";
     if (c.kind == ValueKind::map || c.kind == ValueKind::model) nested.push_back(&c);
+    // A list of mappings: its items' keys get a table of their own ("workload.graph[]").
+    if (c.kind == ValueKind::list && !c.children.empty() &&
+        (c.children[0].kind == ValueKind::map || c.children[0].kind == ValueKind::model))
+      nested.push_back(&c);
   }
-  for (const auto* c : nested) markdown_of(*c, path.empty() ? c->name : path + "." + c->name, out);
+  for (const auto* c : nested) {
+    const std::string at = path.empty() ? c->name : path + "." + c->name;
+    if (c->kind == ValueKind::list) markdown_of(c->children[0], at + "[]", out);
+    else markdown_of(*c, at, out);
+  }
 }
 
 }  // namespace

@@ -271,9 +271,10 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
                     num(g.analytic.capacity) + " capacity (" + g.analytic.constraint + ")"});
   t.rows.push_back({"latency p50", interval_ms(g.latency.p50), ""});
   t.rows.push_back({"latency p95", interval_ms(g.latency.p95), ""});
-  t.rows.push_back({"latency p99", interval_ms(g.latency.p99), ms(g.analytic.p99_latency.value()) + " (upper-side)"});
+  t.rows.push_back({"latency p99", interval_ms(g.latency.p99), ms(g.analytic.p99_latency.value()) + " (estimate)"});
   t.rows.push_back({"latency mean", ms(g.simulation.latency.mean), ms(g.analytic.mean_latency.value())});
   out += render_text(t);
+  if (!g.analytic_note.empty()) out += "Note: " + g.analytic_note + ".\n";
   Table stages{{"stage", "servers", "batch", "share", "utilization (sim)", "utilization (analytic)", "capacity (req/s)"},
                {},
                {false, true, true, false, true, true, true}};
@@ -326,7 +327,8 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
   j["analytic"] = {{"capacity", finite(g.analytic.capacity)},
                    {"constraint", g.analytic.constraint},
                    {"mean_latency_s", finite(g.analytic.mean_latency.value())},
-                   {"p99_latency_s", finite(g.analytic.p99_latency.value())}};
+                   {"p99_latency_s", finite(g.analytic.p99_latency.value())},
+                   {"note", g.analytic_note.empty() ? json(nullptr) : json(g.analytic_note)}};
   j["stages"] = json::array();
   for (std::size_t i = 0; i < g.plan.stages.size(); ++i)
     j["stages"].push_back({{"name", g.plan.stages[i].name},
@@ -365,9 +367,16 @@ std::string serving_sizing_text(const ServingSizingReport& r) {
     const auto& d = *res.recommended;
     out += "\nRecommendation (" + res.recommendation + "):\n  " + d.summary + "\n  cost " + cost_text(d.cost) + "\n";
     out += "  nodes " + std::to_string(d.min_nodes) + " (trough) to " + std::to_string(d.nodes) + " (peak)\n";
-    if (d.simulated_latency)
+    if (d.simulated_latency) {
       out += "  simulated at peak: p50 " + ms(d.simulated_latency->p50.mean) + ", p99 " +
              ms(d.simulated_latency->p99.mean) + "\n";
+      const double simulated = d.simulated_latency->p99.mean, analytic = d.analytic.p99_latency.value();
+      if (simulated > 0 && std::isfinite(analytic) && std::abs(analytic / simulated - 1) > models::kAnalyticAgreement)
+        out += "  note: the analytic p99 is " + num(100 * std::abs(analytic / simulated - 1)) + " % " +
+               (analytic > simulated ? "above" : "below") + " the simulated one" +
+               ": the batch-service approximation takes one batch size per load; the batches formed vary more" +
+               "\n";
+    }
     Table alt{{"deployment", "cost", "verified"}, {}, {false, true, false}};
     for (const auto& v : res.verified)
       alt.rows.push_back({v.summary, cost_text(v.cost), v.verified ? (v.meets_slo ? "meets SLO" : "misses SLO") : "-"});

@@ -307,6 +307,30 @@ std::vector<BadInput> catalogue() {
            llm_with("{ttft_p99: 2 s, tpot_p99: 100 ms}", "{kind: poisson, rate: 1000000}", "simulate: {duration: 1e6 s}\n"),
            "simulate");
   scenario("arrival rate of zero", inference_with("{p99: 100 ms}", "{kind: poisson, rate: 0}"));
+  // Your own served model: described, or measured per GPU (inline or a CSV beside the scenario).
+  auto own_model = [](const std::string& model) {
+    std::string s = inference_with("{p99: 100 ms}");
+    return s.replace(s.find("model: horizontal-text-detection-0001"), 37, "model: " + model);
+  };
+  scenario("served model: latency without a unit",
+           own_model("{latency: [{gpu: t4, batch: 1, latency: 4.6}]}"));
+  scenario("served model: negative latency",
+           own_model("{latency: [{gpu: t4, batch: 1, latency: -4.6 ms}]}"));
+  scenario("served model: batches not increasing",
+           own_model("{latency: [{gpu: t4, batch: 8, latency: 20 ms}, {gpu: t4, batch: 4, latency: 12 ms}]}"));
+  scenario("served model: latency falling as the batch grows",
+           own_model("{latency: [{gpu: t4, batch: 1, latency: 20 ms}, {gpu: t4, batch: 8, latency: 12 ms}]}"));
+  scenario("served model: FLOPs without a unit", own_model("{flops_per_sample: 8.2e9, params: 25.6 M}"));
+  scenario("served model: neither FLOPs nor a measured table", own_model("{params: 25.6 M}"));
+  scenario("served model: unknown preset", own_model("resnet-5O"));
+  scenario("engine_speedup of zero",
+           own_model("resnet-50").replace(own_model("resnet-50").find("  graph:"), 0, "  engine_speedup: 0\n"));
+  c.push_back({"served model: CSV latency table without units in its header",
+               {{"bad.yaml", own_model("{latency_file: t4.csv}")}, {"t4.csv", "gpu,batch,latency\nt4,1,4.6\n"}},
+               "validate bad.yaml", false, "t4.csv:1:"});
+  c.push_back({"served model: CSV row with a negative latency",
+               {{"bad.yaml", own_model("{latency_file: t4.csv}")}, {"t4.csv", "gpu,batch,latency_ms\nt4,1,4.6\nt4,8,-20\n"}},
+               "validate bad.yaml", false, "t4.csv:3:"});
   scenario("zero storage bandwidth (division by zero)", simulation_with("", "", "0 MB/s"), "simulate");
   scenario("zero decode time", simulation_with("", "", "500 MB/s", "0 s"), "simulate");
   scenario("zero utilization (busy 0 %)", cost_with("    - {name: aws, instance: aws-p4d-24xlarge}\n", "{profile: measured, busy: 0 %}"), "cost");

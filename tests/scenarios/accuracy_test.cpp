@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -64,23 +65,51 @@ TEST_CASE("accuracy: an unknown group is refused with a suggestion") {
 }
 
 TEST_CASE("accuracy: CNN training and vision inference from the networks' layers") {
-  // Today's levels, held as guards (the targets are mean <= 15 %, worst <= 35 %): CNN
-  // training is within ~10-15 % on Volta and Pascal, off on Blackwell; framework inference
-  // at batch 1 is host-bound; TensorRT and networks without a layer list are not predicted.
+  // The levels reached (the targets are mean <= 15 %, worst <= 35 %): held-out CNN
+  // training about 16 % (two Lambda B200 rows 43 % and 176 % off: their FP32 and AMP runs
+  // give the same 3,000 images/s, which no precision path explains), held-out vision
+  // inference about 16 % with the engine profiles of data/catalog/engines.yaml (TensorFlow 1
+  // at batch 256 on an A100 and TensorRT INT8 at batch 32 on an L4 are 40-50 % off).
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
   auto cnn = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "cnn-training");
   REQUIRE_MESSAGE(cnn.ok(), format_diagnostics(cnn.errors()));
-  MESSAGE("cnn-training: " << cnn->overall.rows << " rows, mean " << cnn->overall.mean_abs << " %");
-  CHECK(cnn->overall.rows >= 40);
-  CHECK(cnn->overall.held_out_mean_abs <= 22.0);
+  MESSAGE("cnn-training: " << cnn->overall.rows << " rows, held-out mean " << cnn->overall.held_out_mean_abs
+                           << " % worst " << cnn->overall.held_out_max_abs << " %");
+  CHECK(cnn->overall.rows >= 69);
+  CHECK(cnn->overall.held_out_mean_abs <= 16.5);
   const auto* volta = group(*cnn, "volta");
   REQUIRE(volta != nullptr);
-  CHECK(volta->mean_abs <= 12.0);
+  CHECK(volta->mean_abs <= 10.0);
+  const auto* pascal = group(*cnn, "pascal");
+  REQUIRE(pascal != nullptr);
+  CHECK(pascal->mean_abs <= 12.0);
+  // Every row but the two B200 ones within 45 %.
+  for (const auto& row : cnn->rows)
+    if (row.not_predicted.empty() && row.id.find("b200") == std::string::npos) {
+      CAPTURE(row.id);
+      CHECK(std::abs(row.error_percent) <= 45.0);
+    }
+
   auto vision = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "vision-inference");
-  REQUIRE(vision.ok());
-  CHECK(vision->overall.rows >= 15);
-  CHECK(vision->overall.held_out_mean_abs <= 42.0);
+  REQUIRE_MESSAGE(vision.ok(), format_diagnostics(vision.errors()));
+  const auto& v = vision->overall;
+  MESSAGE("vision-inference: " << v.rows << " rows, held-out " << v.held_out << " mean " << v.held_out_mean_abs
+                               << " % worst " << v.held_out_max_abs << " %; fit " << v.fit << " mean " << v.fit_mean_abs);
+  // TensorRT and ONNX Runtime rows are predicted (engine profiles); the four left are a GPU
+  // the source does not name exactly and networks without a layer list.
+  CHECK(v.rows >= 39);
+  CHECK(v.not_predicted <= 4);
+  CHECK(v.held_out >= 33);
+  CHECK(v.held_out_mean_abs <= 16.5);
+  CHECK(v.held_out_max_abs <= 50.0);
+  CHECK(v.fit_mean_abs <= 1.0);  // the constants reproduce the rows they were chosen on
+  const auto* tensorrt = group(*vision, "tensorrt");
+  REQUIRE(tensorrt != nullptr);
+  CHECK(tensorrt->held_out_mean_abs <= 12.5);
+  const auto* framework = group(*vision, "framework");
+  REQUIRE(framework != nullptr);
+  CHECK(framework->held_out_mean_abs <= 15.0);
 }
 
 TEST_CASE("accuracy: an llm-serving row is predicted by the continuous-batching simulation") {

@@ -112,6 +112,29 @@ struct GpuSpec {
   std::optional<FlopsPerSecond> peak(std::string_view precision) const;
 };
 
+// Typed view of an inference engine's efficiency profile (data/catalog/engines.yaml): the
+// mechanisms by which runtimes differ on the same GPU, read by models/cnn.hpp and the
+// serving latency curves. Absent booleans are false, absent times zero.
+struct EngineSpec {
+  std::string id;
+  std::string name;
+  std::string kind;                     // eager, graph, compiled
+  std::vector<std::string> precisions;  // what its convolutions run at
+  bool folds_batch_norm = false;        // no batch-norm pass
+  bool fuses_epilogue = false;          // activation and residual add in the convolution's epilogue
+  std::string layout = "nchw";          // nchw, nhwc, nhwc-when-16-bit
+  bool casts_per_layer = false;         // mixed precision: one cast operator per weighted layer per forward
+  bool host_overlaps_gpu = false;       // asynchronous launches: max(host, GPU) instead of the sum
+  Seconds host_time_per_kernel{0.0};
+  Seconds host_time_per_call{0.0};
+  double gemm_ceiling = 0;              // 0: the GPU generation's (performance.hpp)
+  double gemm_half_saturation = 0;      // 0: the model's default (performance.hpp)
+
+  bool runs(std::string_view precision) const;
+  // Whether its tensor-core convolutions read NHWC (no transposes) at this precision.
+  bool channels_last(bool sixteen_bit) const { return layout == "nhwc" || (layout == "nhwc-when-16-bit" && sixteen_bit); }
+};
+
 class Catalog {
  public:
   // Adds an entity; the caller (loader) has checked ids are unique.
@@ -128,6 +151,8 @@ class Catalog {
   // The GPU with its measured figures when a calibration was attached (set_measured).
   Result<GpuSpec> gpu(std::string_view id) const;
   const Entity* find_gpu(std::string_view id) const { return find(EntityKind::gpu, id); }
+  // An inference engine's profile; the error suggests the closest id.
+  Result<EngineSpec> engine(std::string_view id) const;
 
   // Attaches measured figures to a GPU id (the store does this with the newest imported
   // profile while building the catalog, before it is shared); replaces earlier ones.
@@ -146,5 +171,6 @@ class Catalog {
 };
 
 GpuSpec to_gpu_spec(const Entity& gpu);
+EngineSpec to_engine_spec(const Entity& engine);
 
 }  // namespace capsim::hardware

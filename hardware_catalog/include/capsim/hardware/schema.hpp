@@ -14,14 +14,16 @@
 namespace capsim::hardware {
 
 // provider: a cloud or hosting company (regions, billing currency and granularity);
-// exchange_rate: a dated rate to US dollars for prices in another currency.
-enum class EntityKind { gpu, cpu, interconnect, network, server, instance, facility, provider, exchange_rate };
+// exchange_rate: a dated rate to US dollars for prices in another currency;
+// engine: an inference runtime's efficiency profile (what it fuses, its host time per
+// kernel, the precisions it runs), read by the CNN and serving models.
+enum class EntityKind { gpu, cpu, interconnect, network, server, instance, facility, provider, exchange_rate, engine };
 
 inline constexpr EntityKind kAllKinds[] = {EntityKind::gpu,      EntityKind::cpu,
                                            EntityKind::interconnect, EntityKind::network,
                                            EntityKind::server,   EntityKind::instance,
                                            EntityKind::facility, EntityKind::provider,
-                                           EntityKind::exchange_rate};
+                                           EntityKind::exchange_rate, EntityKind::engine};
 
 std::string_view kind_name(EntityKind k);     // "gpu"
 std::string_view section_name(EntityKind k);  // "gpus" (the YAML top-level key)

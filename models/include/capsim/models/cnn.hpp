@@ -4,7 +4,9 @@
 // output size, groups) and its classifier. Each convolution runs as an implicit GEMM
 // (M = batch x output pixels, N = output channels / groups, K = input channels / groups x
 // kernel area; Chetlur et al., "cuDNN", 2014) under the same size-dependent GEMM roofline
-// as the transformer model (performance.hpp); batch norm, ReLU and residual adds are
+// as the transformer model (performance.hpp). Implicit means the im2col matrix is never
+// written: a convolution moves its input feature map, its weights and its output through
+// memory once, not the K-times-larger im2col view. Batch norm, ReLU and residual adds are
 // memory-bound passes over the activations; backward is the data and the weight gradient
 // (two more GEMMs of the forward's shape) and the element-wise backward passes; the
 // optimizer is SGD with momentum over fp32 master weights. The framework launches each
@@ -14,7 +16,17 @@
 // The precision path is the frameworks': fp32 runs convolutions in TF32 on Ampere and
 // newer (PyTorch's cudnn.allow_tf32 default) and in fp32 before; mixed precision uses the
 // 16-bit tensor cores from Volta on and falls back to fp32 math where the GPU has none
-// (Pascal). All functions are pure and thread-safe.
+// (Pascal). cuDNN's autotuner (cudnn.benchmark, TensorRT's tactic timing) times every
+// algorithm per layer and keeps the fastest: where a GPU's fp32 CUDA cores with Winograd
+// beat its TF32 tensor cores on a 3x3 convolution (GeForce Ampere/Ada, whose TF32 rate
+// equals the fp32 one), that layer runs in fp32 with Winograd.
+//
+// Inference runs on an engine (hardware::EngineSpec, data/catalog/engines.yaml): eager
+// PyTorch, a TensorFlow graph, ONNX Runtime or a TensorRT engine differ in which passes
+// they remove (batch norm folded into the weights; activation and residual add in the
+// convolution's epilogue), the layout their tensor-core kernels read (NHWC needs no
+// transposes), the casts mixed precision adds, the host time per kernel and per call,
+// and the GEMM tiles they pick per layer. All functions are pure and thread-safe.
 #pragma once
 
 #include <span>
@@ -38,6 +50,7 @@ struct ConvLayer {
   bool batch_norm = true;
   bool relu = true;
   bool residual_add = false;  // the block's add follows this convolution
+  int stride = 1;             // the input side is out_size x stride
 };
 
 struct CnnNetwork {
@@ -45,6 +58,7 @@ struct CnnNetwork {
   int input_size = 224;
   std::vector<ConvLayer> convs;
   std::vector<std::pair<int, int>> fully_connected;  // (in, out) of each classifier layer
+  int pools = 0;  // pooling kernels (max pools, the global average pool): one launch each
   std::string source;
 };
 
@@ -54,18 +68,29 @@ std::span<const CnnNetwork> cnn_networks();
 
 double cnn_parameter_count(const CnnNetwork& n);
 double cnn_forward_flops_per_sample(const CnnNetwork& n);  // 2 FLOPs per multiply-add
+// Elements every convolution writes for one sample (the activations a forward streams).
+double cnn_activation_elements_per_sample(const CnnNetwork& n);
 
 // Host time of one operator in an eager framework (Python module call, dispatcher, CUDA
-// launch). Chosen on the one vision-inference row marked fit: true (ResNet-50, PyTorch,
-// V100, batch 1: 10.37 ms over ~175 operators); it sets the floor of small batches.
-inline constexpr double kCnnHostTimePerKernel = 60e-6;
+// launch) for training steps; the same figure as the `framework` engine's
+// host_time_per_kernel (data/catalog/engines.yaml), chosen on the vision-inference row
+// marked fit: true (ResNet-50, PyTorch, V100, batch 1: 10.37 ms over 159 operators).
+inline constexpr double kCnnHostTimePerKernel = 65e-6;
+// GPU time a kernel costs however small its work: the device-side launch and drain
+// between dependent kernels, which a CUDA graph or a TensorRT engine does not remove.
+// Chosen on the vision-inference row rn50-l4-trt-int8-b1-singlestream-mlperf-v30
+// (fit: true: ResNet-50 INT8 at batch 1 on an L4, 0.362 ms over 57 kernels); NVIDIA's
+// "Getting Started with CUDA Graphs" (developer.nvidia.com/blog/cuda-graphs, 2019)
+// measures a few microseconds per short kernel, the same order.
+inline constexpr double kKernelGpuFloorSeconds = 2.5e-6;
 
 struct CnnStep {
   Seconds time;          // the step (training) or the batch's latency (inference)
   Seconds gpu_time;      // GEMMs + element-wise + optimizer on the GPU
-  Seconds host_time;     // kernel launches
+  Seconds host_time;     // kernel launches (and, for inference, the engine's call overhead)
   double images_per_second = 0;
   Precision math = Precision::fp32;  // the precision the convolutions ran at
+  int kernels = 0;                   // kernels per step / per forward
   std::string note;                  // fallbacks, e.g. "fp16 on Pascal: fp32 math"
 };
 
@@ -76,7 +101,17 @@ struct CnnStep {
 // usable peak.
 Result<CnnStep> cnn_training_step(const CnnNetwork& n, int batch, const hardware::GpuSpec& gpu, Precision requested,
                                   bool channels_last = false);
-// Forward of `batch` images in an eager framework (batch norm runs as its own operator).
-Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::GpuSpec& gpu, Precision requested);
+
+// Forward of `batch` images on `engine`. requested: fp32 (TF32 on Ampere and newer when the
+// engine runs tf32), tf32, fp16, bf16 (eager engines: autocast mixed precision) or int8.
+// Per convolution: the GEMM, then the passes the engine does not remove (batch norm in
+// eval mode reads and writes once, ReLU reads and writes, the residual add reads two and
+// writes one; fused, only the residual is read in the epilogue), NCHW transposes on
+// tensor-core paths unless the engine is channels-last. GPU time adds
+// kKernelGpuFloorSeconds per kernel; the call takes host_time_per_call plus the longer of
+// GPU and host launch time (host_overlaps_gpu) or their sum. Errors: batch < 1, a
+// precision the engine or the GPU does not run.
+Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::GpuSpec& gpu, Precision requested,
+                              const hardware::EngineSpec& engine);
 
 }  // namespace capsim::models

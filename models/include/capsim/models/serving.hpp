@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,16 +41,21 @@ namespace capsim::models {
 // --- Constants of the serving model ----------------------------------------------------
 
 // Host-side cost of launching one CUDA kernel, which a batch pays once per kernel however
-// small the batch is. NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA
-// Technical Blog, 2019, https://developer.nvidia.com/blog/cuda-graphs/) measures a few
-// microseconds per short kernel launched from a stream; 5 us is the value assumed here.
+// small the batch is, in the bare roofline (a model served without an engine profile).
+// NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, NVIDIA Technical Blog, 2019,
+// https://developer.nvidia.com/blog/cuda-graphs/) measures a few microseconds per short
+// kernel launched from a stream; 5 us is the value assumed here. With an engine profile
+// (data/catalog/engines.yaml) the engine's host time per kernel and per call and
+// kKernelGpuFloorSeconds (cnn.hpp) replace it.
 inline constexpr double kKernelLaunchSeconds = 5e-6;
-// Published NVIDIA figure for a TensorRT-class engine: Torch-TensorRT "accelerate[s]
-// inference latency by up to 5x compared to eager execution" (NVIDIA/PyTorch,
-// https://github.com/pytorch/TensorRT README, 2024). It is an upper bound ("up to"), so
-// it is not used as a default: a TensorRT-format model needs the user's own speed-up
-// (ExecutionOptions::engine_speedup), and values above this bound are rejected.
-inline constexpr double kTensorRtUpToSpeedup = 5.0;
+// A request to Triton Inference Server from a perf_analyzer client (HTTP/gRPC): a fixed
+// cost per request (client, network stack, server scheduling, the backend's session call)
+// and the input tensor's bytes over the client-server connection. Both chosen on the two
+// vision-inference rows marked fit: true, rn50-a100-sxm-80gb-ort-trt-fp16-b1-triton (2.128 ms
+// at batch 1) and -b128-triton (48.1 ms at batch 128: 128 fp16 images of 301 KB), NVIDIA
+// DeepLearningExamples' Triton ResNet-50 tables; the other six Triton rows are held out.
+inline constexpr double kTritonRequestOverheadSeconds = 1.6e-3;
+inline constexpr double kTritonPayloadBytesPerSecond = 0.96e9;
 // GPU memory a process's CUDA context and framework runtime take before any model weight
 // is loaded (cuBLAS/cuDNN workspaces and kernels). Assumption: 0.5 GB, the order observed
 // for a PyTorch/Triton backend process on A100/H100 (nvidia-smi after torch.cuda.init());
@@ -69,18 +75,17 @@ inline constexpr int kBackboneStride = 32;
 
 // --- Latency curves --------------------------------------------------------------------
 
-// The serialized form a model runs in.
-enum class EngineFormat { framework, tensorrt };
-std::string_view engine_format_name(EngineFormat f);  // "framework", "tensorrt"
-
 struct ExecutionOptions {
   Precision precision = Precision::fp16;  // weights and activations; the GPU must have a peak for it
-  EngineFormat format = EngineFormat::framework;
-  // TensorRT-class engines: latency divided by this factor (>= 1, <= kTensorRtUpToSpeedup).
-  // Required when format is tensorrt (no default: see kTensorRtUpToSpeedup); must be
-  // empty for the framework format.
+  // The runtime's efficiency profile (data/catalog/engines.yaml: framework, tensorflow,
+  // onnxruntime, tensorrt). Empty: the bare roofline with kKernelLaunchSeconds per kernel.
+  std::optional<hardware::EngineSpec> engine;
+  // An override for a speed-up the user measured: every latency divided by it. Any
+  // positive finite factor (a slower runtime is a factor below 1); empty: none.
   std::optional<double> engine_speedup;
 };
+// "tensorrt", or "roofline" without an engine profile.
+std::string engine_name(const ExecutionOptions& exec);
 
 // The part of a GPU a model instance runs on. A whole GPU is {1, 1, gpu.memory}.
 struct GpuShare {
@@ -122,27 +127,41 @@ class LatencyCurve {
 // A model as served: the published per-sample figures plus what the roofline needs.
 struct ServedModel {
   SampleModel model;  // params, forward FLOPs, activation bytes (at 2 B/element, as the presets)
-  // Kernels launched per forward pass (after the engine's fusion); each costs
-  // kKernelLaunchSeconds once per batch. 0: none counted.
+  // Layers per forward pass, each one kernel when fused (convolution + norm + activation);
+  // an engine that does not fuse launches more per layer (see roofline_latency_curve).
+  // 0: none counted.
   int kernels_per_forward = 0;
   // GEMM rows one sample contributes to the least efficient layers; 0 = derived:
   // (input_resolution / kBackboneStride)^2 for image models, else 1.
   double gemm_rows_per_sample = 0;
-  // A measured curve replaces the roofline entirely when set (then precision and format
-  // only name what was measured).
-  std::optional<LatencyCurve> measured_curve;
+  // A layer list in cnn.hpp ("resnet50"): with an engine profile the curve comes from
+  // cnn_inference layer by layer instead of the per-sample roofline.
+  std::string network;
+  // Measured curves by GPU id (Triton perf_analyzer, the user's benchmark); on a GPU that
+  // has one it replaces the model entirely (precision and engine then only name what was
+  // measured); on a GPU without one the deployment is refused.
+  std::map<std::string, LatencyCurve, std::less<>> measured;
 };
 
-// Roofline latency of batches 1..max_batch of `m` on `share` of `gpu`:
-//   t(b) = max(F b / (P f_c e(b)), (W + A b) / (B f_b kMemoryBandwidthEfficiency))
-//          + kernels_per_forward x kKernelLaunchSeconds,
-// divided by engine_speedup for TensorRT. F = forward FLOPs per sample, P the GPU's dense
-// peak at the precision, e(b) = kGemmMaxEfficiency x r b / (r b + kGemmHalfSaturationDim)
-// (performance.hpp's GEMM efficiency with r GEMM rows per sample, the other two GEMM
-// dimensions taken as large), W = params x bytes per value, A = (input bytes + activation
-// elements x bytes per value x 2 (written once, read once)) per sample, B the memory
-// bandwidth. Errors: no peak for the precision on the GPU, non-positive FLOPs, max_batch < 1,
-// an engine speed-up missing, out of range, or given for the framework format.
+// Latency of batches 1..max_batch of `m` on `share` of `gpu`.
+// With a layer list and an engine: cnn_inference per batch on the share (peaks and
+// bandwidth scaled by its fractions). Otherwise the per-sample roofline:
+//   g(b) = max(F b / (P f_c e(b)), (W + A b) / (B f_b kMemoryBandwidthEfficiency))
+//          + E b + k x kKernelGpuFloorSeconds
+//   t(b) = host_time_per_call + max(g(b), k x host_time_per_kernel)   (host overlaps GPU)
+//        = host_time_per_call + g(b) + k x host_time_per_kernel        (otherwise)
+// F = forward FLOPs per sample, P the GPU's dense peak at the precision (TF32 for fp32 on
+// Ampere and newer when the engine runs tf32), e(b) = c x r b / (r b + h) (performance.hpp's
+// GEMM efficiency with r GEMM rows per sample; c and h the engine's ceiling and
+// half-saturation dimension, else kGemmMaxEfficiency and kGemmHalfSaturationDim), W =
+// params x bytes per value, A = (input bytes + activation elements x bytes per value x 2)
+// per sample, E = the batch-norm and activation passes the engine does not remove (2 each
+// over the activations), k = kernels_per_forward x (1 + a batch norm unless folded + an
+// activation unless fused + a cast under eager mixed precision). Without an engine:
+// t(b) = max(...) + kernels_per_forward x kKernelLaunchSeconds. Every latency is divided
+// by engine_speedup when given. Errors: no peak for the precision on the GPU, a precision
+// the engine does not run, non-positive FLOPs, max_batch < 1, a speed-up that is not a
+// positive finite number.
 Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware::GpuSpec& gpu,
                                             const ExecutionOptions& exec, int max_batch,
                                             const GpuShare& share = GpuShare{1.0, 1.0, Bytes(0.0), "whole GPU"});
@@ -300,12 +319,12 @@ struct StageEstimate {
   std::string name;
   double capacity = 0;           // requests/s: servers x max_batch_requests / latency(max batch)
   double effective_batch = 1;    // requests per batch at this load (see estimate_serving)
-  double utilization = 0;        // b_eff = 1: rate S(1) / c; else rate / capacity
-  Seconds service{0.0};          // S(b_eff)
-  Seconds mean_wait{0.0};        // queueing delay of a batch + batch forming
+  double utilization = 0;        // rate S(b) / (c b), b the batch actually formed
+  Seconds service{0.0};          // S(b)
+  Seconds mean_wait{0.0};        // waiting for a server (the batch in service, the window, full batches)
   Seconds mean_latency{0.0};     // mean_wait + service
   Seconds p99_latency{0.0};      // approximate, see estimate_serving
-  bool stable = true;            // utilization < 1
+  bool stable = true;            // rate < capacity
 };
 
 struct ServingEstimate {
@@ -314,25 +333,30 @@ struct ServingEstimate {
   std::string constraint;         // that stage
   std::vector<StageEstimate> stages;
   Seconds mean_latency{0.0};      // sum over stages
-  Seconds p99_latency{0.0};       // sum of the stage p99s: an upper-side estimate
+  // End to end: the stage means plus the root-sum-square of the stages' tails (p99 - mean),
+  // as for independent stages; one stage: its own p99. An estimate, not a bound.
+  Seconds p99_latency{0.0};
   bool stable = true;
 };
 
-// The queueing estimate at `rate` requests/s. Per stage with c servers, max batch B:
+// The queueing estimate at `rate` requests/s: a batch-service (M/G^[b]/c-type)
+// approximation per stage with c servers, max batch B (requests), window D, batch service
+// S(b) from the request curve:
 //   - capacity = c B / S(B); rate >= capacity: unstable (infinite latency, stable = false);
-//   - effective batch b: the smallest b in [1, B] with rate S(b) / c <= b (a free server
-//     takes what arrived during the previous service: Triton-style greedy batching);
-//   - b = 1 (servers keep up with single requests): a queue of requests with deterministic
-//     service S(1): c = 1 M/D/1 by Pollaczek-Khinchine (exact); c > 1 Allen-Cunneen's M/G/c
-//     approximation Wq = C(c, a) / (c mu - lambda) x (ca^2 + cs^2) / 2 with ca^2 = 1,
-//     cs^2 = 0 (Allen, "Probability, Statistics and Queueing Theory", 2nd ed., 1990;
+//   - B = 1: a queue of requests, M/D/c (Pollaczek-Khinchine for c = 1, exact; otherwise
+//     Allen-Cunneen: Wq = C(c, a) / (c mu - lambda) x (ca^2 + cs^2) / 2, ca^2 = 1, cs^2 = 0,
 //     Erlang C from core/queueing.hpp);
-//   - b > 1 (servers always busy, batches grow with load): S(b) / 2 waiting for the batch in
-//     service (S(b) at p99) plus the same formulas for full batches (rate / B, S(B)), which
-//     grow without bound as the load nears capacity;
-//   - a batching window (max_queue_delay D > 0): min(D, (B - 1) / rate) / 2 more on
-//     average, the whole window at p99;
-//   - p99 of the queueing part: exponential beyond its atom at zero (exact for M/M/c):
+//   - B > 1: the batch actually formed, k: when servers are always busy, the smallest b with
+//     rate cycle(b) / c <= b, cycle(b) = S(b) or D when that is longer and b < B (a free
+//     server takes what arrived during its previous cycle; the batcher waits for the oldest
+//     request's window); at lighter load, 1 + rate w with w = min(D, (B - 1) / rate), the
+//     window a request that finds a server free opens. Utilization rate S(k) / (c k).
+//     A request finds all servers busy with probability P (Erlang C at that utilization, 1
+//     in the busy regime) and waits for the first of c staggered cycles to end (cycle /
+//     (c + 1) on average, cycle (1 - (0.01 / P)^(1/c)) at p99), else it waits in the window
+//     (w / 2 on average, w at p99); near capacity full batches queue as batches of B Poisson
+//     arrivals (Erlang gaps, ca^2 = 1 / B) on c servers of S(B); then S(k);
+//   - p99 of a queueing wait: exponential beyond its atom at zero (exact for M/M/c):
 //     Wq_99 = (Wq / C) ln(C / 0.01) when C > 0.01, else 0.
 ServingEstimate estimate_serving(const DeploymentPlan& plan, double rate);
 
@@ -350,7 +374,14 @@ struct ServingReport {
   double simulated_throughput = 0;       // requests/s
   des::Percentiles latency;              // end-to-end, seconds
   std::vector<double> stage_utilization; // per stage
+  // Empty when the analytic p99 is within kAnalyticAgreement of the simulated one; else
+  // how far apart they are and why ("the simulation follows the trace ...").
+  std::string analytic_note;
 };
+
+// How close the analytic p99 should come to the simulated one (a fraction): beyond it the
+// report says why.
+inline constexpr double kAnalyticAgreement = 0.25;
 
 // Builds, simulates and estimates. Errors: the plan's, the arrivals' (e.g. a zero rate),
 // and the simulator's.
@@ -360,11 +391,12 @@ Result<ServingReport> simulate_serving(const DeploymentPlan& plan, const Arrival
 
 // --- Reference models ------------------------------------------------------------------
 
-// Models for the examples and tests (OCR on road signs, food photos), with published
-// figures and their sources. The lead may move these to workload presets.
+// The presets a serving graph may name (`capsim models` lists them), with published
+// figures and their sources:
 //   "horizontal-text-detection-0001" (text detector, Intel Open Model Zoo),
-//   "text-recognition-0012" (text recognizer, OMZ), "resnet-50" (workload preset, 54
-//   fused kernels), "efficientnet-b0" (Tan & Le 2019). Sources in ServedModel::model.source.
+//   "text-recognition-0012" (text recognizer, OMZ), "resnet-50" and "resnet-101" (workload
+//   presets with their layer lists), "resnet-152" and "vgg-16" (counted from their layer
+//   lists), "efficientnet-b0" (Tan & Le 2019). Sources in ServedModel::model.source.
 std::vector<ServedModel> reference_served_models();
 const ServedModel* find_reference_served_model(std::string_view name);
 

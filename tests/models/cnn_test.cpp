@@ -1,0 +1,103 @@
+// The CNN model's mechanisms (cnn.hpp): implicit-GEMM traffic, the autotuner's choice, and
+// what each inference engine of data/catalog/engines.yaml removes or adds.
+#include <doctest/doctest.h>
+
+#include "capsim/models/cnn.hpp"
+#include "capsim/models/performance.hpp"
+#include "support/test_support.hpp"
+
+using namespace capsim;
+using namespace capsim::models;
+
+namespace {
+
+hardware::GpuSpec gpu(const char* id) { return testing::shipped_catalog().gpu(id).value(); }
+hardware::EngineSpec engine(const char* id) { return testing::shipped_catalog().engine(id).value(); }
+
+// One convolution, nothing else: 3x3, 64 -> 64 channels at 56 x 56, no norm, no activation.
+CnnNetwork one_conv(int channels) {
+  CnnNetwork n;
+  n.name = "one-conv";
+  n.convs.push_back({channels, channels, 3, 56, 1, false, false, false, 1});
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("cnn: an implicit-GEMM convolution moves its input once, not the 9x im2col view") {
+  // A 3x3 convolution with 4 channels is memory-bound on a T4: its time is the input, the
+  // weights and the output over the bandwidth, once each. Counting the im2col matrix
+  // (M x K = 9 x the input) would make it about 5x slower.
+  const auto t4 = gpu("t4");
+  auto trt = engine("tensorrt");
+  const int batch = 256;
+  auto step = cnn_inference(one_conv(4), batch, t4, Precision::fp16, trt);
+  REQUIRE_MESSAGE(step.ok(), format_diagnostics(step.errors()));
+  const double elements = 2.0 * batch * 4 * 56 * 56 + 4 * 4 * 9;  // input + output + weights
+  const double expected = elements * 2 / (t4.memory_bandwidth.value() * kMemoryBandwidthEfficiency) +
+                          step->kernels * kKernelGpuFloorSeconds;
+  CHECK(step->gpu_time.value() == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("cnn: engines differ by mechanism: fused epilogues, folded batch norm, casts, host time") {
+  const auto* rn50 = find_cnn("resnet50");
+  REQUIRE(rn50 != nullptr);
+  const auto v100 = gpu("v100-sxm2-16gb");
+  auto framework = cnn_inference(*rn50, 1, v100, Precision::fp32, engine("framework"));
+  auto amp = cnn_inference(*rn50, 1, v100, Precision::fp16, engine("framework"));
+  auto ort = cnn_inference(*rn50, 1, v100, Precision::fp32, engine("onnxruntime"));
+  auto trt = cnn_inference(*rn50, 1, v100, Precision::fp16, engine("tensorrt"));
+  REQUIRE(framework.ok());
+  REQUIRE(amp.ok());
+  REQUIRE(ort.ok());
+  REQUIRE(trt.ok());
+  // Eager: convolution, batch norm, ReLU and add are kernels of their own: 53 convolutions +
+  // 53 batch norms + 33 ReLUs + 16 adds + the classifier's 2 + 2 pools = 159.
+  CHECK(framework->kernels == 159);
+  // Autocast adds a cast of each convolution's and the classifier's weights: + 54.
+  CHECK(amp->kernels == 159 + 54);
+  // ONNX Runtime folds batch norm into the weights: - 53.
+  CHECK(ort->kernels == 159 - 53);
+  // TensorRT fuses everything into the convolutions: 53 + 1 + 2 pools.
+  CHECK(trt->kernels == 56);
+  // At batch 1 eager PyTorch is host-bound: its latency is kernels x its host time per kernel.
+  CHECK(framework->time.value() ==
+        doctest::Approx(159 * engine("framework").host_time_per_kernel.value()).epsilon(1e-9));
+  CHECK(framework->host_time > framework->gpu_time);
+  // A compiled engine has no per-kernel host time: GPU-bound, many times faster.
+  CHECK(trt->time.value() < framework->time.value() / 10);
+  // The same engine without fusion moves more bytes: ReLU and add passes come back.
+  auto unfused = engine("tensorrt");
+  unfused.fuses_epilogue = false;
+  auto slower = cnn_inference(*rn50, 64, v100, Precision::fp16, unfused);
+  auto fused = cnn_inference(*rn50, 64, v100, Precision::fp16, engine("tensorrt"));
+  REQUIRE(slower.ok());
+  REQUIRE(fused.ok());
+  CHECK(slower->gpu_time > fused->gpu_time);
+  CHECK(slower->kernels == 53 + 33 + 16 + 2 + 2);
+}
+
+TEST_CASE("cnn: precisions an engine or a GPU does not run are refused, naming them") {
+  const auto* rn50 = find_cnn("resnet50");
+  auto no_int8 = cnn_inference(*rn50, 8, gpu("t4"), Precision::int8, engine("onnxruntime"));
+  REQUIRE_FALSE(no_int8.ok());
+  CHECK(no_int8.errors()[0].message == "engine 'onnxruntime' does not run int8 convolutions");
+  auto pascal = cnn_inference(*rn50, 8, gpu("gtx-1080-ti"), Precision::int8, engine("tensorrt"));
+  REQUIRE_FALSE(pascal.ok());
+  CHECK(pascal.errors()[0].message == "GPU 'gtx-1080-ti' has no dense int8 peak in the catalog");
+  CHECK_FALSE(cnn_inference(*rn50, 0, gpu("t4"), Precision::fp16, engine("tensorrt")).ok());
+}
+
+TEST_CASE("cnn: the autotuner runs 3x3 convolutions in fp32 Winograd where TF32 is no faster") {
+  // GeForce Ampere: TF32 tensor cores at the fp32 CUDA-core rate, so Winograd's 2.25x fewer
+  // multiplies win; on an A100 (TF32 8x its fp32 rate) the tensor cores keep every 3x3.
+  const auto* rn50 = find_cnn("resnet50");
+  auto geforce = cnn_training_step(*rn50, 128, gpu("rtx-3090"), Precision::fp32);
+  auto a100 = cnn_training_step(*rn50, 128, gpu("a100-sxm-80gb"), Precision::fp32);
+  REQUIRE(geforce.ok());
+  REQUIRE(a100.ok());
+  // All 53 convolutions of ResNet-50 on the RTX 3090; on the A100 at most the 7x7 stem.
+  CHECK(geforce->note.find("53 convolutions faster in fp32 with Winograd") != std::string::npos);
+  CHECK(a100->math == Precision::tf32);
+  CHECK(a100->note.find("convolutions faster") == std::string::npos);
+}

@@ -1,0 +1,191 @@
+// Inference scenarios: served models of the user's own (described or measured), engines as
+// data, the shipped engine and batching examples, and the analytic estimate against the
+// simulation on every shipped serving example.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/serving_report.hpp"
+#include "support/test_support.hpp"
+
+using namespace capsim;
+using namespace capsim::scenarios;
+
+namespace {
+
+const hardware::Catalog& catalog() { return testing::shipped_catalog(); }
+
+std::string with_model(const std::string& model, const std::string& engine = "framework") {
+  return R"(name: own
+workload:
+  type: inference
+  precision: fp16
+  engine: )" + engine + R"(
+  graph:
+    - {name: classifier, model: )" + model + R"(}
+arrivals: {kind: poisson, rate: 50}
+slo: {p99: 1 s}
+deployment:
+  node: aws-g4dn-xlarge
+  stages:
+    - {replicas: 1, max_batch: 8}
+simulate: {duration: 5 s, warmup: 1 s, seed: 1}
+)";
+}
+
+std::filesystem::path example(const std::string& name) {
+  return std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "examples" / (name + ".yaml");
+}
+
+double simulated_throughput(const std::string& name) {
+  auto s = load_scenario_file(example(name), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto r = simulate_serving_scenario(*s, catalog());
+  REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+  REQUIRE(r->graph);
+  return r->graph->simulated_throughput;
+}
+
+}  // namespace
+
+TEST_CASE("served model: an inline measured table replaces the roofline on its GPU") {
+  auto s = load_scenario("own.yaml",
+                         with_model("{name: my-net, latency: [{gpu: t4, batch: 1, latency: 4 ms}, "
+                                    "{gpu: t4, batch: 8, latency: 12 ms}, {gpu: l4, batch: 8, latency: 9 ms}]}"),
+                         catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& m = s->inference->graph.stages[0].model;
+  CHECK(m.model.name == "my-net");
+  REQUIRE(m.measured.size() == 2);
+  const auto& t4 = m.measured.at("t4");
+  CHECK(t4.latency(1).value() == doctest::Approx(0.004));
+  CHECK(t4.latency(8).value() == doctest::Approx(0.012));
+  CHECK(t4.latency(4.5).value() == doctest::Approx(0.008));  // linear between rows
+  auto r = simulate_serving_scenario(*s, catalog());
+  REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+  CHECK(r->graph->plan.stages[0].model_curve.latency(8).value() == doctest::Approx(0.012));
+}
+
+TEST_CASE("served model: a measured table has no figure for another GPU, and the deployment says so") {
+  std::string yaml = with_model("{latency: [{gpu: l4, batch: 1, latency: 3 ms}, {gpu: l4, batch: 8, latency: 9 ms}]}");
+  auto s = load_scenario("own.yaml", yaml, catalog());
+  REQUIRE(s.ok());
+  auto r = simulate_serving_scenario(*s, catalog());
+  REQUIRE_FALSE(r.ok());
+  CHECK(format_diagnostics(r.errors()).find("has a measured latency table for l4, not for t4") != std::string::npos);
+}
+
+TEST_CASE("served model: a CSV latency table beside the scenario, its unit in the header") {
+  const auto dir = testing::scratch_dir("served-model-csv");
+  std::ofstream(dir / "perf.csv") << "# Triton perf_analyzer, -b 1 and -b 8, Avg latency\ngpu,batch,latency_us\n"
+                                     "t4,1,4100\nt4,8,11800\n";
+  std::ofstream(dir / "own.yaml") << with_model("{latency_file: perf.csv}");
+  auto s = load_scenario_file(dir / "own.yaml", catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& t4 = s->inference->graph.stages[0].model.measured.at("t4");
+  CHECK(t4.latency(1).value() == doctest::Approx(4.1e-3));
+  CHECK(t4.latency(8).value() == doctest::Approx(11.8e-3));
+  // A falling latency is an error at the CSV's line, not a silent table.
+  std::ofstream(dir / "perf.csv") << "gpu,batch,latency_ms\nt4,1,4.1\nt4,8,3\n";
+  auto bad = load_scenario_file(dir / "own.yaml", catalog());
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.errors()[0].where.line == 3);
+  CHECK(bad.errors()[0].message.find("latency must not fall as the batch grows") != std::string::npos);
+}
+
+TEST_CASE("served model: described by FLOPs, bytes and parameters, timed by the engine's roofline") {
+  auto s = load_scenario("own.yaml",
+                         with_model("{flops_per_sample: 8.2 GFLOP, bytes_per_sample: 42 MB, params: 25.6 M, "
+                                    "input_bytes: 602 KB, resolution: 224, layers: 54}",
+                                    "tensorrt"),
+                         catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& m = s->inference->graph.stages[0].model.model;
+  CHECK(m.forward_flops_per_sample == doctest::Approx(8.2e9));
+  CHECK(m.params == doctest::Approx(25.6e6));
+  CHECK(m.activation_bytes_per_sample == doctest::Approx(42e6));
+  auto trt = simulate_serving_scenario(*s, catalog());
+  REQUIRE_MESSAGE(trt.ok(), format_diagnostics(trt.errors()));
+  // The same description in eager PyTorch: unfused layers (3 kernels each) launched from Python.
+  auto eager_s = load_scenario("own.yaml",
+                               with_model("{flops_per_sample: 8.2 GFLOP, bytes_per_sample: 42 MB, params: 25.6 M, "
+                                          "input_bytes: 602 KB, resolution: 224, layers: 54}"),
+                               catalog());
+  REQUIRE(eager_s.ok());
+  auto eager = simulate_serving_scenario(*eager_s, catalog());
+  REQUIRE(eager.ok());
+  const double t_trt = trt->graph->plan.stages[0].model_curve.latency(1).value();
+  const double t_eager = eager->graph->plan.stages[0].model_curve.latency(1).value();
+  // Eager batch 1: 54 x 4 kernels (convolution, batch norm, activation, autocast cast) x 65 us.
+  CHECK(t_eager == doctest::Approx(54 * 4 * 65e-6).epsilon(0.01));
+  CHECK(t_trt < t_eager / 5);
+}
+
+TEST_CASE("engines: ONNX FP32 to TensorRT FP16 on a T4 is the users' 5.8x within 30 %, with no speed-up typed in") {
+  const double onnx = simulated_throughput("resnet50-t4-onnx-fp32");
+  const double trt = simulated_throughput("resnet50-t4-tensorrt-fp16");
+  MESSAGE("ONNX Runtime FP32 " << onnx << "/s, TensorRT FP16 " << trt << "/s, ratio " << trt / onnx);
+  CHECK(trt / onnx > 5.8 * 0.7);
+  CHECK(trt / onnx < 5.8 * 1.3);
+  for (const char* name : {"resnet50-t4-onnx-fp32", "resnet50-t4-tensorrt-fp16"}) {
+    auto s = load_scenario_file(example(name), catalog());
+    REQUIRE(s.ok());
+    CHECK_FALSE(s->inference->exec.engine_speedup.has_value());
+  }
+}
+
+TEST_CASE("dynamic batching on a P100 whose batch-1 rate is 216/s gives the users' 300/s within 15 %") {
+  const double one = simulated_throughput("resnet152-p100-no-batching");
+  const double batched = simulated_throughput("resnet152-p100-dynamic-batching");
+  MESSAGE("batch 1 " << one << "/s, batched " << batched << "/s");
+  CHECK(std::abs(one / 216 - 1) < 0.15);
+  CHECK(std::abs(batched / 300 - 1) < 0.15);
+  CHECK(batched > one);
+}
+
+TEST_CASE("analytic p99 within 25 % of the simulated one on every shipped serving example, or the output says why") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples")) {
+    auto s = load_scenario_file(entry.path(), catalog());
+    REQUIRE(s.ok());
+    if (!s->inference || s->inference->llm || s->inference->stages.empty()) continue;
+    CAPTURE(entry.path().filename().string());
+    auto r = simulate_serving_scenario(*s, catalog());
+    REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+    const auto& g = *r->graph;
+    const double simulated = g.latency.p99.mean, analytic = g.analytic.p99_latency.value();
+    MESSAGE(entry.path().filename().string() << ": simulated p99 " << simulated * 1e3 << " ms, analytic "
+                                             << analytic * 1e3 << " ms; " << g.analytic_note);
+    const bool agrees = std::abs(analytic / simulated - 1) <= models::kAnalyticAgreement;
+    CHECK((agrees || !g.analytic_note.empty()));
+    if (!agrees) CHECK(serving_simulation_text(*r).find("Note: " + g.analytic_note) != std::string::npos);
+    ++checked;
+  }
+  CHECK(checked >= 6);
+}
+
+TEST_CASE("analytic p99 of every sized serving example's recommendation within 25 % of its verifying simulation") {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples")) {
+    auto s = load_scenario_file(entry.path(), catalog());
+    REQUIRE(s.ok());
+    if (!s->inference || s->inference->llm || s->hardware.gpus.empty()) continue;
+    CAPTURE(entry.path().filename().string());
+    auto r = size_serving_scenario(*s, catalog());
+    REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+    REQUIRE(r->graph);
+    REQUIRE(r->graph->recommended);
+    const auto& d = *r->graph->recommended;
+    REQUIRE(d.simulated_latency);
+    const double simulated = d.simulated_latency->p99.mean, analytic = d.analytic.p99_latency.value();
+    MESSAGE(entry.path().filename().string() << ": recommendation simulated p99 " << simulated * 1e3
+                                             << " ms, analytic " << analytic * 1e3 << " ms");
+    const bool agrees = std::abs(analytic / simulated - 1) <= models::kAnalyticAgreement;
+    CHECK((agrees || serving_sizing_text(*r).find("note: the analytic p99") != std::string::npos));
+    ++checked;
+  }
+  CHECK(checked >= 3);
+}
