@@ -1,5 +1,6 @@
 #include "capsim/scenarios/expectations.hpp"
 
+#include <cctype>
 #include <cmath>
 
 #include <array>
@@ -69,6 +70,32 @@ std::string value_text(const ParsedQuantity& q) {
   return to_string(q);
 }
 
+// The unit the user wrote after the number of the bound: "90 d" -> "d", "41.05 M USD" ->
+// "M USD", "0.3" -> "".
+std::string written_unit(std::string_view bound) {
+  std::size_t i = 0;
+  while (i < bound.size() && bound[i] == ' ') ++i;
+  while (i < bound.size() && (std::isdigit(static_cast<unsigned char>(bound[i])) || bound[i] == '.' || bound[i] == '+' ||
+                              bound[i] == '-' || bound[i] == 'e' || bound[i] == 'E' || bound[i] == '_' || bound[i] == ','))
+    ++i;
+  return trim(bound.substr(i));
+}
+
+// A value in the unit the user wrote, so that "monthly_cost < 5000 USD/month" reads
+// "6849 USD/month", not "9.383 USD/h"; with no unit written, a plain number, except for
+// shares of 1, which read as percentages.
+std::string value_in(const ParsedQuantity& q, const std::string& unit, bool fraction) {
+  if (unit.empty()) return fraction ? value_text(q) : to_string(ParsedQuantity{q.value_si, {}, {}});
+  if (unit == "%") return to_string(ParsedQuantity{q.value_si * 100, {}, {}}) + " %";
+  auto one = parse_quantity("1 " + unit);
+  if (!one || !(one->dim == q.dim)) return value_text(q);
+  // Money and rates always in the user's unit (USD/month stays per month, "M USD" in millions);
+  // other quantities too while that reads as a number a person reads (not 0.009761 d for 14 min).
+  const double v = std::abs(q.value_si / one->value_si);
+  if (q.dim.money != 0 || q.dim.seconds < 0 || v == 0 || (v >= 0.1 && v < 1e5)) return to_string_in(q, unit);
+  return value_text(q);
+}
+
 }  // namespace
 
 std::string display_measurement(const std::string& metric, const ParsedQuantity& value) {
@@ -134,8 +161,14 @@ std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>
                   e.text + ")";
     } else {
       r.passed = holds(e.op, r.measured->value_si, e.bound.value_si);
-      r.message = e.metric + " = " + value_text(*r.measured) + (r.passed ? ", meets " : ", fails ") +
-                  std::string(op_text(e.op)) + " " + value_text(e.bound);
+      const std::size_t op_at = e.text.find(op_text(e.op));
+      const std::string unit =
+          op_at == std::string::npos ? std::string() : written_unit(std::string_view(e.text).substr(op_at + op_text(e.op).size()));
+      bool fraction = false;
+      for (const auto& m : known_metrics())
+        if (m.name == e.metric) fraction = m.fraction;
+      r.message = e.metric + " = " + value_in(*r.measured, unit, fraction) + (r.passed ? ", meets " : ", fails ") +
+                  std::string(op_text(e.op)) + " " + value_in(e.bound, unit, fraction);
     }
     out.push_back(r);
   }
