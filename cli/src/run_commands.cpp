@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/junit.hpp"
 #include "capsim/scenarios/runner.hpp"
@@ -23,8 +24,48 @@
 namespace capsim::cli {
 namespace {
 
+// The report's tables by name: the section id, "-2", "-3" for a section's further tables.
+std::vector<std::pair<std::string, const scenarios::Table*>> named_tables(const scenarios::ReportDocument& doc) {
+  std::vector<std::pair<std::string, const scenarios::Table*>> out;
+  for (const auto& s : doc.sections)
+    for (std::size_t i = 0; i < s.tables.size(); ++i)
+      out.emplace_back(s.id + (i == 0 ? "" : "-" + std::to_string(i + 1)), &s.tables[i]);
+  return out;
+}
+
+// A CSV report is one table per file, as spreadsheet and dataframe tools read CSV: with
+// --table NAME that table in FILE; without, each table in FILE's stem + "-NAME.csv".
+Status write_csv_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path,
+                        const std::string& table) {
+  const auto doc = scenarios::build_report(run, catalog);
+  const auto tables = named_tables(doc);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : tables) names.push_back(name);
+  if (!table.empty()) {
+    for (const auto& [name, t] : tables)
+      if (name == table) return write_file_atomically(path, scenarios::render_csv(*t));
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string hint = did_you_mean(table, names);
+    return {Diagnostic{{}, "--table", "this report has no table '" + table + "'",
+                       hint.empty() ? "its tables: " + list : hint}};
+  }
+  const std::filesystem::path p(path);
+  const auto stem = (p.parent_path() / p.stem()).string();
+  for (const auto& [name, t] : tables) {
+    const std::string file = stem + "-" + name + ".csv";
+    if (auto status = write_file_atomically(file, scenarios::render_csv(*t)); !status.empty()) return status;
+    std::cout << "wrote " << file << "\n";
+  }
+  return {};
+}
+
 // A report by extension; HTML and PDF need the Qt render library.
-Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path) {
+Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path,
+                    const std::string& table = {}) {
+  if (std::filesystem::path(path).extension() == ".csv") return write_csv_report(run, catalog, path, table);
+  if (!table.empty())
+    return {Diagnostic{{}, "--table", "--table picks one table of a .csv report, not of '" + path + "'", ""}};
 #ifdef CAPSIM_HAVE_RENDER
   return render::write_report(run, catalog, path);
 #else
@@ -198,7 +239,11 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   report->footer("Examples:\n  capsim report scenarios/examples/llama-70b-pretrain.yaml -o report.html\n  capsim report scenarios/examples/ml-services-24x7.yaml -o cost.pdf");
   report->add_option("scenario", rep->file, "Scenario YAML file")->required();
   report->add_option("-o,--output", rep->report, "Report file; the extension picks the format")->required();
-  report->callback([&global, &exit_code, rep] {
+  auto table = std::make_shared<std::string>();
+  report->add_option("--table", *table,
+                     "With a .csv report: write only this table (e.g. frontier); without it each table goes to "
+                     "its own FILE-NAME.csv");
+  report->callback([&global, &exit_code, rep, table] {
     auto ws = open_workspace(global, hardware::Access::read_only);
     if (!ws) {
       exit_code = report_errors(ws.errors());
@@ -214,7 +259,7 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
       exit_code = report_errors(run.errors());
       return;
     }
-    auto status = write_report(*run, *ws->catalog, rep->report);
+    auto status = write_report(*run, *ws->catalog, rep->report, *table);
     exit_code = status.empty() ? kExitOk : report_errors(status);
   });
 

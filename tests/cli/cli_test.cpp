@@ -492,3 +492,25 @@ TEST_CASE("issue 21: expectation messages use the unit the user wrote, and capsi
   CHECK(e[0]["message"].get<std::string>().find(" M USD, meets < 0.001 M USD") != std::string::npos);
   CHECK(e[1]["message"].get<std::string>().find(" h, meets < 48 h") != std::string::npos);
 }
+
+TEST_CASE("issue 21: a CSV report is one table per file, or the table --table names") {
+  const std::string ex = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  const auto dir = scratch() / "csv-report";
+  fs::create_directories(dir);
+  auto all = capsim("report '" + ex + "' -o '" + (dir / "r.csv").string() + "'");
+  REQUIRE(all.exit_code == 0);
+  for (const char* name : {"r-plan.csv", "r-frontier.csv", "r-memory.csv", "r-expectations.csv"}) {
+    CAPTURE(name);
+    const std::string text = read(dir / name);
+    REQUIRE_FALSE(text.empty());
+    // One table: no "# section" lines, every row as many fields as the header (no quoted commas here).
+    CHECK(text.find("# ") == std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir / "r.csv"));
+  auto one = capsim("report '" + ex + "' -o '" + (dir / "frontier.csv").string() + "' --table frontier");
+  REQUIRE(one.exit_code == 0);
+  CHECK(read(dir / "frontier.csv") == read(dir / "r-frontier.csv"));
+  auto bad = capsim("report '" + ex + "' -o '" + (dir / "x.csv").string() + "' --table fronteir");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "error: --table: this report has no table 'fronteir' (did you mean 'frontier'?)\n");
+}
