@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # capsim set-up: installs what is missing (Debian bookworm packages), builds, and then
-#   ./setup.sh run    runs the main job on a shipped example
-#   ./setup.sh test   runs the whole test suite
-# Both build with warnings as errors.
+#   ./setup.sh run      builds the capsim command only and runs the main job on a shipped example
+#   ./setup.sh test     builds everything and runs the whole test suite
+#   ./setup.sh package  builds the Debian package (build/capsim_VERSION_ARCH.deb) and checks that
+#                       the capsim it installs runs from where it lands, without this source tree
+# All build with warnings as errors.
 #   ./setup.sh fuzz [SECONDS]  the libFuzzer targets, SECONDS each (default 60), with clang-14
+#   ./setup.sh deps     installs the packages only
 # Options: --sanitize (AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/).
 # Idempotent: packages already installed are not touched; the build is incremental.
 set -euo pipefail
@@ -22,16 +25,30 @@ for arg in "$@"; do
   esac
 done
 case "$mode" in
-  run|test|build|deps|fuzz) ;;
-  *) echo "usage: ./setup.sh run|test|build|deps [--sanitize] | fuzz [SECONDS]" >&2; exit 2 ;;
+  run|test|build|deps|fuzz|package) ;;
+  *) echo "usage: ./setup.sh run|test|build|package|deps [--sanitize] | fuzz [SECONDS]" >&2; exit 2 ;;
 esac
 
+# What the capsim command needs at run time (the container image installs exactly these, see
+# Dockerfile; tests/ship checks both lists against the libraries capsim links).
+runtime_packages=(libsimgrid3.32 libyaml-cpp0.7 libsqlite3-0 libfmt9)
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev libsqlite3-dev sqlite3
   doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev
+  "${runtime_packages[@]}"
 )
+# The export validation test runs Kubernetes' and Karpenter's schemas in Node.js
+# (tests/exports/, npm packages pinned in its package-lock.json).
+if [ "$mode" = test ]; then
+  packages+=(shellcheck)
+  # Debian's, unless a node and npm are there already (another nodejs build ships its own npm).
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
+fi
+# CPack's Debian generator reads shared-library dependencies with dpkg-shlibdeps.
+[ "$mode" = package ] && packages+=(dpkg-dev file)
 # libFuzzer comes with clang's runtime libraries.
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
@@ -63,9 +80,26 @@ werror=ON  # the shipped build is warning-free; keep it so (CI and users build t
 [ "$sanitize" = ON ] && werror=OFF
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" >/dev/null
-cmake --build "$build" -j "$jobs"
+# The main job needs the capsim command and what it links, not the tests and benchmarks.
+case "$mode" in
+  run) cmake --build "$build" -j "$jobs" --target capsim ;;
+  package) cmake --build "$build" -j "$jobs" --target capsim capsim-gui ;;
+  *) cmake --build "$build" -j "$jobs" ;;
+esac
 
 case "$mode" in
+  package)
+    (cd "$build" && cpack -G DEB >/dev/null)
+    deb=$(ls -t "$build"/capsim_*.deb | head -n 1)
+    # The package's capsim, unpacked where this tree is not: it must find its own data.
+    check=$(mktemp -d)
+    trap 'rm -rf "$check"' EXIT
+    dpkg-deb -x "$deb" "$check/root"
+    (cd "$check" && env -u CAPSIM_DATA -u CAPSIM_CATALOG -u CAPSIM_VALIDATION CAPSIM_DB="$check/capsim.db" \
+      ./root/usr/bin/capsim size root/usr/share/capsim/examples/lora-7b-one-node.yaml >/dev/null)
+    echo "package: $deb ($(dpkg-deb -f "$deb" Depends))"
+    echo "install it with: apt-get install ./$deb"
+    ;;
   run)
     # The main job on a shipped example: plan the training of a 70B model, check its
     # expectations, and write the sizing report.
@@ -75,6 +109,16 @@ case "$mode" in
     echo "report: reports/llama-70b-pretrain.html"
     ;;
   test)
+    # The export validators (npm packages pinned in tests/exports/package-lock.json) go in
+    # the build directory; the export test skips, saying so, when they are missing.
+    npm_dir="$build/exports-npm"
+    if [ ! -f "$npm_dir/node_modules/.package-lock.json" ] ||
+       ! cmp -s tests/exports/package-lock.json "$npm_dir/package-lock.json"; then
+      mkdir -p "$npm_dir"
+      cp tests/exports/package.json tests/exports/package-lock.json "$npm_dir/"
+      (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+        echo "setup.sh: npm ci failed; the export schema test will be skipped" >&2
+    fi
     export QT_QPA_PLATFORM=offscreen
     ctest --test-dir "$build" --output-on-failure -j "$jobs"
     ;;

@@ -75,9 +75,14 @@ nlohmann::json summary_json(const scenarios::AccuracySummary& s) {
 }
 
 int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
-  const auto dir = o.dir.empty() ? scenarios::default_validation_dir() : std::filesystem::path(o.dir);
+  std::filesystem::path dir = o.dir;
+  if (dir.empty()) {
+    auto shipped = scenarios::default_validation_dir(g.data_dir);
+    if (!shipped) return report_errors(shipped.errors());
+    dir = *shipped;
+  }
   auto report = scenarios::run_accuracy(*ws->catalog, dir, o.group);
   if (!report) return report_errors(report.errors());
   if (o.format == Format::json) {

@@ -287,9 +287,12 @@ int run_import(const GlobalOptions& g, const ImportOptions& o) {
 
 
 int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
-  const std::filesystem::path path = o.path.empty()
-      ? (g.catalog_dir.empty() ? scenarios::default_catalog_dir() : std::filesystem::path(g.catalog_dir))
-      : std::filesystem::path(o.path);
+  std::filesystem::path path = o.path.empty() ? std::filesystem::path(g.catalog_dir) : std::filesystem::path(o.path);
+  if (path.empty()) {
+    auto shipped = scenarios::default_catalog_dir(g.data_dir);
+    if (!shipped) return report_errors(shipped.errors());
+    path = *shipped;
+  }
   Result<hardware::Catalog> catalog = [&]() -> Result<hardware::Catalog> {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) {
@@ -319,10 +322,12 @@ int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
 
 void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto* catalog = app.add_subcommand("catalog", "Browse and check the hardware catalog");
+  catalog->footer("Examples:\n  capsim catalog list gpus --where 'memory>=40 GB' --sort memory_bandwidth --desc\n  capsim catalog show h100-sxm-80gb --format json\n  capsim catalog validate data/catalog");
   catalog->require_subcommand(1);
 
   auto list_options = std::make_shared<ListOptions>();
   auto* list = catalog->add_subcommand("list", "List catalog entries, filtered and sorted");
+  list->footer("Examples:\n  capsim catalog list\n  capsim catalog list instances --where 'gpu=h100-sxm-80gb' --sort price.on_demand\n  capsim catalog list gpus --format csv > gpus.csv");
   list->add_option("section", list_options->kind,
                    "gpus, cpus, interconnects, networks, servers, instances or facilities "
                    "(omit for a count per section)");
@@ -336,6 +341,7 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
 
   auto show_options = std::make_shared<ShowOptions>();
   auto* show = catalog->add_subcommand("show", "Show one entry with the source of every number");
+  show->footer("Examples:\n  capsim catalog show h100-sxm-80gb\n  capsim catalog show aws-p5-48xlarge --format json");
   show->add_option("id", show_options->id, "Entry id, e.g. h100-sxm-80gb")->required();
   add_format_option(*show, show_options->format, {"table", "json", "csv", "md"});
   show->callback([&global, &exit_code, show_options] { exit_code = run_show(global, *show_options); });
@@ -343,6 +349,7 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   auto import_options = std::make_shared<ImportOptions>();
   auto* import = catalog->add_subcommand(
       "import-calibration", "Store a capsim-calibrate profile; the models then prefer its measured figures");
+  import->footer("Examples:\n  capsim catalog import-calibration h100.json\n  capsim catalog import-calibration h100.json --gpu h100-sxm-80gb");
   import->add_option("profile", import_options->path, "Profile JSON written by capsim-calibrate")->required();
   import->add_option("--gpu", import_options->gpu,
                      "Catalog GPU id the profile belongs to (default: matched by device name and memory)");
@@ -351,6 +358,7 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
 
   auto validate_options = std::make_shared<ValidateOptions>();
   auto* validate = catalog->add_subcommand("validate", "Check a catalog directory (all errors at once)");
+  validate->footer("Examples:\n  capsim catalog validate\n  capsim catalog validate my-catalog/\n  capsim catalog validate my-catalog/gpus.yaml");
   validate->add_option("path", validate_options->path, "Catalog directory or file (default: the shipped catalog)");
   add_format_option(*validate, validate_options->format, {"table", "json"});
   validate->callback(

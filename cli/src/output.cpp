@@ -22,6 +22,16 @@ void add_format_option(CLI::App& cmd, Format& format, const std::vector<std::str
       ->option_text("FORMAT");
 }
 
+std::string with_schema(const std::string& json, std::string_view name) {
+  const auto brace = json.find('{');
+  if (brace == std::string::npos) return json;
+  const bool multiline = brace + 1 < json.size() && json[brace + 1] == '\n';
+  const std::string member = "\"schema\": \"" + std::string(name) + "\"";
+  const bool empty = json.find_first_not_of(" \n", brace + 1) == json.find('}', brace + 1);
+  if (multiline) return json.substr(0, brace + 1) + "\n  " + member + (empty ? "" : ",") + json.substr(brace + 1);
+  return json.substr(0, brace + 1) + member + (empty ? "" : ", ") + json.substr(brace + 1);
+}
+
 void print_table(const scenarios::Table& t, Format format) {
   switch (format) {
     case Format::csv: std::cout << scenarios::render_csv(t); break;
@@ -65,7 +75,7 @@ bool TerminalProgress::cancelled() const { return g_interrupted; }
 
 Result<scenarios::Workspace> open_workspace(const GlobalOptions& g, hardware::Access access,
                                             hardware::OnCorrupt on_corrupt) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path, access, on_corrupt});
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path, access, on_corrupt, g.data_dir});
   if (ws)
     for (const auto& w : ws->store.warnings()) std::cerr << w << "\n";
   return ws;

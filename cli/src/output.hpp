@@ -28,6 +28,10 @@ enum class Format { table, json, csv, md };
 // Adds --format with the given choices to a subcommand.
 void add_format_option(CLI::App& cmd, Format& format, const std::vector<std::string>& choices);
 
+// A JSON object's text with "schema": NAME (e.g. "capsim-size/1") as its first member, so a
+// program reading it knows which document and version it holds; the rest unchanged.
+std::string with_schema(const std::string& json, std::string_view name);
+
 // Prints a table in the chosen tabular format (table, csv, md).
 void print_table(const scenarios::Table& t, Format format);
 
@@ -58,6 +62,7 @@ inline constexpr int kExitInterrupted = 130;
 struct GlobalOptions {
   std::string db_path;
   std::string catalog_dir;
+  std::string data_dir;  // --data: the directory holding catalog/, validation/ and examples/
 };
 
 // Opens the workspace for a command and prints the store's warnings (a corrupt database

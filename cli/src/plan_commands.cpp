@@ -32,12 +32,13 @@ struct SizeOptions {
 };
 
 int run_estimate(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path});
+  auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
   auto e = scenarios::estimate_scenario(*scenario, *ws->catalog);
   if (!e) return report_errors(e.errors());
+  // estimate_json names its own schema ("capsim.estimate").
   std::cout << (o.format == Format::json ? scenarios::estimate_json(*e) : scenarios::estimate_text(*e));
   return kExitOk;
 }
@@ -64,7 +65,8 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
   if (!plan) return report_errors(plan.errors());
   if (plan->serving_sizing) {
     std::cout << (o.format == Format::json
-                      ? scenarios::with_plan(scenarios::serving_sizing_json(*plan->serving_sizing), *plan)
+                      ? with_schema(scenarios::with_plan(scenarios::serving_sizing_json(*plan->serving_sizing), *plan),
+                                    "capsim-size/1")
                       : scenarios::plan_figures_text(plan->plan) + "\n" + scenarios::serving_sizing_text(*plan->serving_sizing));
     return kExitOk;
   }
@@ -73,13 +75,15 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
                                 ? "an inference scenario is sized over hardware.gpus, and this one names none"
                                 : "a service states its GPUs (workload.gpus); there is nothing to size";
     if (o.format == Format::json) {
-      std::cout << scenarios::with_plan("{\"sizing\": null, \"why\": " + nlohmann::json(why).dump() + "}", *plan);
+      std::cout << with_schema(
+          scenarios::with_plan("{\"sizing\": null, \"why\": " + nlohmann::json(why).dump() + "}", *plan), "capsim-size/1");
     } else {
       std::cout << scenarios::plan_figures_text(plan->plan) << "\nNo sizing: " << why << ".\n";
     }
     return kExitOk;
   }
-  if (o.format == Format::json) std::cout << scenarios::with_plan(scenarios::sizing_json(*plan->sizing), *plan);
+  if (o.format == Format::json)
+    std::cout << with_schema(scenarios::with_plan(scenarios::sizing_json(*plan->sizing), *plan), "capsim-size/1");
   else std::cout << scenarios::plan_figures_text(plan->plan) << "\n" << scenarios::sizing_text(*plan->sizing);
 #ifdef CAPSIM_HAVE_RENDER
   if (!o.chart.empty())
@@ -97,7 +101,9 @@ int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
                                  ? "The scenario states no deployment: simulating the plan's recommended one, " +
                                        plan->plan.configuration + ".\n\n"
                                  : std::string();
-    std::cout << (json ? scenarios::with_plan(scenarios::serving_simulation_json(*plan->serving_simulation), *plan)
+    std::cout << (json ? with_schema(scenarios::with_plan(scenarios::serving_simulation_json(*plan->serving_simulation),
+                                                          *plan),
+                                     "capsim-simulate/1")
                        : note + scenarios::serving_simulation_text(*plan->serving_simulation));
     return kExitOk;
   }
@@ -109,7 +115,8 @@ int run_simulate(const GlobalOptions& g, const SizeOptions& o) {
     return report_errors({{{plan->scenario.file}, "simulate", "the scenario has no simulate: section to run",
                            "see docs/scenario-reference.md (simulate:)"}});
   }
-  std::cout << (json ? scenarios::with_plan(scenarios::simulation_json(*plan->simulation), *plan)
+  std::cout << (json ? with_schema(scenarios::with_plan(scenarios::simulation_json(*plan->simulation), *plan),
+                                   "capsim-simulate/1")
                      : scenarios::simulation_text(*plan->simulation));
   return kExitOk;
 }
@@ -119,7 +126,8 @@ int run_cost(const GlobalOptions& g, const SizeOptions& o) {
   if (!plan) return report_errors(plan.errors());
   if (!plan->cost)
     return report_errors({{{plan->scenario.file}, "cost", "the scenario has no cost: section", "see docs/scenario-reference.md"}});
-  std::cout << (o.format == Format::json ? scenarios::with_plan(scenarios::cost_json(*plan->cost), *plan)
+  std::cout << (o.format == Format::json ? with_schema(scenarios::with_plan(scenarios::cost_json(*plan->cost), *plan),
+                                                       "capsim-cost/1")
                                          : scenarios::plan_figures_text(plan->plan) + "\n" + scenarios::cost_text(*plan->cost));
   return kExitOk;
 }
@@ -195,7 +203,7 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   settings.notes = scenarios::plan_annotations(plan->plan);
   auto text = scenarios::export_node_pools(plan->plan.node_pools, *format, settings);
   if (!text) return report_errors(text.errors());
-  if (o.output.empty()) {
+  if (o.output.empty() || o.output == "-") {
     std::cout << *text;
     return kExitOk;
   }
@@ -379,6 +387,7 @@ int run_memory(const MemoryOptions& o) {
                                                  {"kv_cache", m->kv_cache},     {"overhead", m->overhead}};
   if (o.format == Format::json) {
     nlohmann::json j;
+    j["schema"] = "capsim-memory/1";
     j["rule"] = m->rule;
     j["model"] = o.model.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.model);
     j["mode"] = o.mode;
@@ -409,6 +418,7 @@ int run_memory(const MemoryOptions& o) {
 void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto size_options = std::make_shared<SizeOptions>();
   auto* size = app.add_subcommand("size", "Search GPU types, node counts and parallel layouts for a scenario");
+  size->footer("Examples:\n  capsim size scenarios/examples/llama-70b-pretrain.yaml\n  capsim size scenarios/examples/llama-70b-pretrain.yaml --chart frontier.png\n  capsim size scenarios/examples/food-photo-classifier.yaml --format json");
   size->add_option("scenario", size_options->file, "Scenario YAML file")->required();
   add_format_option(*size, size_options->format, {"table", "json"});
   size->add_option("--fabric", size_options->fabric,
@@ -432,12 +442,14 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
 
   auto sim_options = std::make_shared<SizeOptions>();
   auto* simulate = app.add_subcommand("simulate", "Simulate a scenario's training pipeline: utilization, queues, constraint");
+  simulate->footer("Examples:\n  capsim simulate scenarios/examples/resnet50-1080ti-4vcpu.yaml\n  capsim simulate scenarios/examples/llama2-70b-chat-h100.yaml --format json");
   simulate->add_option("scenario", sim_options->file, "Scenario YAML file with a simulate: section")->required();
   add_format_option(*simulate, sim_options->format, {"table", "json"});
   simulate->callback([&global, &exit_code, sim_options] { exit_code = run_simulate(global, *sim_options); });
 
   auto cost_options = std::make_shared<SizeOptions>();
   auto* cost = app.add_subcommand("cost", "Compare cloud, bare metal, on-prem and colocation: totals, break-even, sensitivity");
+  cost->footer("Examples:\n  capsim cost scenarios/examples/ml-services-24x7.yaml\n  capsim cost scenarios/examples/resnet-training-cost-per-run.yaml --format json");
   cost->add_option("scenario", cost_options->file, "Scenario YAML file with a cost: section")->required();
   add_format_option(*cost, cost_options->format, {"table", "json"});
   cost->callback([&global, &exit_code, cost_options] { exit_code = run_cost(global, *cost_options); });
@@ -446,8 +458,14 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   auto* exp = app.add_subcommand("export", "Node pools of the recommendation for GKE, Karpenter, Terraform or a Pod spec");
   exp->add_option("format", e->format, "gke, karpenter, terraform (google_container_node_pool, JSON syntax) or k8s")
       ->required();
-  exp->add_option("scenario", e->file, "Scenario YAML file")->required();
-  exp->add_option("-o,--output", e->output, "Write to FILE (default: standard output)")->option_text("FILE");
+  exp->add_option("scenario", e->file, "Scenario YAML file (- for standard input)")->required();
+  exp->add_option("-o,--output", e->output, "Write to FILE (default, or -: standard output)")->option_text("FILE");
+  exp->footer("Examples:\n"
+              "  capsim export k8s scenarios/examples/llama-70b-pretrain.yaml --image nvcr.io/nvidia/pytorch:24.05-py3\n"
+              "  capsim export karpenter scenarios/examples/llama2-70b-chat-h100.yaml -o nodepools.yaml\n"
+              "  capsim export gke scenarios/examples/gke-tpu-v5e-lora.yaml --location us-west4-a\n"
+              "  capsim export terraform scenarios/examples/resnet101-small-gpus.yaml > pools.tf.json\n"
+              "The scenario may be - (standard input). Refusals and validation: docs/exports.md.");
   exp->add_option("--node-type", e->node_type, "Export the plan on this node type instead of the recommended one: a catalog id or the provider's name (e.g. gcp-a3-highgpu-8g, g6e.xlarge)");
   exp->add_option("--cluster", e->cluster, "Cluster name for GKE and Terraform; Karpenter's EC2NodeClass and discovery tag");
   exp->add_option("--location", e->location,

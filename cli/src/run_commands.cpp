@@ -1,13 +1,17 @@
 // `capsim run`: a scenario end to end, for CI and people; `capsim history`: past runs.
 #include "run_commands.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/history.hpp"
+#include "capsim/scenarios/junit.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/overrides.hpp"
 #include "capsim/scenarios/report.hpp"
@@ -20,8 +24,48 @@
 namespace capsim::cli {
 namespace {
 
+// The report's tables by name: the section id, "-2", "-3" for a section's further tables.
+std::vector<std::pair<std::string, const scenarios::Table*>> named_tables(const scenarios::ReportDocument& doc) {
+  std::vector<std::pair<std::string, const scenarios::Table*>> out;
+  for (const auto& s : doc.sections)
+    for (std::size_t i = 0; i < s.tables.size(); ++i)
+      out.emplace_back(s.id + (i == 0 ? "" : "-" + std::to_string(i + 1)), &s.tables[i]);
+  return out;
+}
+
+// A CSV report is one table per file, as spreadsheet and dataframe tools read CSV: with
+// --table NAME that table in FILE; without, each table in FILE's stem + "-NAME.csv".
+Status write_csv_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path,
+                        const std::string& table) {
+  const auto doc = scenarios::build_report(run, catalog);
+  const auto tables = named_tables(doc);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : tables) names.push_back(name);
+  if (!table.empty()) {
+    for (const auto& [name, t] : tables)
+      if (name == table) return write_file_atomically(path, scenarios::render_csv(*t));
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string hint = did_you_mean(table, names);
+    return {Diagnostic{{}, "--table", "this report has no table '" + table + "'",
+                       hint.empty() ? "its tables: " + list : hint}};
+  }
+  const std::filesystem::path p(path);
+  const auto stem = (p.parent_path() / p.stem()).string();
+  for (const auto& [name, t] : tables) {
+    const std::string file = stem + "-" + name + ".csv";
+    if (auto status = write_file_atomically(file, scenarios::render_csv(*t)); !status.empty()) return status;
+    std::cout << "wrote " << file << "\n";
+  }
+  return {};
+}
+
 // A report by extension; HTML and PDF need the Qt render library.
-Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path) {
+Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path,
+                    const std::string& table = {}) {
+  if (std::filesystem::path(path).extension() == ".csv") return write_csv_report(run, catalog, path, table);
+  if (!table.empty())
+    return {Diagnostic{{}, "--table", "--table picks one table of a .csv report, not of '" + path + "'", ""}};
 #ifdef CAPSIM_HAVE_RENDER
   return render::write_report(run, catalog, path);
 #else
@@ -68,30 +112,48 @@ Result<scenarios::Scenario> load_with_overrides(const std::string& file, const s
   return scenarios::load_scenario(file + " (with --set)", *changed, catalog);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 int run_run(const GlobalOptions& g, const RunOptions& o) {
   if (!o.sweep.empty()) return run_sweep(g, o.file, o.sweep, o.shard, o.set, o.jobs, o.check);
+  const auto start = std::chrono::steady_clock::now();
+  // Bad input still leaves a JUnit file when one was asked for: CI then shows the error as a
+  // test case instead of a missing report.
+  auto fail = [&](const std::vector<Diagnostic>& errors) {
+    if (!o.junit.empty() && o.junit != "-")
+      (void)write_file_atomically(o.junit, scenarios::junit_error_xml(o.file, errors, seconds_since(start)));
+    return report_errors(errors);
+  };
   auto ws = open_workspace(g, hardware::Access::read_write);
-  if (!ws) return report_errors(ws.errors());
+  if (!ws) return fail(ws.errors());
   auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
-  if (!scenario) return report_errors(scenario.errors());
+  if (!scenario) return fail(scenario.errors());
   TerminalProgress progress;
   auto run = scenarios::run_scenario(*scenario, *ws->catalog, &progress);
   if (progress.cancelled() || (run && run->sizing && run->sizing->search.cancelled)) {
     std::cerr << "capsim: stopped by Ctrl-C; nothing was written\n";
     return kExitInterrupted;
   }
-  if (!run) return report_errors(run.errors());
+  if (!run) return fail(run.errors());
   // Outputs first, each written whole or not at all; then the history.
-  if (!o.junit.empty())
-    if (auto status = write_file_atomically(o.junit, scenarios::junit_xml(*run)); !status.empty())
+  if (!o.junit.empty()) {
+    const std::string xml = scenarios::junit_xml(*run, seconds_since(start));
+    if (o.junit == "-") {
+      std::cout << xml;
+    } else if (auto status = write_file_atomically(o.junit, xml); !status.empty()) {
       return report_errors(status);
+    }
+  }
   if (!o.report.empty())
     if (auto status = write_report(*run, *ws->catalog, o.report); !status.empty()) return report_errors(status);
   if (!o.no_history) {
     auto id = scenarios::record_run(ws->store, *run, o.sweep_label);
     if (!id) return report_errors(id.errors());
   }
-  std::cout << (o.format == Format::json ? scenarios::run_json(*run) : scenarios::run_summary_text(*run));
+  if (o.junit != "-")  // --junit - writes the JUnit XML on standard output instead of the summary
+    std::cout << (o.format == Format::json ? scenarios::run_json(*run) : scenarios::run_summary_text(*run));
   return o.check && !run->passed() ? kExitExpectationFailed : kExitOk;
 }
 
@@ -108,6 +170,14 @@ int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
   if (!ws) return report_errors(ws.errors());
   auto runs = scenarios::list_runs(ws->store, o.limit, o.scenario);
   if (!runs) return report_errors(runs.errors());
+  if (o.format == Format::json) {
+    nlohmann::json runs_json = nlohmann::json::array();
+    for (const auto& r : *runs)
+      runs_json.push_back({{"id", r.id}, {"started_at", r.started_at}, {"scenario", r.scenario}, {"status", r.status},
+                           {"catalog_hash", r.catalog_hash}, {"capsim_version", r.capsim_version}, {"sweep", r.sweep}});
+    std::cout << nlohmann::json{{"schema", "capsim-history/1"}, {"runs", runs_json}}.dump(2) << "\n";
+    return kExitOk;
+  }
   scenarios::Table t{{"id", "started (UTC)", "scenario", "status", "catalog", "capsim"}, {}, {true}};
   for (const auto& r : *runs)
     t.rows.push_back({std::to_string(r.id), r.started_at, r.scenario, r.status, r.catalog_hash.substr(0, 8),
@@ -145,9 +215,12 @@ int run_history_diff(const GlobalOptions& g, const HistoryOptions& o) {
 void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
   auto* run = app.add_subcommand("run", "Run a scenario end to end: sizing, measurements, expectations, history");
+  run->footer("Examples:\n  capsim run --check scenarios/examples/llama-70b-pretrain.yaml\n  capsim run --check --junit reports/lora.xml scenarios/examples/lora-7b-one-node.yaml\n  capsim run scenarios/examples/lora-7b-one-node.yaml --sweep 'hardware.max_gpus=1,8' --jobs 2\n  capsim run scenarios/examples/road-sign-ocr.yaml --format json > run.json");
   run->add_option("scenario", o->file, "Scenario YAML file")->required();
   run->add_flag("--check", o->check, "Exit 1 when an expect: entry fails (exit 2 stays for bad input)");
-  run->add_option("--junit", o->junit, "Write JUnit XML, one test case per expectation")->option_text("FILE");
+  run->add_option("--junit", o->junit,
+                  "Write JUnit XML, one test case per expectation (on bad input, one <error> test case); - for "
+                  "standard output")->option_text("FILE");
   run->add_flag("--no-history", o->no_history, "Do not store the run in the database");
   run->add_option("--report", o->report, "Also write the sizing report: .html, .pdf, .md, .csv or .json")
       ->option_text("FILE");
@@ -163,9 +236,14 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
 
   auto rep = std::make_shared<RunOptions>();
   auto* report = app.add_subcommand("report", "Write a scenario's sizing report (.html, .pdf, .md, .csv, .json)");
+  report->footer("Examples:\n  capsim report scenarios/examples/llama-70b-pretrain.yaml -o report.html\n  capsim report scenarios/examples/ml-services-24x7.yaml -o cost.pdf");
   report->add_option("scenario", rep->file, "Scenario YAML file")->required();
   report->add_option("-o,--output", rep->report, "Report file; the extension picks the format")->required();
-  report->callback([&global, &exit_code, rep] {
+  auto table = std::make_shared<std::string>();
+  report->add_option("--table", *table,
+                     "With a .csv report: write only this table (e.g. frontier); without it each table goes to "
+                     "its own FILE-NAME.csv");
+  report->callback([&global, &exit_code, rep, table] {
     auto ws = open_workspace(global, hardware::Access::read_only);
     if (!ws) {
       exit_code = report_errors(ws.errors());
@@ -181,31 +259,36 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
       exit_code = report_errors(run.errors());
       return;
     }
-    auto status = write_report(*run, *ws->catalog, rep->report);
+    auto status = write_report(*run, *ws->catalog, rep->report, *table);
     exit_code = status.empty() ? kExitOk : report_errors(status);
   });
 
   auto h = std::make_shared<HistoryOptions>();
   auto* history = app.add_subcommand("history", "Past runs stored in the database");
+  history->footer("Examples:\n  capsim history list\n  capsim history diff 3 4");
   history->require_subcommand(1);
   auto* list = history->add_subcommand("list", "List runs, newest first");
+  list->footer("Examples:\n  capsim history list -n 5\n  capsim history list --scenario llama-70b-pretrain --format json");
   list->add_option("--limit,-n", h->limit, "How many")->check(CLI::Range(1, 100000));
   list->add_option("--scenario", h->scenario, "Only runs of this scenario name");
-  add_format_option(*list, h->format, {"table", "csv", "md"});
+  add_format_option(*list, h->format, {"table", "json", "csv", "md"});
   list->callback([&global, &exit_code, h] { exit_code = run_history_list(global, *h); });
   auto* show = history->add_subcommand("show", "One run: its scenario, or its full result with --format json");
+  show->footer("Examples:\n  capsim history show 3\n  capsim history show 3 --format json");
   show->add_option("id", h->show_id, "Run id")->required();
   add_format_option(*show, h->format, {"table", "json"});
   show->callback([&global, &exit_code, h] { exit_code = run_history_show(global, *h); });
   auto merge_dbs = std::make_shared<std::vector<std::string>>();
   auto merge_sweep = std::make_shared<std::string>();
   auto* merge = history->add_subcommand("merge", "Bring sweep shards' databases into this one and show their table");
+  merge->footer("Examples:\n  capsim history merge /results/shard-*.db --sweep 'hardware.max_gpus=8,64'");
   merge->add_option("shards", *merge_dbs, "Shard databases (capsim run --shard ... --db FILE)")->required();
   merge->add_option("--sweep", *merge_sweep, "The sweep spec whose points to tabulate (default: every sweep merged)");
   merge->callback([&global, &exit_code, merge_dbs, merge_sweep] {
     exit_code = run_history_merge(global, *merge_dbs, *merge_sweep);
   });
   auto* diff = history->add_subcommand("diff", "What changed in inputs and outputs between two runs");
+  diff->footer("Examples:\n  capsim history diff 3 4");
   diff->add_option("a", h->diff_a, "Older run id")->required();
   diff->add_option("b", h->diff_b, "Newer run id")->required();
   diff->callback([&global, &exit_code, h] { exit_code = run_history_diff(global, *h); });

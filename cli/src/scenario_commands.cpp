@@ -88,12 +88,14 @@ int run_models(Format format) {
 void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto validate_options = std::make_shared<ValidateOptions>();
   auto* validate = app.add_subcommand("validate", "Check scenario files (all errors at once; exit 2 if any)");
+  validate->footer("Examples:\n  capsim validate scenarios/examples/*.yaml\n  capsim validate - < my-scenario.yaml");
   validate->add_option("scenario", validate_options->files, "Scenario YAML files")->required();
   add_format_option(*validate, validate_options->format, {"table", "json"});
   validate->callback([&global, &exit_code, validate_options] { exit_code = run_validate(global, *validate_options); });
 
   auto schema_format = std::make_shared<Format>(Format::json);
   auto* schema = app.add_subcommand("schema", "Print the scenario JSON Schema (for editors) or the Markdown reference");
+  schema->footer("Examples:\n  capsim schema > scenario.schema.json\n  capsim schema --format md > scenario-reference.md");
   add_format_option(*schema, *schema_format, {"json", "md"});
   schema->callback([&exit_code, schema_format] {
     std::cout << (*schema_format == Format::md ? scenarios::scenario_reference_markdown()
@@ -103,6 +105,7 @@ void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit
 
   auto models_format = std::make_shared<Format>(Format::table);
   auto* models_cmd = app.add_subcommand("models", "List the model presets a scenario may name");
+  models_cmd->footer("Examples:\n  capsim models\n  capsim models --format json");
   add_format_option(*models_cmd, *models_format, {"table", "json", "csv", "md"});
   models_cmd->callback([&exit_code, models_format] { exit_code = run_models(*models_format); });
 }

@@ -16,6 +16,8 @@
 
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/history.hpp"
+#include "capsim/scenarios/scenario.hpp"
+#include "capsim/version.hpp"
 #include "capsim/scenarios/overrides.hpp"
 #include "capsim/scenarios/table.hpp"
 #include "capsim/scenarios/workspace.hpp"
@@ -252,8 +254,11 @@ struct SweepJobOptions {
   std::string spec;
   int shards = 1;
   std::string output;
-  std::string image = "capsim:latest";
+  // The image the Dockerfile at the repository's root builds (README "Container image").
+  std::string image = std::string("capsim:") + CAPSIM_VERSION;
   std::string name = "capsim-sweep";
+  std::string storage_class;
+  std::string storage = "1Gi";
 };
 
 // `text` as one POSIX shell word: single-quoted, each ' written '\''.
@@ -270,23 +275,65 @@ std::string kubernetes_literal(const std::string& text) {
   return out;
 }
 
-// A Kubernetes Indexed Job (batch/v1): pod i runs shard i of N and writes its own database
-// to the results volume; `capsim history merge` joins them.
-std::string indexed_job(const SweepJobOptions& o) {
+void emit_labels(YAML::Emitter& y, const std::string& name) {
+  y << YAML::Key << "labels" << YAML::Value << YAML::BeginMap << YAML::Key << "app.kubernetes.io/name" << YAML::Value
+    << "capsim" << YAML::Key << "capsim.dev/sweep" << YAML::Value << name << YAML::EndMap;
+}
+
+// The sweep as Kubernetes objects, applied together (kubectl apply -f):
+//   a ConfigMap holding the scenario, mounted read-only at /scenario in every pod;
+//   a PersistentVolumeClaim (ReadWriteMany: the pods of several nodes write to it at once)
+//     where pod i writes its own database, /results/shard-i.db;
+//   an Indexed Job (batch/v1) whose pod i runs shard i of N with the capsim image.
+// `capsim history merge` joins the shards afterwards.
+std::string indexed_job(const SweepJobOptions& o, const std::string& scenario_text) {
+  const std::string base = o.file == "-" ? std::string("scenario.yaml") : std::filesystem::path(o.file).filename().string();
   YAML::Emitter y;
-  y << YAML::BeginMap;
+  y << YAML::BeginDoc << YAML::BeginMap;
+  y << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  y << YAML::Key << "kind" << YAML::Value << "ConfigMap";
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
+    << o.name + "-scenario";
+  emit_labels(y, o.name);
+  y << YAML::EndMap;
+  y << YAML::Key << "data" << YAML::Value << YAML::BeginMap << YAML::Key << "scenario.yaml" << YAML::Value
+    << YAML::Literal << scenario_text << YAML::EndMap;
+  y << YAML::EndMap;
+
+  y << YAML::BeginDoc << YAML::BeginMap;
+  y << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  y << YAML::Key << "kind" << YAML::Value << "PersistentVolumeClaim";
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
+    << o.name + "-results";
+  emit_labels(y, o.name);
+  y << YAML::EndMap;
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "accessModes" << YAML::Value << YAML::Flow << YAML::BeginSeq << "ReadWriteMany" << YAML::EndSeq;
+  if (!o.storage_class.empty()) y << YAML::Key << "storageClassName" << YAML::Value << o.storage_class;
+  y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "requests" << YAML::Value
+    << YAML::BeginMap << YAML::Key << "storage" << YAML::Value << o.storage << YAML::EndMap << YAML::EndMap;
+  y << YAML::EndMap << YAML::EndMap;
+
+  y << YAML::BeginDoc << YAML::BeginMap;
   y << YAML::Key << "apiVersion" << YAML::Value << "batch/v1";
   y << YAML::Key << "kind" << YAML::Value << "Job";
-  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << o.name
-    << YAML::EndMap;
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << o.name;
+  emit_labels(y, o.name);
+  y << YAML::EndMap;
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "completionMode" << YAML::Value << "Indexed";
   y << YAML::Key << "completions" << YAML::Value << o.shards;
   y << YAML::Key << "parallelism" << YAML::Value << o.shards;
   y << YAML::Key << "backoffLimitPerIndex" << YAML::Value << 1;
   y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
+  emit_labels(y, o.name);
+  y << YAML::EndMap;
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "restartPolicy" << YAML::Value << "Never";
+  // The image runs as user 10001 (Dockerfile); the results volume is made writable for it.
+  y << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap << YAML::Key << "runAsNonRoot" << YAML::Value
+    << true << YAML::Key << "fsGroup" << YAML::Value << 10001 << YAML::EndMap;
   y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   y << YAML::Key << "name" << YAML::Value << "capsim";
   y << YAML::Key << "image" << YAML::Value << o.image;
@@ -295,34 +342,64 @@ std::string indexed_job(const SweepJobOptions& o) {
   // user's '$' is written '$$' (a literal dollar); only the completion index is expanded.
   y << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq << "capsim" << YAML::EndSeq;
   y << YAML::Key << "args" << YAML::Value << YAML::BeginSeq << "--db" << "/results/shard-$(JOB_COMPLETION_INDEX).db"
-    << "run" << kubernetes_literal(o.file) << "--sweep" << kubernetes_literal(o.spec) << "--shard"
+    << "run" << kubernetes_literal("/scenario/" + base) << "--sweep" << kubernetes_literal(o.spec) << "--shard"
     << "$(JOB_COMPLETION_INDEX)/" + std::to_string(o.shards) << YAML::EndSeq;
-  y << YAML::Key << "volumeMounts" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name"
-    << YAML::Value << "results" << YAML::Key << "mountPath" << YAML::Value << "/results" << YAML::EndMap
-    << YAML::EndSeq;
+  y << YAML::Key << "volumeMounts" << YAML::Value << YAML::BeginSeq;
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "scenario" << YAML::Key << "mountPath" << YAML::Value
+    << "/scenario" << YAML::Key << "readOnly" << YAML::Value << true << YAML::EndMap;
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "results" << YAML::Key << "mountPath" << YAML::Value
+    << "/results" << YAML::EndMap;
+  y << YAML::EndSeq;
   y << YAML::EndMap << YAML::EndSeq;
-  y << YAML::Key << "volumes" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-    << "results" << YAML::Key << "persistentVolumeClaim" << YAML::Value << YAML::BeginMap << YAML::Key << "claimName"
-    << YAML::Value << o.name + "-results" << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  y << YAML::Key << "volumes" << YAML::Value << YAML::BeginSeq;
+  // The scenario under its own file name, so messages name the file the user wrote.
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "scenario" << YAML::Key << "configMap" << YAML::Value
+    << YAML::BeginMap << YAML::Key << "name" << YAML::Value << o.name + "-scenario" << YAML::Key << "items"
+    << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key" << YAML::Value << "scenario.yaml"
+    << YAML::Key << "path" << YAML::Value << base << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "results" << YAML::Key << "persistentVolumeClaim"
+    << YAML::Value << YAML::BeginMap << YAML::Key << "claimName" << YAML::Value << o.name + "-results" << YAML::EndMap
+    << YAML::EndMap;
+  y << YAML::EndSeq;
   y << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndMap;
-  return "# capsim sweep as a Kubernetes Indexed Job: pod i runs shard i; afterwards run\n"
+  return "# capsim sweep as Kubernetes objects: the scenario (ConfigMap), a results volume (PVC) and an\n"
+         "# Indexed Job whose pod i runs shard i (image: the Dockerfile of capsim's repository). Afterwards,\n"
+         "# in a pod that mounts " + o.name + "-results at /results, run\n"
          "#   capsim history merge /results/shard-*.db --sweep " + shell_quote(o.spec) + "\n" + std::string(y.c_str()) +
          "\n";
+}
+
+// A Kubernetes object name (RFC 1123 subdomain, kept to 52 characters so "-scenario" and
+// "-results" still fit the 63 of a label value).
+bool valid_object_name(const std::string& name) {
+  if (name.empty() || name.size() > 52) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
 }  // namespace
 
 void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto o = std::make_shared<SweepJobOptions>();
-  auto* sweep = app.add_subcommand("sweep", "Write a Kubernetes Indexed Job that runs a sweep in N shards");
-  sweep->add_option("scenario", o->file, "Scenario YAML file (as the pods see it)")->required();
+  auto* sweep = app.add_subcommand(
+      "sweep", "Write the Kubernetes objects (ConfigMap, PVC, Indexed Job) that run a sweep in N shards");
+  sweep->add_option("scenario", o->file, "Scenario YAML file; it travels in the manifest's ConfigMap")->required();
   sweep->add_option("--sweep", o->spec, "'KEY=v1,v2' or 'KEY=v1,v2;KEY2=w1,w2'")->required();
   sweep->add_option("--shards", o->shards, "Pods, each running one shard")->required()->check(CLI::Range(1, 100000));
   sweep->add_option("-o,--output", o->output, "Write the manifest to FILE (default: standard output)");
-  sweep->add_option("--image", o->image, "Container image with capsim");
-  sweep->add_option("--name", o->name, "Job name");
+  sweep->add_option("--image", o->image, "Container image with capsim (built from the repository's Dockerfile)")
+      ->capture_default_str();
+  sweep->add_option("--name", o->name, "Job name; the ConfigMap and PVC are NAME-scenario and NAME-results")
+      ->capture_default_str();
+  sweep->add_option("--storage-class", o->storage_class,
+                    "Storage class of the results volume; it must offer ReadWriteMany (default: the cluster's)");
+  sweep->add_option("--storage", o->storage, "Size of the results volume")->capture_default_str();
+  sweep->footer("Examples:\n"
+                "  capsim sweep scenarios/examples/llama-70b-pretrain.yaml --sweep 'hardware.max_gpus=2048,4096,8192' "
+                "--shards 3 -o sweep.yaml\n"
+                "  kubectl apply -f sweep.yaml");
   sweep->callback([&global, &exit_code, o] {
-    (void)global;
     // Control characters would end the manifest's comment line or hide text in it.
     for (const auto& [option, value] : {std::pair<const char*, const std::string*>{"--sweep", &o->spec},
                                         {"scenario", &o->file}, {"--image", &o->image}, {"--name", &o->name}})
@@ -331,13 +408,45 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
           exit_code = report_errors({Diagnostic{{}, option, "must not contain control characters", ""}});
           return;
         }
+    if (!valid_object_name(o->name)) {
+      exit_code = report_errors({Diagnostic{{}, "--name", "'" + o->name + "' is not a Kubernetes object name",
+                                            "lowercase letters, digits and '-', at most 52 characters"}});
+      return;
+    }
     auto points = scenarios::expand_sweep(o->spec);
     if (!points) {
       exit_code = report_errors(points.errors());
       return;
     }
-    const std::string manifest = indexed_job(*o);
-    if (o->output.empty()) {
+    // The scenario travels in the manifest: it must be valid here, or every pod fails alike.
+    auto text = scenarios::read_scenario_text(o->file);
+    if (!text) {
+      exit_code = report_errors(text.errors());
+      return;
+    }
+    auto ws = open_workspace(global, hardware::Access::read_only);
+    if (!ws) {
+      exit_code = report_errors(ws.errors());
+      return;
+    }
+    auto scenario = scenarios::load_scenario(o->file == "-" ? std::string("<stdin>") : o->file, *text, *ws->catalog);
+    if (!scenario) {
+      exit_code = report_errors(scenario.errors());
+      return;
+    }
+    if (scenario->inference && scenario->inference->arrivals.kind == models::ArrivalSpec::Kind::trace) {
+      exit_code = report_errors({Diagnostic{{o->file}, "arrivals.trace",
+                                            "the sweep's ConfigMap carries the scenario file only, not its trace file",
+                                            "run the sweep on one machine (capsim run --sweep) or use Poisson arrivals"}});
+      return;
+    }
+    constexpr std::size_t kConfigMapLimit = 1024 * 1024;  // the API server's limit for a ConfigMap
+    if (text->size() > kConfigMapLimit - 4096) {
+      exit_code = report_errors({Diagnostic{{o->file}, "", "the scenario is too large for a ConfigMap (1 MiB)", ""}});
+      return;
+    }
+    const std::string manifest = indexed_job(*o, *text);
+    if (o->output.empty() || o->output == "-") {
       std::cout << manifest;
       exit_code = kExitOk;
       return;

@@ -212,6 +212,14 @@ Result<ParsedQuantity> parse_quantity(std::string_view text) {
   if (!number) return number.errors();
   rest = trim(rest);
   ParsedQuantity q{*number, Dim{}, Currency::none};
+  // A count multiplier on its own, as capsim prints large figures: "41.05 M USD", "150.6 k".
+  // Every unit capsim prints is accepted as input.
+  for (const auto& [word, factor] : {std::pair{'k', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}})
+    if (!rest.empty() && rest.front() == word && (rest.size() == 1 || rest[1] == ' ')) {
+      q.value_si *= factor;
+      rest = trim(rest.substr(1));
+      break;
+    }
   if (rest.empty()) return q;
   if (rest == "%") {
     q.value_si *= 0.01;

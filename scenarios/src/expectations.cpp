@@ -1,5 +1,6 @@
 #include "capsim/scenarios/expectations.hpp"
 
+#include <cctype>
 #include <cmath>
 
 #include <array>
@@ -63,6 +64,32 @@ std::string monthly_text(const ParsedQuantity& q) {
   return to_string_in(q, std::string(currency_code(q.currency == Currency::none ? Currency::usd : q.currency)) + "/month");
 }
 
+
+// The unit the user wrote after the number of the bound: "90 d" -> "d", "41.05 M USD" ->
+// "M USD", "0.3" -> "".
+std::string written_unit(std::string_view bound) {
+  std::size_t i = 0;
+  while (i < bound.size() && bound[i] == ' ') ++i;
+  while (i < bound.size() && (std::isdigit(static_cast<unsigned char>(bound[i])) || bound[i] == '.' || bound[i] == '+' ||
+                              bound[i] == '-' || bound[i] == 'e' || bound[i] == 'E' || bound[i] == '_' || bound[i] == ','))
+    ++i;
+  return trim(bound.substr(i));
+}
+
+// A value in the unit the user wrote, so that "monthly_cost < 5000 USD/month" reads
+// "6849 USD/month", not "9.383 USD/h"; with no unit written, as display_measurement shows it
+// (shares of 1 as percentages, counts as the numbers they are).
+std::string value_in(const std::string& metric, const ParsedQuantity& q, const std::string& unit) {
+  if (unit.empty()) return display_measurement(metric, q);
+  if (unit == "%") return to_string(ParsedQuantity{q.value_si * 100, {}, {}}) + " %";
+  auto one = parse_quantity("1 " + unit);
+  if (!one || !(one->dim == q.dim)) return display_measurement(metric, q);
+  // Money and rates always in the user's unit (USD/month stays per month, "M USD" in millions);
+  // other quantities too while that reads as a number a person reads (not 0.009761 d for 14 min).
+  const double v = std::abs(q.value_si / one->value_si);
+  if (q.dim.money != 0 || q.dim.seconds < 0 || v == 0 || (v >= 0.1 && v < 1e5)) return to_string_in(q, unit);
+  return display_measurement(metric, q);
+}
 
 }  // namespace
 
@@ -129,9 +156,11 @@ std::vector<ExpectationResult> check_expectations(const std::vector<Expectation>
                   e.text + ")";
     } else {
       r.passed = holds(e.op, r.measured->value_si, e.bound.value_si);
-      // A share of 1 reads as a percentage; a count (gpus, throughput) as the number it is.
-      r.message = e.metric + " = " + display_measurement(e.metric, *r.measured) + (r.passed ? ", meets " : ", fails ") +
-                  std::string(op_text(e.op)) + " " + display_measurement(e.metric, e.bound);
+      const std::size_t op_at = e.text.find(op_text(e.op));
+      const std::string unit =
+          op_at == std::string::npos ? std::string() : written_unit(std::string_view(e.text).substr(op_at + op_text(e.op).size()));
+      r.message = e.metric + " = " + value_in(e.metric, *r.measured, unit) + (r.passed ? ", meets " : ", fails ") +
+                  std::string(op_text(e.op)) + " " + value_in(e.metric, e.bound, unit);
     }
     out.push_back(r);
   }

@@ -22,6 +22,13 @@ std::string tf_name(const std::string& s) {
   return out;
 }
 
+// The Compute Engine machine type of a GCP pool: the catalog names an N1 machine with attached
+// GPUs by both ("n1-standard-8 + 4 x nvidia-tesla-t4"); gcloud and Terraform take the machine
+// type and the GPUs separately (--accelerator, guest_accelerator).
+std::string gce_machine_type(const std::string& instance_type) {
+  return instance_type.substr(0, instance_type.find(" + "));
+}
+
 // GKE schedules Cloud TPU chips as google.com/tpu and taints TPU nodes with that key.
 constexpr const char* kTpuResource = "google.com/tpu";
 
@@ -69,7 +76,7 @@ Diagnostic no_location(const std::string& format) {
 // count, so GKE needs no --accelerator; a single-host slice needs no topology either.
 std::string gke_tpu_pool(const NodePool& p, const ExportSettings& s) {
   return "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + s.cluster + " \\\n  --location=" +
-         s.location + " \\\n  --machine-type=" + p.instance_type + gke_counts(p, s.location) +
+         s.location + " \\\n  --machine-type=" + gce_machine_type(p.instance_type) + gke_counts(p, s.location) +
          (p.spot ? " \\\n  --spot" : "") + "\n";
 }
 
@@ -79,9 +86,22 @@ Diagnostic wrong_provider(const NodePool& p, const std::string& format, const st
                     std::string(wanted == "aws" ? "choose an " : "choose a ") + wanted + " node type with --node-type"};
 }
 
+// The first refusal that applies: a pool of another cloud before a missing location (an owned
+// server has no region either, and the location is not what is wrong with it).
+std::vector<Diagnostic> not_gcp(const std::vector<NodePool>& pools, const std::string& format) {
+  std::vector<Diagnostic> errors;
+  for (const auto& p : pools)
+    if (p.provider != "gcp") errors.push_back(wrong_provider(p, format, "gcp"));
+  return errors;
+}
+
 Result<std::string> gke(const std::vector<NodePool>& pools, const ExportSettings& s) {
+  if (auto errors = not_gcp(pools, "GKE"); !errors.empty()) return errors;
   if (s.location.empty()) return no_location("GKE");
-  std::string out = "#!/bin/sh\n# GKE node pools from capsim (gcloud container node-pools create).\n";
+  // The shebang first; the plan's figures (export_node_pools) follow it as a comment.
+  std::string out = "#!/bin/sh\n";
+  if (!s.notes.empty()) out += "# " + comment_line(s.notes) + "\n";
+  out += "# GKE node pools from capsim (gcloud container node-pools create).\n";
   if (!is_gke_zone(s.location))
     out += "# " + s.location + " is a region: each pool starts empty and the autoscaler keeps it between the\n"
            "# plan's bounds in total across the region's zones.\n";
@@ -111,7 +131,7 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const ExportSettings
     std::string acc = "type=" + *accelerator + ",count=" + std::to_string(p.gpus_per_node) + ",gpu-driver-version=default";
     if (p.mig_profile) acc += ",gpu-partition-size=" + *p.mig_profile;
     out += "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + s.cluster + " \\\n  --location=" +
-           s.location + " \\\n  --machine-type=" + p.instance_type + " \\\n  --accelerator=" + acc +
+           s.location + " \\\n  --machine-type=" + gce_machine_type(p.instance_type) + " \\\n  --accelerator=" + acc +
            gke_counts(p, s.location) + " \\\n  --node-taints=" + kGpuTaint + "=present:NoSchedule" +
            (p.spot ? " \\\n  --spot" : "") + "\n";
   }
@@ -201,6 +221,7 @@ nlohmann::json tf_autoscaling(const NodePool& p, const std::string& location) {
 }
 
 Result<std::string> terraform(const std::vector<NodePool>& pools, const ExportSettings& s) {
+  if (auto errors = not_gcp(pools, "Terraform google_container_node_pool"); !errors.empty()) return errors;
   if (s.location.empty()) return no_location("Terraform");
   nlohmann::json pools_json = nlohmann::json::object();
   std::vector<Diagnostic> errors;
@@ -216,7 +237,7 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const ExportSe
                            {"initial_node_count", zone ? p.min_nodes : 0},
                            {"autoscaling", tf_autoscaling(p, s.location)}};
     if (p.tpu) {  // the TPU machine type carries the accelerator
-      pool["node_config"] = {{"machine_type", p.instance_type}, {"spot", p.spot}};
+      pool["node_config"] = {{"machine_type", gce_machine_type(p.instance_type)}, {"spot", p.spot}};
       pools_json[tf_name(p.name)] = pool;
       continue;
     }
@@ -230,7 +251,7 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const ExportSe
                           {"gpu_driver_installation_config", {{"gpu_driver_version", "DEFAULT"}}}};
     if (p.mig_profile) acc["gpu_partition_size"] = *p.mig_profile;
     pool["node_config"] = {
-        {"machine_type", p.instance_type},
+        {"machine_type", gce_machine_type(p.instance_type)},
         {"spot", p.spot},
         {"guest_accelerator", nlohmann::json::array({acc})},
         {"taint", nlohmann::json::array({{{"key", kGpuTaint}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}};
@@ -358,11 +379,7 @@ Result<std::string> export_node_pools(const std::vector<NodePool>& pools, Export
                                       const ExportSettings& settings) {
   if (pools.empty()) return Diagnostic{{}, "export", "no node pools to export", ""};
   switch (format) {
-    case ExportFormat::gke: {
-      auto text = gke(pools, settings);
-      if (!text || settings.notes.empty()) return text;
-      return "# " + comment_line(settings.notes) + "\n" + *text;
-    }
+    case ExportFormat::gke: return gke(pools, settings);
     case ExportFormat::karpenter: return karpenter(pools, settings);
     case ExportFormat::terraform: return terraform(pools, settings);
     case ExportFormat::k8s: return workloads(pools, settings);

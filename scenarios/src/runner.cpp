@@ -1,9 +1,11 @@
 #include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/junit.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <ctime>
 
@@ -520,18 +522,32 @@ std::string run_json(const RunResult& r) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string junit_xml(const RunResult& r) {
+namespace {
+
+std::string seconds_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", seconds > 0 ? seconds : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+std::string junit_xml(const RunResult& r) { return junit_xml(r, 0.0); }
+
+std::string junit_xml(const RunResult& r, double seconds) {
   int failures = 0;
   for (const auto& e : r.expectations) failures += e.passed ? 0 : 1;
   const std::string suite = xml_escape(r.scenario.name);
+  const std::string time = seconds_text(seconds);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"capsim\" tests=\"" + std::to_string(r.expectations.size()) + "\" failures=\"" +
-         std::to_string(failures) + "\">\n";
+         std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\">\n";
   out += "  <testsuite name=\"" + suite + "\" tests=\"" + std::to_string(r.expectations.size()) + "\" failures=\"" +
-         std::to_string(failures) + "\" errors=\"0\" timestamp=\"" + r.started_at + "\">\n";
+         std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\" timestamp=\"" + r.started_at + "\">\n";
   for (const auto& e : r.expectations) {
     out += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(e.expectation.text) + "\" file=\"" +
-           xml_escape(e.expectation.where.file) + "\" line=\"" + std::to_string(e.expectation.where.line) + "\"";
+           xml_escape(e.expectation.where.file) + "\" line=\"" + std::to_string(e.expectation.where.line) +
+           "\" time=\"0.000\"";
     if (e.passed) {
       out += ">\n      <system-out>" + xml_escape(e.message) + "</system-out>\n    </testcase>\n";
     } else {
@@ -540,6 +556,21 @@ std::string junit_xml(const RunResult& r) {
     }
   }
   out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string junit_error_xml(const std::string& scenario_file, const std::vector<Diagnostic>& errors, double seconds) {
+  const std::string suite = xml_escape(scenario_file);
+  const std::string time = seconds_text(seconds);
+  const std::string text = format_diagnostics(errors);
+  const std::string first = errors.empty() ? std::string("bad input") : format_diagnostic(errors.front());
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites name=\"capsim\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\">\n";
+  out += "  <testsuite name=\"" + suite + "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\">\n";
+  out += "    <testcase classname=\"" + suite + "\" name=\"load and run the scenario\" file=\"" + suite + "\" time=\"" +
+         time + "\">\n";
+  out += "      <error message=\"" + xml_escape(first) + "\" type=\"bad input\">" + xml_escape(text) + "</error>\n";
+  out += "    </testcase>\n  </testsuite>\n</testsuites>\n";
   return out;
 }
 

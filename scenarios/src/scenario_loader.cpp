@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -1056,6 +1057,15 @@ Result<Scenario> load_scenario(const std::string& name, const std::string& text,
 }
 
 Result<std::string> read_scenario_text(const std::filesystem::path& path) {
+  if (path == "-") {  // standard input, as Unix tools read "-"
+    std::string text(kMaxScenarioBytes + 1, '\0');
+    std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(std::cin.gcount()));
+    if (text.size() > kMaxScenarioBytes)
+      return Diagnostic{{"<stdin>"}, "", "the scenario on standard input is larger than " +
+                                             std::to_string(kMaxScenarioBytes / (1024 * 1024)) + " MiB", ""};
+    return text;
+  }
   auto text = read_input_file(path, kMaxScenarioBytes, "scenario file");
   if (!text && std::filesystem::is_directory(path)) {
     auto d = text.errors().front();
@@ -1068,7 +1078,7 @@ Result<std::string> read_scenario_text(const std::filesystem::path& path) {
 Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog) {
   auto text = read_scenario_text(path);
   if (!text) return text.errors();
-  return load_scenario(path.string(), *text, catalog);
+  return load_scenario(path == "-" ? std::string("<stdin>") : path.string(), *text, catalog);
 }
 
 }  // namespace capsim::scenarios

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -195,7 +196,7 @@ TEST_CASE("run --check exits 1 on a failed expectation and writes it to JUnit") 
   auto r = capsim("run --check --no-history --junit '" + junit.string() + "' '" + scenario.string() + "'", "run.db");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("FAIL  training_time = ") != std::string::npos);
-  CHECK(r.out.find(", fails < 60 s") != std::string::npos);  // 1 min, as capsim prints it
+  CHECK(r.out.find(", fails < 1 min") != std::string::npos);  // in the unit the user wrote (issue 21)
   const std::string xml = read(junit);
   CHECK(xml.find("<testsuite name=\"lora-7b-one-node\" tests=\"3\" failures=\"1\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"training_time = ") != std::string::npos);
@@ -241,9 +242,32 @@ TEST_CASE("a sweep splits into shards whose databases merge into one table") {
 }
 
 TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
-  auto r = capsim("sweep scenarios/x.yaml --sweep 'hardware.max_gpus=8,64' --shards 4");
+  const std::string scenario = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  auto r = capsim("sweep '" + scenario + "' --sweep 'hardware.max_gpus=8,64' --shards 4");
   REQUIRE(r.exit_code == 0);
-  const YAML::Node job = YAML::Load(r.out);
+  const auto docs = YAML::LoadAll(r.out);
+  REQUIRE(docs.size() == 3);
+  // Issue 21: the scenario travels in a ConfigMap and the results in a volume the manifest
+  // creates; the Job mounts both.
+  CHECK(docs[0]["kind"].as<std::string>() == "ConfigMap");
+  CHECK(docs[0]["data"]["scenario.yaml"].as<std::string>() == read(scenario));
+  CHECK(docs[1]["kind"].as<std::string>() == "PersistentVolumeClaim");
+  CHECK(docs[1]["metadata"]["name"].as<std::string>() == "capsim-sweep-results");
+  CHECK(docs[1]["spec"]["accessModes"][0].as<std::string>() == "ReadWriteMany");
+  const YAML::Node job = docs[2];
+  const YAML::Node pod = job["spec"]["template"]["spec"];
+  CHECK(pod["volumes"][0]["configMap"]["name"].as<std::string>() == "capsim-sweep-scenario");
+  CHECK(pod["volumes"][0]["configMap"]["items"][0]["path"].as<std::string>() == "lora-7b-one-node.yaml");
+  CHECK(pod["volumes"][1]["persistentVolumeClaim"]["claimName"].as<std::string>() == "capsim-sweep-results");
+  CHECK(pod["containers"][0]["args"][3].as<std::string>() == "/scenario/lora-7b-one-node.yaml");
+  // The image the repository's Dockerfile builds, by default.
+  CHECK(pod["containers"][0]["image"].as<std::string>().starts_with("capsim:"));
+  // A scenario that does not load is refused here, with its location, not in every pod.
+  std::ofstream(scratch() / "bad-sweep.yaml") << "name: x\nworkload: {type: training, modle: llama-2-7b}\n";
+  auto bad = capsim("sweep '" + (scratch() / "bad-sweep.yaml").string() + "' --sweep 'hardware.max_gpus=8' --shards 1");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad-sweep.yaml:2:") != std::string::npos);
+  CHECK(bad.out.empty());
   CHECK(job["apiVersion"].as<std::string>() == "batch/v1");
   CHECK(job["kind"].as<std::string>() == "Job");
   CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
@@ -301,4 +325,192 @@ TEST_CASE("memory: QLoRA on a 7B model with the defaults fits a 16 GB GPU") {
   auto r = capsim("memory --model llama-2-7b --mode train --fine-tuning qlora --format json");
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["total_bytes"].get<double>() < 16e9);
+}
+
+// ---- Issue 21: shipping and CLI habits.
+
+TEST_CASE("issue 21: --version names the version, the git commit, the data directory and the catalog's newest date") {
+  auto v = capsim("--version");
+  REQUIRE(v.exit_code == 0);
+  CHECK(v.out.starts_with("capsim "));
+  CHECK(v.out.find("\ncommit   ") != std::string::npos);
+  CHECK(v.out.find("(beside the executable)") != std::string::npos);
+  CHECK(v.out.find("newest figure as of 20") != std::string::npos);
+  // --data and $CAPSIM_DATA override; one without a catalog is an environment error (3).
+  auto data = capsim("--version --data '" CAPSIM_TEST_DATA_DIR "'");
+  CHECK(data.exit_code == 0);
+  CHECK(data.out.find("data     " CAPSIM_TEST_DATA_DIR " (--data)") != std::string::npos);
+  auto none = capsim("--data /nonexistent size x.yaml");
+  CHECK(none.exit_code == 3);
+  CHECK(none.err.find("error: --data: no capsim data directory at '/nonexistent'") != std::string::npos);
+}
+
+TEST_CASE("issue 21: mistyped commands and options get a suggestion, in capsim's words, exit 2") {
+  auto typo = capsim("sise x.yaml");
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err == "error: unknown command 'sise' (did you mean 'size'?)\n");
+  auto option = capsim("size x.yaml --formt json");
+  CHECK(option.exit_code == 2);
+  CHECK(option.err == "error: size: unknown option '--formt' (did you mean '--format'?)\n");
+  auto missing = capsim("size");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "error: size: missing scenario (see 'capsim size --help')\n");
+  auto sub = capsim("history lst");
+  CHECK(sub.exit_code == 2);
+  CHECK(sub.err == "error: history: unknown command 'lst' (did you mean 'list'?)\n");
+  for (const auto* r : {&typo, &option, &missing, &sub}) CHECK(r->err.find("Run with --help") == std::string::npos);
+}
+
+TEST_CASE("issue 21: every command's --help has an Examples section") {
+  for (const char* cmd : {"", "catalog", "catalog list", "catalog show", "catalog validate", "catalog import-calibration",
+                          "memory", "size", "estimate", "simulate", "cost", "export", "run", "report", "history",
+                          "history list", "history show", "history merge", "history diff", "sweep", "validate", "schema",
+                          "models", "accuracy", "completion"}) {
+    CAPTURE(cmd);
+    auto r = capsim(std::string(cmd) + " --help");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Examples:\n  capsim ") != std::string::npos);
+  }
+}
+
+TEST_CASE("issue 21: capsim completion for bash, zsh and fish knows the commands and their options") {
+  auto bash = capsim("completion bash");
+  REQUIRE(bash.exit_code == 0);
+  const auto script = scratch() / "capsim.bash";
+  std::ofstream(script) << bash.out;
+  // Sourced into bash, the function completes "capsim si" and "capsim size --fo".
+  const std::string probe = "bash -c 'source \"" + script.string() +
+                            "\"; COMP_WORDS=(capsim si); COMP_CWORD=1; _capsim; echo \"${COMPREPLY[*]}\"; "
+                            "COMP_WORDS=(capsim size x.yaml --fo); COMP_CWORD=3; _capsim; echo \"${COMPREPLY[*]}\"; "
+                            "COMP_WORDS=(capsim catalog li); COMP_CWORD=2; _capsim; echo \"${COMPREPLY[*]}\"'";
+  const auto out = scratch() / "completion.out";
+  REQUIRE(std::system((probe + " > '" + out.string() + "'").c_str()) == 0);
+  CHECK(read(out) == "size simulate\n--format\nlist\n");
+  auto zsh = capsim("completion zsh");
+  CHECK(zsh.exit_code == 0);
+  CHECK(zsh.out.find("bashcompinit") != std::string::npos);
+  auto fish = capsim("completion fish");
+  CHECK(fish.exit_code == 0);
+  CHECK(fish.out.find("complete -c capsim -n '__fish_use_subcommand' -a size") != std::string::npos);
+  CHECK(fish.out.find("complete -c capsim -n '__fish_seen_subcommand_from export' -l image") != std::string::npos);
+  CHECK(capsim("completion tcsh").exit_code == 2);
+}
+
+TEST_CASE("issue 21: JSON outputs name their schema and version, and history list has JSON") {
+  const std::string ex = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/";
+  const struct {
+    std::string args;
+    const char* schema;
+  } cases[] = {{"size " + ex + "lora-7b-one-node.yaml", "capsim-size/1"},
+               {"cost " + ex + "ml-services-24x7.yaml", "capsim-cost/1"},
+               {"simulate " + ex + "resnet50-1080ti-4vcpu.yaml", "capsim-simulate/1"},
+               {"estimate " + ex + "lora-7b-one-node.yaml", "capsim.estimate"},
+               {"memory --params 7B", "capsim-memory/1"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    auto r = capsim(c.args + " --format json", "schema.db");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["schema"] == c.schema);
+  }
+  REQUIRE(capsim("run --no-history " + ex + "lora-7b-one-node.yaml", "history-json.db").exit_code == 0);
+  REQUIRE(capsim("run " + ex + "lora-7b-one-node.yaml", "history-json.db").exit_code == 0);
+  auto list = capsim("history list --format json", "history-json.db");
+  REQUIRE(list.exit_code == 0);
+  const auto j = nlohmann::json::parse(list.out);
+  CHECK(j["schema"] == "capsim-history/1");
+  REQUIRE(j["runs"].size() == 1);
+  CHECK(j["runs"][0]["scenario"] == "lora-7b-one-node");
+  CHECK(j["runs"][0]["status"] == "passed");
+}
+
+TEST_CASE("issue 21: JUnit has time attributes, and bad input leaves a JUnit file with an <error> test case") {
+  const std::string ex = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  const auto good = scratch() / "good.xml";
+  REQUIRE(capsim("run --no-history --junit '" + good.string() + "' " + ex).exit_code == 0);
+  const std::string xml = read(good);
+  CHECK(xml.find("<testsuite name=\"lora-7b-one-node\" tests=\"3\" failures=\"0\" errors=\"0\" time=\"") != std::string::npos);
+  CHECK(xml.find("<testcase classname=\"lora-7b-one-node\" name=\"training_time &lt; 2 d\"") != std::string::npos);
+  CHECK(std::count(xml.begin(), xml.end(), '\n') > 3);
+  for (std::size_t at = xml.find("<testcase"); at != std::string::npos; at = xml.find("<testcase", at + 1))
+    CHECK(xml.substr(at, xml.find('>', at) - at).find(" time=\"") != std::string::npos);
+  const auto bad_yaml = scratch() / "bad-junit.yaml";
+  std::ofstream(bad_yaml) << "name: bad\nworkload: {type: training, modle: llama-2-7b}\n";
+  const auto bad = scratch() / "bad.xml";
+  auto r = capsim("run --check --junit '" + bad.string() + "' '" + bad_yaml.string() + "'");
+  CHECK(r.exit_code == 2);
+  const std::string err = read(bad);
+  CHECK(err.find("errors=\"1\"") != std::string::npos);
+  CHECK(err.find("<testcase classname=\"" + bad_yaml.string() + "\" name=\"load and run the scenario\"") !=
+        std::string::npos);
+  CHECK(err.find("<error message=\"" + bad_yaml.string() + ":2:") != std::string::npos);
+  CHECK(err.find("unknown key &apos;modle&apos;") != std::string::npos);
+}
+
+TEST_CASE("issue 21: - reads the scenario from standard input and writes to standard output") {
+  const std::string ex = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  // The helper reads /dev/null as standard input; here the scenario is piped in.
+  auto piped_run = [](const std::string& args, const std::string& input) {
+    const auto out = scratch() / "piped.out";
+    const auto err = scratch() / "piped.err";
+    const std::string cmd = "cat '" + input + "' | CAPSIM_DB='" + (scratch() / "piped.db").string() + "' '" CAPSIM_BINARY "' " +
+                            args + " > '" + out.string() + "' 2> '" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
+  };
+  auto file = capsim("size --format json '" + ex + "'");
+  auto piped = piped_run("size --format json -", ex);
+  REQUIRE(file.exit_code == 0);
+  REQUIRE(piped.exit_code == 0);
+  CHECK(nlohmann::json::parse(piped.out)["plan"] == nlohmann::json::parse(file.out)["plan"]);
+  auto exported = piped_run("export k8s - -o -", ex);
+  CHECK(exported.exit_code == 0);
+  CHECK(YAML::LoadAll(exported.out).size() == 1);
+  auto bad = capsim("validate -");  // empty standard input
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.starts_with("<stdin>"));
+}
+
+TEST_CASE("issue 21: expectation messages use the unit the user wrote, and capsim's own printed units are accepted") {
+  const std::string ex = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/food-photo-classifier.yaml";
+  auto r = capsim("run --no-history --format json '" + ex + "'");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string message = j["expectations"][0]["message"];
+  CHECK(message.find(" USD/month, meets < 5000 USD/month") != std::string::npos);
+  CHECK(message.find("USD/h") == std::string::npos);
+  // "M USD" as size prints it.
+  const std::string lora = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  std::string text = read(lora);
+  text = text.substr(0, text.find("\nexpect:")) + "\nexpect:\n  - cost_per_run < 0.001 M USD\n  - training_time < 48 h\n";
+  const auto written = scratch() / "lora-units.yaml";
+  std::ofstream(written) << text;
+  auto m = capsim("run --no-history --format json '" + written.string() + "'");
+  REQUIRE(m.exit_code == 0);
+  const auto e = nlohmann::json::parse(m.out)["expectations"];
+  REQUIRE(e.size() == 2);
+  CHECK(e[0]["message"].get<std::string>().find(" M USD, meets < 0.001 M USD") != std::string::npos);
+  CHECK(e[1]["message"].get<std::string>().find(" h, meets < 48 h") != std::string::npos);
+}
+
+TEST_CASE("issue 21: a CSV report is one table per file, or the table --table names") {
+  const std::string ex = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  const auto dir = scratch() / "csv-report";
+  fs::create_directories(dir);
+  auto all = capsim("report '" + ex + "' -o '" + (dir / "r.csv").string() + "'");
+  REQUIRE(all.exit_code == 0);
+  for (const char* name : {"r-plan.csv", "r-frontier.csv", "r-memory.csv", "r-expectations.csv"}) {
+    CAPTURE(name);
+    const std::string text = read(dir / name);
+    REQUIRE_FALSE(text.empty());
+    // One table: no "# section" lines, every row as many fields as the header (no quoted commas here).
+    CHECK(text.find("# ") == std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir / "r.csv"));
+  auto one = capsim("report '" + ex + "' -o '" + (dir / "frontier.csv").string() + "' --table frontier");
+  REQUIRE(one.exit_code == 0);
+  CHECK(read(dir / "frontier.csv") == read(dir / "r-frontier.csv"));
+  auto bad = capsim("report '" + ex + "' -o '" + (dir / "x.csv").string() + "' --table fronteir");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "error: --table: this report has no table 'fronteir' (did you mean 'frontier'?)\n");
 }

@@ -182,3 +182,19 @@ TEST_CASE("parse_count reads parameter and token counts") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.errors()[0].message == "unknown count suffix 'bn' in '7 bn'");
 }
+
+TEST_CASE("issue 21: every unit capsim prints is read back: a count multiplier on its own") {
+  // capsim prints large money as "41.05 M USD" and counts as "150.6 k" (human_count).
+  auto money = parse_quantity("41.05 M USD");
+  REQUIRE(money.ok());
+  CHECK(money->value_si == doctest::Approx(41.05e6));
+  CHECK(money->currency == Currency::usd);
+  CHECK(money->dim == dims::money);
+  CHECK(parse_quantity("16.2 k USD/month")->value_si == doctest::Approx(16200.0 / (730 * 3600)));
+  CHECK(parse_quantity("150.6 k")->value_si == doctest::Approx(150600));
+  CHECK(parse_quantity("1.2 G")->value_si == doctest::Approx(1.2e9));
+  // The prefixed units are what they were.
+  CHECK(parse_quantity("5 MB")->value_si == 5e6);
+  CHECK(parse_quantity("3 ms")->value_si == doctest::Approx(0.003));
+  CHECK_FALSE(parse_quantity("5 M M USD").ok());
+}

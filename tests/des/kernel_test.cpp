@@ -312,3 +312,17 @@ TEST_CASE("a cancelled run returns what it has") {
   // Fewer than two batches of 50 000 s have completed.
   CHECK_FALSE(s.result());
 }
+
+// Issue 21: the confidence intervals' t quantile comes from Boost.Math; these are the
+// two-sided 95 % values of Student's t as printed tables give them.
+#include "../../core/src/des/statistics.hpp"
+
+TEST_CASE("student t 97.5 % quantile matches the printed tables, beyond 30 degrees of freedom too") {
+  using capsim::des::detail::student_t_975;
+  CHECK(student_t_975(1) == doctest::Approx(12.706205).epsilon(1e-6));
+  CHECK(student_t_975(10) == doctest::Approx(2.228139).epsilon(1e-6));
+  CHECK(student_t_975(30) == doctest::Approx(2.042272).epsilon(1e-6));
+  CHECK(student_t_975(60) == doctest::Approx(2.000298).epsilon(1e-6));
+  CHECK(student_t_975(120) == doctest::Approx(1.979930).epsilon(1e-6));
+  CHECK(std::isnan(student_t_975(0)));
+}

@@ -459,7 +459,9 @@ TEST_CASE("bug 22.6: SIGTERM during a sweep removes its temporary directory") {
 
 TEST_CASE("bug 22.10: the sweep manifest passes the command as argv - shell syntax and quotes stay literal") {
   ScratchDir dir("i22-manifest");
-  const auto r = run_shell(dir.path, "'" CAPSIM_BINARY "' sweep s.yaml --sweep \"description=a'\\$(touch /tmp/x)'b,c\" --shards 2");
+  // The scenario travels in the manifest (issue 21), so it must exist and load.
+  fs::copy_file(kLora, dir.path / "s.yaml");
+  const auto r = run_shell(dir.path, "CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' sweep s.yaml --sweep \"description=a'\\$(touch /tmp/x)'b,c\" --shards 2");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("[sh, -c]") == std::string::npos);
   CHECK(r.out.find("command: [capsim]") != std::string::npos);
@@ -467,7 +469,7 @@ TEST_CASE("bug 22.10: the sweep manifest passes the command as argv - shell synt
   CHECK(r.out.find("\n            - description=a'$$(touch /tmp/x)'b,c\n") != std::string::npos);
   CHECK(r.out.find("#   capsim history merge /results/shard-*.db --sweep 'description=a'\\''$(touch /tmp/x)'\\''b,c'") !=
         std::string::npos);
-  const auto control = run_shell(dir.path, "'" CAPSIM_BINARY "' sweep s.yaml --sweep \"$(printf 'description=a\\nb')\" --shards 2");
+  const auto control = run_shell(dir.path, "CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' sweep s.yaml --sweep \"$(printf 'description=a\\nb')\" --shards 2");
   CHECK(control.exit_code == 2);
   CHECK(control.err == "error: --sweep: must not contain control characters\n");
 }

@@ -276,3 +276,38 @@ TEST_CASE("shipped cost scenarios: owned servers win 24/7, the cloud at business
   // tensor cores) capsim now says about 6.7 times.
   CHECK(runs.comparison.per_unit[2].value() / runs.comparison.per_unit[0].value() > 6.0);
 }
+
+TEST_CASE("bug 21: GKE and Terraform take the machine type of an N1 machine with attached GPUs, not the catalog's name") {
+  NodePool n1 = gcp_pool();
+  n1.instance_type = "n1-standard-8 + 4 x nvidia-tesla-t4";  // the catalog's name of gcp-n1-standard-8-4x-t4
+  n1.gpu_id = "t4";
+  n1.gpus_per_node = 4;
+  auto gke = export_node_pools({n1}, ExportFormat::gke, in());
+  REQUIRE(gke.ok());
+  CHECK(gke->find("--machine-type=n1-standard-8 \\\n") != std::string::npos);
+  CHECK(gke->find("--accelerator=type=nvidia-tesla-t4,count=4") != std::string::npos);
+  auto tf = export_node_pools({n1}, ExportFormat::terraform, in());
+  REQUIRE(tf.ok());
+  CHECK(nlohmann::json::parse(*tf)["resource"]["google_container_node_pool"]["train_h100_sxm_80gb"]["node_config"]
+                                   ["machine_type"] == "n1-standard-8");
+}
+
+TEST_CASE("bug 21: the GKE script starts with its shebang, the plan's figures after it") {
+  ExportSettings s = in();
+  s.notes = {{"capsim.dev/plan-gpus", "512"}};
+  auto gke = export_node_pools({gcp_pool()}, ExportFormat::gke, s);
+  REQUIRE(gke.ok());
+  CHECK(gke->starts_with("#!/bin/sh\n# capsim plan: capsim.dev/plan-gpus=512\n"));
+}
+
+TEST_CASE("bug 21: a pool of another cloud is refused for GKE and Terraform before a missing location") {
+  NodePool owned = gcp_pool();
+  owned.provider = "owned";
+  owned.instance_type = "NVIDIA DGX A100 (320 GB)";
+  for (auto format : {ExportFormat::gke, ExportFormat::terraform}) {
+    auto r = export_node_pools({owned}, format, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.errors()[0].message.find("needs gcp node types; pool 'train-h100-sxm-80gb' is owned NVIDIA DGX A100") !=
+          std::string::npos);
+  }
+}

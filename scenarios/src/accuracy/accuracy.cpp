@@ -10,6 +10,7 @@
 #include <set>
 
 #include "capsim/core/suggest.hpp"
+#include "capsim/scenarios/workspace.hpp"
 #include "predictors.hpp"
 
 namespace capsim::scenarios {
@@ -115,9 +116,11 @@ void summarise_into(AccuracySummary& s, const std::vector<const AccuracyRow*>& r
 
 }  // namespace
 
-fs::path default_validation_dir() {
-  if (const char* dir = std::getenv("CAPSIM_VALIDATION"); dir && *dir) return dir;
-  return fs::path(CAPSIM_DATA_DIR) / "validation";
+Result<fs::path> default_validation_dir(const fs::path& data_dir) {
+  if (const char* dir = std::getenv("CAPSIM_VALIDATION"); dir && *dir) return fs::path(dir);
+  auto data = find_data_dir(data_dir);
+  if (!data) return data.errors();
+  return data->path / "validation";
 }
 
 Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::path& dir,

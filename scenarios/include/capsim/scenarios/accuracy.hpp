@@ -62,7 +62,7 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog,
                                     const std::filesystem::path& validation_dir,
                                     const std::string& group = {});
 
-// The shipped data/validation directory (next to the catalog capsim was built with).
-std::filesystem::path default_validation_dir();
+// $CAPSIM_VALIDATION, else <data directory>/validation (see find_data_dir).
+Result<std::filesystem::path> default_validation_dir(const std::filesystem::path& data_dir = {});
 
 }  // namespace capsim::scenarios

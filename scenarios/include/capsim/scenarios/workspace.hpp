@@ -12,8 +12,7 @@
 namespace capsim::scenarios {
 
 struct WorkspaceOptions {
-  // Catalog YAML directory. Empty: $CAPSIM_CATALOG, else the data directory capsim was
-  // built with (<source>/data/catalog).
+  // Catalog YAML directory. Empty: $CAPSIM_CATALOG, else <data directory>/catalog.
   std::filesystem::path catalog_dir;
   // Database file. Empty: hardware::default_db_path() ($CAPSIM_DB, XDG data dir).
   std::filesystem::path db_path;
@@ -23,6 +22,8 @@ struct WorkspaceOptions {
   // The run history cannot be rebuilt, the catalog cache can: commands that read history
   // fail on a corrupt file, the others move it aside and rebuild (with a warning).
   hardware::OnCorrupt on_corrupt = hardware::OnCorrupt::rebuild;
+  // The data directory (--data). Empty: find_data_dir's default.
+  std::filesystem::path data_dir;
 };
 
 struct Workspace {
@@ -32,7 +33,18 @@ struct Workspace {
   bool catalog_rebuilt = false;  // the YAML changed since the database last saw it
 };
 
-std::filesystem::path default_catalog_dir();
+// capsim's data directory (catalog/, validation/, examples/): the one given (--data), else
+// $CAPSIM_DATA, else the install layout beside the running executable, <bindir>/../share/capsim
+// (in a build tree, build/share/capsim links to the source's data/). Never a path compiled in:
+// an installed or moved copy finds its own data. Error: the directory has no catalog/.
+struct DataDir {
+  std::filesystem::path path;
+  std::string found_by;  // "--data", "$CAPSIM_DATA" or "beside the executable"
+};
+Result<DataDir> find_data_dir(const std::filesystem::path& given = {});
+
+// $CAPSIM_CATALOG, else <data directory>/catalog.
+Result<std::filesystem::path> default_catalog_dir(const std::filesystem::path& data_dir = {});
 
 // Opens the database and loads the catalog into it when its YAML changed.
 Result<Workspace> open_workspace(const WorkspaceOptions& options);

@@ -1,0 +1,337 @@
+// Issue 21: exports that real tools accept. Every shipped example x every export target either
+// succeeds and validates, or is refused with one of the documented refusals (docs/exports.md).
+//
+//   node validate_exports.mjs CAPSIM EXAMPLES_DIR DOCS_EXPORTS_MD NPM_DIR
+//
+// Validation, per target:
+//   k8s, karpenter (and the sweep manifest): each YAML document against the published schemas
+//     of its kind (npm kubernetes-models: Kubernetes' OpenAPI for batch/v1 Job, apps/v1
+//     Deployment, v1 ConfigMap and PersistentVolumeClaim; @kubernetes-models/karpenter:
+//     Karpenter's CRDs for karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1 EC2NodeClass),
+//     then the API server's own rules the schemas leave out (names, label keys and values,
+//     container images, resource names and quantities, selectors that match, references).
+//   terraform: JSON against schemas/google_container_node_pool.schema.json (ajv).
+//   gke: the script parsed as sh (sh -n, shellcheck when installed), each gcloud command's
+//     flags and values against schemas/gcloud_node_pools_create.json.
+// The outcome table in docs/exports.md (between its "export-matrix" markers) must equal what
+// this run finds; CAPSIM_UPDATE_GOLDEN=1 rewrites it. Exit 0: all as documented; 1: not; 77:
+// the npm packages are not installed (ctest reports the test as skipped).
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const [capsim, examplesDir, docPath, npmDir] = process.argv.slice(2);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const modules = path.join(npmDir, "node_modules");
+if (!fs.existsSync(path.join(modules, "kubernetes-models"))) {
+  console.log(`SKIP: the validators are not installed in ${modules} (./setup.sh test installs them with npm ci)`);
+  process.exit(77);
+}
+const load = async (rel) => {
+  try {
+    return await import(pathToFileURL(path.join(modules, rel)).href);
+  } catch (e) {
+    // The installed packages do not load on this node (they declare node >= 22; Debian
+    // bookworm ships 18): an environment problem, reported as a skip, not as an export bug.
+    console.log(`SKIP: cannot load ${rel} on node ${process.version}: ${e.message}`);
+    process.exit(77);
+  }
+};
+const models = {
+  "batch/v1 Job": (await load("kubernetes-models/batch/v1/Job.js")).Job,
+  "apps/v1 Deployment": (await load("kubernetes-models/apps/v1/Deployment.js")).Deployment,
+  "v1 ConfigMap": (await load("kubernetes-models/v1/ConfigMap.js")).ConfigMap,
+  "v1 PersistentVolumeClaim": (await load("kubernetes-models/v1/PersistentVolumeClaim.js")).PersistentVolumeClaim,
+  "karpenter.sh/v1 NodePool": (await load("@kubernetes-models/karpenter/karpenter.sh/v1/NodePool.js")).NodePool,
+  "karpenter.k8s.aws/v1 EC2NodeClass": (await load("@kubernetes-models/karpenter/karpenter.k8s.aws/v1/EC2NodeClass.js"))
+    .EC2NodeClass,
+};
+const YAML = (await load("yaml/dist/index.js")).default;
+const Ajv = (await load("ajv/dist/ajv.js")).default;
+const terraformSchema = JSON.parse(fs.readFileSync(path.join(here, "schemas/google_container_node_pool.schema.json")));
+const validateTerraform = new Ajv({ allErrors: true, strict: false }).compile(terraformSchema);
+const gcloud = JSON.parse(fs.readFileSync(path.join(here, "schemas/gcloud_node_pools_create.json")));
+
+// ---- The API server's rules that the OpenAPI schemas do not encode (k8s.io/apimachinery
+// validation: IsDNS1123Label, IsDNS1123Subdomain, IsQualifiedName, IsValidLabelValue; core
+// validation of containers, resources and selectors).
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const qualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const quantity = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$/;
+function qualifiedName(key) {
+  const parts = key.split("/");
+  if (parts.length > 2) return false;
+  const name = parts[parts.length - 1];
+  if (name.length > 63 || !qualifiedNamePart.test(name)) return false;
+  if (parts.length === 2) return parts[0].length > 0 && parts[0].length <= 253 && dns1123Subdomain.test(parts[0]);
+  return true;
+}
+const labelValue = (v) => typeof v === "string" && v.length <= 63 && (v === "" || qualifiedNamePart.test(v));
+
+function apiServerRules(doc, where, problems) {
+  const bad = (p, why) => problems.push(`${where}: ${p}: ${why}`);
+  const meta = doc.metadata ?? {};
+  const name = meta.name ?? "";
+  if (!(name.length <= 253 && dns1123Subdomain.test(name))) bad("metadata.name", `'${name}' is not a DNS-1123 subdomain`);
+  // Jobs and Deployments label their pods with their name: it must be a label value too.
+  if (["Job", "Deployment"].includes(doc.kind) && !(name.length <= 63 && dns1123Label.test(name)))
+    bad("metadata.name", `'${name}' is not a DNS-1123 label (63 characters at most)`);
+  const checkLabels = (labels, p) => {
+    for (const [k, v] of Object.entries(labels ?? {})) {
+      if (!qualifiedName(k)) bad(`${p}.${k}`, "not a qualified name");
+      if (!labelValue(v)) bad(`${p}.${k}`, `'${v}' is not a valid label value`);
+    }
+  };
+  const checkAnnotations = (notes, p) => {
+    for (const [k, v] of Object.entries(notes ?? {})) {
+      if (!qualifiedName(k)) bad(`${p}.${k}`, "not a qualified name");
+      if (typeof v !== "string") bad(`${p}.${k}`, "annotation values are strings");
+    }
+  };
+  checkLabels(meta.labels, "metadata.labels");
+  checkAnnotations(meta.annotations, "metadata.annotations");
+  const pod = doc.spec?.template?.spec;
+  if (["Job", "Deployment"].includes(doc.kind)) {
+    const tmeta = doc.spec?.template?.metadata ?? {};
+    checkLabels(tmeta.labels, "spec.template.metadata.labels");
+    if (!pod) return bad("spec.template.spec", "missing");
+    checkLabels(pod.nodeSelector, "spec.template.spec.nodeSelector");
+    if (!Array.isArray(pod.containers) || pod.containers.length === 0) bad("spec.template.spec.containers", "required");
+    for (const [i, c] of (pod.containers ?? []).entries()) {
+      const p = `spec.template.spec.containers[${i}]`;
+      if (!c.name || !dns1123Label.test(c.name)) bad(`${p}.name`, "required, a DNS-1123 label");
+      if (typeof c.image !== "string" || c.image.trim() === "") bad(`${p}.image`, "required");
+      for (const kind of ["limits", "requests"])
+        for (const [r, q] of Object.entries(c.resources?.[kind] ?? {})) {
+          if (!qualifiedName(r)) bad(`${p}.resources.${kind}.${r}`, "not a resource name");
+          if (!quantity.test(String(q))) bad(`${p}.resources.${kind}.${r}`, `'${q}' is not a quantity`);
+          // Extended resources (outside kubernetes.io) are whole numbers and cannot be overcommitted.
+          if (r.includes("/") && !r.includes("kubernetes.io/") && !/^[0-9]+$/.test(String(q)))
+            bad(`${p}.resources.${kind}.${r}`, "an extended resource must be a whole number");
+        }
+    }
+    for (const [i, t] of (pod.tolerations ?? []).entries())
+      if (t.operator === "Exists" && t.value) bad(`spec.template.spec.tolerations[${i}]`, "Exists takes no value");
+  }
+  if (doc.kind === "Job") {
+    if (!["Never", "OnFailure"].includes(pod?.restartPolicy)) bad("spec.template.spec.restartPolicy", "Never or OnFailure");
+    const s = doc.spec;
+    if (s.completionMode === "Indexed" && !(Number.isInteger(s.completions) && s.completions > 0))
+      bad("spec.completions", "an Indexed Job needs completions");
+    if (s.backoffLimitPerIndex !== undefined && s.completionMode !== "Indexed")
+      bad("spec.backoffLimitPerIndex", "only for Indexed Jobs");
+    if (s.parallelism > s.completions) bad("spec.parallelism", "more than completions");
+    // Volumes the containers mount must exist.
+    const volumes = new Set((pod?.volumes ?? []).map((v) => v.name));
+    for (const c of pod?.containers ?? [])
+      for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) bad("volumeMounts", `no volume '${m.name}'`);
+  }
+  if (doc.kind === "Deployment") {
+    const want = doc.spec?.selector?.matchLabels ?? {};
+    const have = doc.spec?.template?.metadata?.labels ?? {};
+    if (Object.keys(want).length === 0) bad("spec.selector", "required");
+    for (const [k, v] of Object.entries(want))
+      if (have[k] !== v) bad("spec.selector.matchLabels", `the template's labels do not match ${k}=${v}`);
+  }
+  if (doc.kind === "NodePool") {
+    const t = doc.spec?.template ?? {};
+    checkLabels(t.metadata?.labels, "spec.template.metadata.labels");
+    checkAnnotations(t.metadata?.annotations, "spec.template.metadata.annotations");
+    for (const [i, r] of (t.spec?.requirements ?? []).entries()) {
+      if (!qualifiedName(r.key)) bad(`spec.template.spec.requirements[${i}].key`, "not a label key");
+      for (const v of r.values ?? []) if (!labelValue(v)) bad(`spec.template.spec.requirements[${i}]`, `'${v}' is no label value`);
+    }
+    for (const [r, q] of Object.entries(doc.spec?.limits ?? {}))
+      if (!quantity.test(String(q))) bad(`spec.limits.${r}`, `'${q}' is not a quantity`);
+  }
+}
+
+function schemaCheck(doc, where, problems) {
+  const key = `${doc.apiVersion} ${doc.kind}`;
+  const Model = models[key];
+  if (!Model) return problems.push(`${where}: no schema for ${key}`);
+  try {
+    new Model(doc).validate();
+  } catch (e) {
+    problems.push(`${where}: ${key}: ${e.message}`);
+  }
+  apiServerRules(doc, `${where} ${doc.kind}/${doc.metadata?.name}`, problems);
+}
+
+function validateYamlStream(text, where, problems, kindsWanted) {
+  const docs = YAML.parseAllDocuments(text);
+  const objects = [];
+  for (const d of docs) {
+    if (d.errors.length) problems.push(`${where}: YAML: ${d.errors[0].message}`);
+    const o = d.toJS();
+    if (o !== null && o !== undefined) objects.push(o);
+  }
+  if (objects.length === 0) problems.push(`${where}: no documents`);
+  for (const o of objects) schemaCheck(o, where, problems);
+  const kinds = new Set(objects.map((o) => o.kind));
+  for (const k of kindsWanted) if (!kinds.has(k)) problems.push(`${where}: no ${k}`);
+  return objects;
+}
+
+function validateKarpenter(text, where, problems) {
+  const objects = validateYamlStream(text, where, problems, ["NodePool", "EC2NodeClass"]);
+  const classes = new Set(objects.filter((o) => o.kind === "EC2NodeClass").map((o) => o.metadata.name));
+  for (const p of objects.filter((o) => o.kind === "NodePool")) {
+    const ref = p.spec?.template?.spec?.nodeClassRef ?? {};
+    if (ref.kind !== "EC2NodeClass" || !classes.has(ref.name))
+      problems.push(`${where}: NodePool/${p.metadata.name} names EC2NodeClass '${ref.name}', which is not in the export`);
+  }
+}
+
+function validateTerraformText(text, where, problems) {
+  let j;
+  try {
+    j = JSON.parse(text);
+  } catch (e) {
+    return problems.push(`${where}: not JSON: ${e.message}`);
+  }
+  if (!validateTerraform(j))
+    for (const e of validateTerraform.errors) problems.push(`${where}: ${e.instancePath || "/"} ${e.message}`);
+}
+
+function validateGke(text, where, problems) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "capsim-gke-"));
+  const file = path.join(dir, "pools.sh");
+  fs.writeFileSync(file, text);
+  const sh = spawnSync("sh", ["-n", file], { encoding: "utf8" });
+  if (sh.status !== 0) problems.push(`${where}: sh -n: ${sh.stderr.trim()}`);
+  const check = spawnSync("shellcheck", ["-s", "sh", file], { encoding: "utf8" });
+  if (!check.error && check.status !== 0) problems.push(`${where}: shellcheck: ${check.stdout.trim()}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  const commands = text.replace(/\\\n/g, " ").split("\n").filter((l) => l.startsWith("gcloud "));
+  if (commands.length === 0) problems.push(`${where}: no gcloud command`);
+  for (const c of commands) {
+    const words = c.trim().split(/\s+/);
+    const head = words.slice(0, 5).join(" ");
+    if (head !== "gcloud container node-pools create" + " " + words[4] || !/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(words[4]))
+      problems.push(`${where}: '${head}' is not gcloud container node-pools create NAME`);
+    const seen = new Map();
+    for (const w of words.slice(5)) {
+      const [flag, ...rest] = w.split("=");
+      const value = rest.join("=");
+      const kind = gcloud.flags[flag];
+      if (kind === undefined) {
+        problems.push(`${where}: ${flag}: not a flag of gcloud container node-pools create`);
+        continue;
+      }
+      seen.set(flag, value);
+      if (kind === "switch" && value !== "") problems.push(`${where}: ${flag} takes no value`);
+      if (kind === "integer" && !/^[0-9]+$/.test(value)) problems.push(`${where}: ${flag}=${value}: not a count`);
+      if (kind === "value" && value === "") problems.push(`${where}: ${flag} needs a value`);
+      if (Array.isArray(kind) && !kind.includes(value)) problems.push(`${where}: ${flag}=${value}: not one of ${kind}`);
+    }
+    for (const required of ["--cluster", "--machine-type"])
+      if (!seen.has(required)) problems.push(`${where}: ${required} missing`);
+    if (!seen.has("--location") && !seen.has("--zone") && !seen.has("--region")) problems.push(`${where}: no location`);
+    for (const [a, b] of gcloud.exclusive)
+      if (seen.has(a) && seen.has(b)) problems.push(`${where}: ${a} and ${b} cannot be given together`);
+    for (const f of gcloud.need_autoscaling)
+      if (seen.has(f) && !seen.has("--enable-autoscaling")) problems.push(`${where}: ${f} needs --enable-autoscaling`);
+    if (seen.has("--accelerator"))
+      for (const kv of seen.get("--accelerator").split(",")) {
+        const [k, v] = kv.split("=");
+        const kind = gcloud.accelerator_keys[k];
+        if (kind === undefined) problems.push(`${where}: --accelerator key '${k}' is not gcloud's`);
+        else if (kind === "integer" && !/^[1-9][0-9]*$/.test(v)) problems.push(`${where}: --accelerator ${k}=${v}`);
+        else if (Array.isArray(kind) && !kind.includes(v)) problems.push(`${where}: --accelerator ${k}=${v}: not one of ${kind}`);
+      }
+    if (seen.has("--node-taints"))
+      for (const t of seen.get("--node-taints").split(",")) {
+        const m = /^([^=]+)=([^:]*):(.+)$/.exec(t);
+        if (!m || !qualifiedName(m[1]) || !gcloud.taint_effects.includes(m[3]))
+          problems.push(`${where}: --node-taints ${t}: not KEY=VALUE:EFFECT`);
+      }
+  }
+}
+
+const validators = {
+  gke: validateGke,
+  karpenter: validateKarpenter,
+  terraform: validateTerraformText,
+  k8s: (text, where, problems) => {
+    const objects = validateYamlStream(text, where, problems, []);
+    if (!objects.some((o) => o.kind === "Job" || o.kind === "Deployment")) problems.push(`${where}: no Job or Deployment`);
+  },
+};
+
+// ---- The matrix.
+const doc = fs.readFileSync(docPath, "utf8");
+const begin = "<!-- export-matrix: begin (tests/exports/validate_exports.mjs writes this table) -->";
+const end = "<!-- export-matrix: end -->";
+if (!doc.includes(begin) || !doc.includes(end)) {
+  console.log(`FAIL: ${docPath} has no export-matrix markers`);
+  process.exit(1);
+}
+// The documented refusals: the "message" column of the refusals table, each a prefix of an
+// error line after "error: ".
+const refusals = [...doc.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "capsim-exports-")), "capsim.db");
+const env = { ...process.env, CAPSIM_DB: db };
+const examples = fs.readdirSync(examplesDir).filter((f) => f.endsWith(".yaml")).sort();
+const targets = ["gke", "karpenter", "terraform", "k8s"];
+const problems = [];
+const rows = [];
+let validated = 0;
+let refused = 0;
+for (const example of examples) {
+  const cells = [];
+  for (const target of targets) {
+    const where = `${example} ${target}`;
+    const r = spawnSync(capsim, ["export", target, path.join(examplesDir, example)], { encoding: "utf8", env });
+    if (r.status === 0) {
+      const before = problems.length;
+      validators[target](r.stdout, where, problems);
+      cells.push(problems.length === before ? "validated" : "INVALID");
+      if (problems.length === before) ++validated;
+      continue;
+    }
+    const lines = r.stderr.split("\n").filter((l) => l.includes("error: "));
+    const messages = lines.map((l) => l.slice(l.indexOf("error: ") + 7));
+    const matched = messages.map((m) => refusals.find((pattern) => matches(m, pattern)));
+    if (r.status !== 2 || lines.length === 0 || matched.some((m) => m === undefined)) {
+      problems.push(`${where}: exit ${r.status}, not a documented refusal:\n${r.stderr}`);
+      cells.push(`exit ${r.status}`);
+    } else {
+      ++refused;
+      cells.push("refused: " + [...new Set(matched)].map((m) => "`" + m + "`").join(", "));
+    }
+  }
+  rows.push(`| ${example} | ${cells.join(" | ")} |`);
+}
+// The sweep manifest too: the objects `capsim sweep` writes for a shipped example.
+{
+  const r = spawnSync(capsim, ["sweep", path.join(examplesDir, "lora-7b-one-node.yaml"), "--sweep", "hardware.max_gpus=1,8",
+                               "--shards", "2"], { encoding: "utf8", env });
+  if (r.status !== 0) problems.push(`sweep: exit ${r.status}: ${r.stderr}`);
+  else validateYamlStream(r.stdout, "sweep", problems, ["ConfigMap", "PersistentVolumeClaim", "Job"]);
+}
+fs.rmSync(path.dirname(db), { recursive: true, force: true });
+
+// A pattern is a message with <placeholders>: "GKE export needs gcp node types; pool '<pool>' is <node type>".
+function matches(message, pattern) {
+  const parts = pattern.split(/<[^>]+>/).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp("^" + parts.join(".+?") + "( \\(.*\\))?$").test(message);
+}
+
+const table = [
+  "| example | " + targets.join(" | ") + " |",
+  "|---|" + targets.map(() => "---").join("|") + "|",
+  ...rows,
+].join("\n");
+const expected = doc.slice(doc.indexOf(begin) + begin.length, doc.indexOf(end)).trim();
+if (process.env.CAPSIM_UPDATE_GOLDEN) {
+  fs.writeFileSync(docPath, doc.replace(doc.slice(doc.indexOf(begin), doc.indexOf(end)), begin + "\n" + table + "\n"));
+} else if (expected !== table) {
+  problems.push(`${docPath}: the export matrix differs from this run (CAPSIM_UPDATE_GOLDEN=1 rewrites it):\n${table}`);
+}
+for (const p of problems) console.log("FAIL: " + p);
+console.log(`${validated} exports validated, ${refused} refused as documented, ${problems.length} problems`);
+process.exit(problems.length === 0 ? 0 : 1);

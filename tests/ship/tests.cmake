@@ -1,0 +1,20 @@
+# Issue 21: shipping. The installed tree runs on its own; the container image and the Debian
+# package name the packages capsim really links.
+add_test(NAME ship.install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ship/install_test.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+add_test(NAME ship.dockerfile
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ship/dockerfile_test.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:capsim>)
+set_tests_properties(ship.install ship.dockerfile PROPERTIES LABELS ship)
+
+# Every shipped example x every export target validates against the receiving tool's schemas
+# or is refused as docs/exports.md documents (tests/exports/validate_exports.mjs). The npm
+# packages are installed by ./setup.sh test; without them the test reports itself skipped.
+find_program(CAPSIM_NODE node)
+if(CAPSIM_NODE)
+  add_test(NAME exports.validate
+           COMMAND ${CAPSIM_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/exports/validate_exports.mjs $<TARGET_FILE:capsim>
+                   ${CMAKE_SOURCE_DIR}/scenarios/examples ${CMAKE_SOURCE_DIR}/docs/exports.md
+                   ${CMAKE_BINARY_DIR}/exports-npm)
+  set_tests_properties(exports.validate PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS ship)
+else()
+  message(STATUS "capsim: no node; the export schema test (exports.validate) is not registered")
+endif()
