@@ -41,8 +41,9 @@ packages=(
 )
 # The export validation test runs Kubernetes' and Karpenter's schemas in Node.js
 # (tests/exports/, npm packages pinned in its package-lock.json).
+# The JUnit test validates against the Jenkins JUnit schema with xmllint (libxml2-utils).
 if [ "$mode" = test ]; then
-  packages+=(shellcheck)
+  packages+=(shellcheck libxml2-utils)
   # Debian's, unless a node and npm are there already (another nodejs build ships its own npm).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)

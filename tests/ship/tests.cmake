@@ -18,3 +18,8 @@ if(CAPSIM_NODE)
 else()
   message(STATUS "capsim: no node; the export schema test (exports.validate) is not registered")
 endif()
+
+# JUnit files (a passing run, a failed expectation, bad input) validate against the Jenkins
+# xUnit plugin's JUnit schema (tests/ship/junit/junit-10.xsd) with xmllint.
+add_test(NAME ship.junit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ship/junit_test.sh $<TARGET_FILE:capsim> ${CMAKE_SOURCE_DIR})
+set_tests_properties(ship.junit PROPERTIES SKIP_RETURN_CODE 77 LABELS ship)
