@@ -4,8 +4,9 @@
 #   - both stages start from debian:bookworm and install Debian packages only;
 #   - the runtime stage installs exactly setup.sh's runtime_packages, and those are exactly the
 #     packages of the shared libraries capsim links (readelf NEEDED -> dpkg -S), less the C/C++
-#     runtime every Debian image has, Qt, which the image's build leaves out, and the
-#     sanitizer runtimes of a --sanitize build;
+#     runtime every Debian image has, Qt and the OpenGL libraries Qt6::Gui brings into the link
+#     (libglx0, libopengl0, libgl1: a fresh configure finds them, an older one may not), which the
+#     image's build leaves out, and the sanitizer runtimes of a --sanitize build;
 #   - the build stage installs only packages setup.sh installs;
 #   - the image tag README's `docker build` gives is the image `capsim sweep` names.
 #   dockerfile_test.sh SOURCE_DIR CAPSIM_BINARY
@@ -48,7 +49,7 @@ linked=$(readelf -d "$capsim" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | while r
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|x32|AArch64|i386/ { print $NF; exit }')
   [ -n "$path" ] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
   { dpkg -S "$(readlink -f "$path")" 2>/dev/null || true; } | head -n 1 | cut -d: -f1
-done | grep -v -E '^(libc6|libstdc\+\+6|libgcc-s1|libqt6.*|libasan[0-9]*|libubsan[0-9]*)$' | sort -u)
+done | grep -v -E '^(libc6|libstdc\+\+6|libgcc-s1|libqt6.*|libglx0|libopengl0|libgl1|libasan[0-9]*|libubsan[0-9]*)$' | sort -u)
 [ "$linked" = "$runtime" ] || fail "capsim links the libraries of
 $linked
 but setup.sh's runtime_packages are
