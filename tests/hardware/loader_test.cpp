@@ -284,7 +284,7 @@ TEST_CASE("every GPU in the shipped catalog is carried by an instance or a serve
   // GPUs for which no published rental price or server was found (see the GPU entries'
   // notes and the issue-18 report). The list may only shrink: a GPU that gains a carrier
   // must be taken off it, so the gap stays visible.
-  const std::set<std::string> known_gaps = {"a2", "rtx-a2000", "v100-pcie-16gb"};
+  const std::set<std::string> known_gaps = {"a2", "rtx-a2000"};
   for (const auto& gpu : c.all(EntityKind::gpu)) {
     CAPTURE(gpu.id);
     if (known_gaps.contains(gpu.id)) CHECK_FALSE(carried.contains(gpu.id));
