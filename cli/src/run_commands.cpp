@@ -117,7 +117,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 int run_run(const GlobalOptions& g, const RunOptions& o) {
-  if (!o.sweep.empty()) return run_sweep(g, o.file, o.sweep, o.shard, o.set, o.jobs, o.check);
+  if (!o.sweep.empty()) return run_sweep(g, o.file, o.sweep, o.shard, o.set, o.jobs, o.check, o.format);
   const auto start = std::chrono::steady_clock::now();
   // Bad input still leaves a JUnit file when one was asked for: CI then shows the error as a
   // test case instead of a missing report.
@@ -206,7 +206,7 @@ int run_history_diff(const GlobalOptions& g, const HistoryOptions& o) {
   if (!a) errors.insert(errors.end(), a.errors().begin(), a.errors().end());
   if (!b) errors.insert(errors.end(), b.errors().begin(), b.errors().end());
   if (!errors.empty()) return report_errors(errors);
-  std::cout << scenarios::diff_runs(*a, *b);
+  std::cout << (o.format == Format::json ? scenarios::diff_runs_json(*a, *b) : scenarios::diff_runs(*a, *b));
   return kExitOk;
 }
 
@@ -280,17 +280,20 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   show->callback([&global, &exit_code, h] { exit_code = run_history_show(global, *h); });
   auto merge_dbs = std::make_shared<std::vector<std::string>>();
   auto merge_sweep = std::make_shared<std::string>();
+  auto merge_format = std::make_shared<Format>(Format::table);
   auto* merge = history->add_subcommand("merge", "Bring sweep shards' databases into this one and show their table");
   merge->footer("Examples:\n  capsim history merge /results/shard-*.db --sweep 'hardware.max_gpus=8,64'");
   merge->add_option("shards", *merge_dbs, "Shard databases (capsim run --shard ... --db FILE)")->required();
   merge->add_option("--sweep", *merge_sweep, "The sweep spec whose points to tabulate (default: every sweep merged)");
-  merge->callback([&global, &exit_code, merge_dbs, merge_sweep] {
-    exit_code = run_history_merge(global, *merge_dbs, *merge_sweep);
+  add_format_option(*merge, *merge_format, {"table", "json"});
+  merge->callback([&global, &exit_code, merge_dbs, merge_sweep, merge_format] {
+    exit_code = run_history_merge(global, *merge_dbs, *merge_sweep, *merge_format);
   });
   auto* diff = history->add_subcommand("diff", "What changed in inputs and outputs between two runs");
-  diff->footer("Examples:\n  capsim history diff 3 4");
+  diff->footer("Examples:\n  capsim history diff 3 4\n  capsim history diff 3 4 --format json");
   diff->add_option("a", h->diff_a, "Older run id")->required();
   diff->add_option("b", h->diff_b, "Newer run id")->required();
+  add_format_option(*diff, h->format, {"table", "json"});
   diff->callback([&global, &exit_code, h] { exit_code = run_history_diff(global, *h); });
 }
 

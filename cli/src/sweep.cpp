@@ -123,6 +123,23 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
   return t;
 }
 
+// A sweep as JSON (schema capsim-sweep/1): the spec, `extra` fields, and each point's label,
+// exit code, the run's own JSON (capsim-run) and any error text.
+std::string sweep_json(const std::string& spec, const std::vector<PointResult>& results, const nlohmann::json& extra) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& r : results) {
+    auto run = nlohmann::json::parse(r.json, nullptr, false);
+    points.push_back({{"point", r.label},
+                      {"exit_code", r.exit_code},
+                      {"run", run.is_discarded() ? nlohmann::json() : run},
+                      {"error", r.error.empty() ? nlohmann::json() : nlohmann::json(r.error)}});
+  }
+  nlohmann::json out{{"schema", "capsim-sweep/1"}, {"sweep", spec.empty() ? nlohmann::json() : nlohmann::json(spec)}};
+  out.update(extra);
+  out["points"] = std::move(points);
+  return out.dump(2) + "\n";
+}
+
 // Runs `capsim ARGS` as a child process with stdout and stderr in files.
 pid_t spawn_capsim(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
   posix_spawn_file_actions_t files;
@@ -144,7 +161,7 @@ pid_t spawn_capsim(const std::vector<std::string>& args, const fs::path& out, co
 }  // namespace
 
 int run_sweep(const GlobalOptions& g, const std::string& file, const std::string& spec, const std::string& shard,
-              const std::vector<std::string>& set, int jobs, bool check) {
+              const std::vector<std::string>& set, int jobs, bool check, Format format) {
   auto points = scenarios::expand_sweep(spec);
   if (!points) return report_errors(points.errors());
   std::vector<scenarios::SweepPoint> mine = *points;
@@ -197,9 +214,13 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     }
     wait_one();
   }
-  std::cout << "Sweep " << spec << (shard.empty() ? "" : " (shard " + shard + ")") << ": " << mine.size()
-            << " points\n\n";
-  print_table(sweep_table(results), Format::table);
+  if (format == Format::json) {
+    std::cout << sweep_json(spec, results, {{"shard", shard.empty() ? nlohmann::json() : nlohmann::json(shard)}});
+  } else {
+    std::cout << "Sweep " << spec << (shard.empty() ? "" : " (shard " + shard + ")") << ": " << mine.size()
+              << " points\n\n";
+    print_table(sweep_table(results), Format::table);
+  }
   int worst = kExitOk;
   for (const auto& r : results) {
     if (r.exit_code == kExitBadInput) {
@@ -213,7 +234,8 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
   return worst;
 }
 
-int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec) {
+int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec,
+                      Format format) {
   auto ws = open_workspace(g, hardware::Access::read_write, hardware::OnCorrupt::fail);
   if (!ws) return report_errors(ws.errors());
   std::vector<Diagnostic> errors;
@@ -224,7 +246,6 @@ int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& sh
     else errors.insert(errors.end(), n.errors().begin(), n.errors().end());
   }
   if (!errors.empty()) return report_errors(errors);
-  std::cout << "Merged " << copied << " runs from " << shards.size() << " shard databases.\n";
   auto runs = spec.empty() ? scenarios::list_runs(ws->store, 1000000) : scenarios::list_sweep_runs(ws->store, spec);
   if (!runs) return report_errors(runs.errors());
   // The newest run of each point; with a spec, in the sweep's order and labelled by point.
@@ -242,7 +263,11 @@ int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& sh
   } else {
     for (auto& [label, p] : latest) rows.push_back(p);
   }
-  std::cout << "\n";
+  if (format == Format::json) {
+    std::cout << sweep_json(spec, rows, {{"merged_runs", copied}, {"shard_databases", shards.size()}});
+    return kExitOk;
+  }
+  std::cout << "Merged " << copied << " runs from " << shards.size() << " shard databases.\n\n";
   print_table(sweep_table(rows), Format::table);
   return kExitOk;
 }

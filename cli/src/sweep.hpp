@@ -12,12 +12,15 @@
 namespace capsim::cli {
 
 // `capsim run --sweep SPEC [--shard I/N]`: the points (or this shard's) in parallel child
-// processes, each stored in the run history with its point; prints one table.
+// processes, each stored in the run history with its point; prints one table, or with
+// Format::json one capsim-sweep/1 document holding each point's run JSON.
 int run_sweep(const GlobalOptions& g, const std::string& file, const std::string& spec, const std::string& shard,
-              const std::vector<std::string>& set, int jobs, bool check);
+              const std::vector<std::string>& set, int jobs, bool check, Format format = Format::table);
 
-// `capsim history merge SHARD_DB...`: the shards' runs into this database, then the table.
-int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec);
+// `capsim history merge SHARD_DB...`: the shards' runs into this database, then the table
+// (or the capsim-sweep/1 document).
+int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec,
+                      Format format = Format::table);
 
 // `capsim sweep SCENARIO --sweep SPEC --shards N`: the Indexed Job manifest.
 void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_code);

@@ -1,7 +1,10 @@
 #include "capsim/hardware/store.hpp"
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -171,31 +174,23 @@ std::string utc_now() {
 }
 
 // The parameters of a measurement as a small JSON object, for the measurements table.
+// Sizes are whole numbers stored as doubles; they are written as integers.
 std::string parameters_json(const CalibrationMeasurement& m) {
-  std::ostringstream out;
-  out.precision(17);
-  out << '{';
-  const char* sep = "";
-  auto field = [&](const char* key, const auto& value) {
-    out << sep << '"' << key << "\":";
-    out << value;
-    sep = ",";
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  auto size = [&](const char* key, double value) {
+    if (value > 0) out[key] = static_cast<std::int64_t>(std::llround(value));
   };
-  auto text = [&](const char* key, const std::string& value) {
-    if (!value.empty()) field(key, "\"" + value + "\"");  // validated: plain identifiers
-  };
-  text("precision", m.precision);
-  if (m.m > 0) field("m", m.m);
-  if (m.n > 0) field("n", m.n);
-  if (m.k > 0) field("k", m.k);
-  if (m.bytes > 0) field("bytes", m.bytes);
-  if (m.pinned) field("pinned", *m.pinned ? "true" : "false");
-  if (m.src >= 0) field("src", m.src);
-  if (m.dst >= 0) field("dst", m.dst);
-  if (m.ranks > 0) field("ranks", m.ranks);
-  text("mode", m.mode);
-  out << '}';
-  return out.str();
+  if (!m.precision.empty()) out["precision"] = m.precision;
+  size("m", m.m);
+  size("n", m.n);
+  size("k", m.k);
+  size("bytes", m.bytes);
+  if (m.pinned) out["pinned"] = *m.pinned;
+  if (m.src >= 0) out["src"] = m.src;
+  if (m.dst >= 0) out["dst"] = m.dst;
+  if (m.ranks > 0) out["ranks"] = m.ranks;
+  if (!m.mode.empty()) out["mode"] = m.mode;
+  return out.dump();
 }
 
 }  // namespace

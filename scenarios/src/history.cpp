@@ -174,6 +174,35 @@ Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path
   return copied;
 }
 
+namespace {
+
+// A result value that differs between two runs; `before` or `after` is null when the value is
+// new or gone.
+struct OutputChange {
+  std::string path;
+  nlohmann::json before, after;
+};
+
+std::vector<OutputChange> output_changes(const RunRecord& a, const RunRecord& b) {
+  const auto ja = nlohmann::json::parse(a.results_json, nullptr, false).flatten();
+  const auto jb = nlohmann::json::parse(b.results_json, nullptr, false).flatten();
+  auto skip = [](const std::string& key) { return key == "/started_at" || key.ends_with("/wall_seconds"); };
+  std::vector<OutputChange> changes;
+  for (auto it = ja.begin(); it != ja.end(); ++it) {
+    if (skip(it.key())) continue;
+    auto other = jb.find(it.key());
+    if (other == jb.end()) changes.push_back({it.key(), it.value(), nullptr});
+    else if (*other != it.value()) changes.push_back({it.key(), it.value(), *other});
+  }
+  for (auto it = jb.begin(); it != jb.end(); ++it)
+    if (!skip(it.key()) && !ja.contains(it.key())) changes.push_back({it.key(), nullptr, it.value()});
+  return changes;
+}
+
+std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+}  // namespace
+
 std::string diff_runs(const RunRecord& a, const RunRecord& b) {
   std::string out = "run " + std::to_string(a.id) + " (" + a.started_at + ", " + a.status + ") -> run " +
                     std::to_string(b.id) + " (" + b.started_at + ", " + b.status + ")\n";
@@ -182,30 +211,29 @@ std::string diff_runs(const RunRecord& a, const RunRecord& b) {
   const std::string inputs = line_diff(a.scenario_text, b.scenario_text);
   out += "\ninputs (scenario):\n" + (inputs.empty() ? std::string("  unchanged\n") : inputs);
   out += "\noutputs:\n";
-  const auto ja = nlohmann::json::parse(a.results_json, nullptr, false).flatten();
-  const auto jb = nlohmann::json::parse(b.results_json, nullptr, false).flatten();
-  int changes = 0;
-  auto skip = [](const std::string& key) {
-    return key == "/started_at" || key.ends_with("/wall_seconds");
-  };
-  for (auto it = ja.begin(); it != ja.end(); ++it) {
-    if (skip(it.key())) continue;
-    auto other = jb.find(it.key());
-    if (other == jb.end()) {
-      out += "  " + it.key() + ": " + it.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " -> (gone)\n";
-      ++changes;
-    } else if (*other != it.value()) {
-      out += "  " + it.key() + ": " + it.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " -> " + other->dump() + "\n";
-      ++changes;
-    }
+  const auto changes = output_changes(a, b);
+  for (const auto& c : changes) {
+    if (c.after.is_null()) out += "  " + c.path + ": " + dump(c.before) + " -> (gone)\n";
+    else if (c.before.is_null()) out += "  " + c.path + ": (new) " + dump(c.after) + "\n";
+    else out += "  " + c.path + ": " + dump(c.before) + " -> " + dump(c.after) + "\n";
   }
-  for (auto it = jb.begin(); it != jb.end(); ++it)
-    if (!skip(it.key()) && !ja.contains(it.key())) {
-      out += "  " + it.key() + ": (new) " + it.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-      ++changes;
-    }
-  if (changes == 0) out += "  unchanged\n";
+  if (changes.empty()) out += "  unchanged\n";
   return out;
+}
+
+std::string diff_runs_json(const RunRecord& a, const RunRecord& b) {
+  auto run = [](const RunRecord& r) {
+    return nlohmann::json{{"id", r.id},         {"started_at", r.started_at},         {"scenario", r.scenario},
+                          {"status", r.status}, {"catalog_hash", r.catalog_hash}, {"capsim_version", r.capsim_version}};
+  };
+  nlohmann::json inputs = nlohmann::json::array();
+  std::istringstream lines(line_diff(a.scenario_text, b.scenario_text));
+  for (std::string line; std::getline(lines, line);) inputs.push_back(line);
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const auto& c : output_changes(a, b)) outputs.push_back({{"path", c.path}, {"before", c.before}, {"after", c.after}});
+  const nlohmann::json out{{"schema", "capsim-history-diff/1"}, {"a", run(a)}, {"b", run(b)},
+                           {"inputs", inputs},                   {"outputs", outputs}};
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::scenarios

@@ -238,6 +238,17 @@ TEST_CASE("a sweep splits into shards whose databases merge into one table") {
   CHECK(rows_of(merged.out) == std::vector<std::string>{"workload.tokens=50M", "workload.tokens=100M",
                                                          "workload.tokens=200M", "workload.tokens=400M"});
   CHECK(rows_of(merged.out) == rows_of(all.out));
+  // The same merge as JSON: every point once, in order, with its run's own JSON.
+  auto merged_json = capsim("history merge '" + shard_dbs[0] + "' '" + shard_dbs[1] + "' --sweep '" + spec + "' --format json",
+                            "sweep-merged-json.db");
+  REQUIRE(merged_json.exit_code == 0);
+  const auto mj = nlohmann::json::parse(merged_json.out);
+  CHECK(mj["schema"] == "capsim-sweep/1");
+  CHECK(mj["merged_runs"] == 4);
+  REQUIRE(mj["points"].size() == 4);
+  CHECK(mj["points"][0]["point"] == "workload.tokens=50M");
+  CHECK(mj["points"][3]["point"] == "workload.tokens=400M");
+  CHECK(mj["points"][3]["run"]["schema"] == "capsim-run/1");
   CHECK(capsim("run '" + scenario + "' --sweep '" + spec + "' --shard 2/2", "sweep-all.db").exit_code == 2);
 }
 
@@ -422,6 +433,26 @@ TEST_CASE("issue 21: JSON outputs name their schema and version, and history lis
   REQUIRE(j["runs"].size() == 1);
   CHECK(j["runs"][0]["scenario"] == "lora-7b-one-node");
   CHECK(j["runs"][0]["status"] == "passed");
+  // history diff as JSON: the scenario line changed and the result values that followed.
+  const auto changed = scratch() / "lora-50M.yaml";
+  {
+    std::string text = read(fs::path(ex) / "lora-7b-one-node.yaml");
+    const auto at = text.find("tokens: ");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, text.find('\n', at) - at, "tokens: 50M");
+    std::ofstream(changed) << text;
+  }
+  REQUIRE(capsim("run '" + changed.string() + "'", "history-json.db").exit_code == 0);
+  auto diff = capsim("history diff 1 2 --format json", "history-json.db");
+  REQUIRE(diff.exit_code == 0);
+  const auto d = nlohmann::json::parse(diff.out);
+  CHECK(d["schema"] == "capsim-history-diff/1");
+  CHECK(d["a"]["id"] == 1);
+  CHECK(d["b"]["id"] == 2);
+  CHECK(std::find(d["inputs"].begin(), d["inputs"].end(), "+   tokens: 50M") != d["inputs"].end());
+  bool time_changed = false;
+  for (const auto& c : d["outputs"]) time_changed = time_changed || (c["path"].get<std::string>().find("training_time") != std::string::npos && c["before"] != c["after"]);
+  CHECK(time_changed);
 }
 
 TEST_CASE("issue 21: JUnit has time attributes, and bad input leaves a JUnit file with an <error> test case") {

@@ -43,5 +43,9 @@ Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path
 // What changed between two runs: scenario lines removed (-) and added (+), then every
 // result value that differs, by JSON path.
 std::string diff_runs(const RunRecord& a, const RunRecord& b);
+// The same as JSON (schema capsim-history-diff/1): both runs' ids and provenance, the scenario
+// lines removed and added, and each changed result value by JSON pointer with its old and new
+// value (null when gone or new).
+std::string diff_runs_json(const RunRecord& a, const RunRecord& b);
 
 }  // namespace capsim::scenarios
