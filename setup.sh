@@ -79,8 +79,14 @@ werror=ON  # the shipped build is warning-free; keep it so (CI and users build t
 # Under the sanitizers GCC 12 reports false -Wuninitialized/-Wmaybe-uninitialized inside
 # third-party headers (Boost.Graph, std::regex) it inlines: keep the warnings, not the error.
 [ "$sanitize" = ON ] && werror=OFF
+# A sanitizer build only runs the suite: no benchmarks, and -O1 -g1 (what the sanitizers'
+# own documentation suggests; line tables are enough for their reports), which halves the
+# compile time of -O2 -g under ASan on 2 cores.
+sanitizer_flags=()
+[ "$sanitize" = ON ] && sanitizer_flags=(-DCAPSIM_BUILD_BENCH=OFF
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" >/dev/null
+  -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" "${sanitizer_flags[@]}" >/dev/null
 # The main job needs the capsim command and what it links, not the tests and benchmarks.
 case "$mode" in
   run) cmake --build "$build" -j "$jobs" --target capsim ;;
