@@ -16,7 +16,7 @@ TEST_CASE("CSV: a column of one dimension is numbers in the first cell's unit, n
         "2 x p4d.24xlarge (aws),0.234333,5.53,0.512,7.5,99,16\r\n");
 }
 
-TEST_CASE("CSV: figure/value tables in several units get a unit column; text stays text") {
+TEST_CASE("CSV: figure/value tables in several units get a unit column, and text stays text") {
   Table t;
   t.columns = {"figure", "value"};
   t.rows = {{"time to train", "14.06 min"}, {"cost per run", "5.53 USD"}, {"GPUs", "8 GPUs on 1 node"}, {"GPU-hours", "1.874"}};
@@ -28,7 +28,7 @@ TEST_CASE("CSV: figure/value tables in several units get a unit column; text sta
         "GPU-hours,1.874,\r\n");
 }
 
-TEST_CASE("CSV: a header that already names the unit is kept; dates and layouts are not numbers") {
+TEST_CASE("CSV: a header that already names the unit is kept, and dates and layouts are not numbers") {
   Table t;
   t.columns = {"cost per run (USD)", "as of", "layout"};
   t.rows = {{"5.53 USD", "2023-09", "t=1 p=1 d=8"}, {"0 USD", "2026-11", "t=8 p=2 d=4"}};
