@@ -1,11 +1,15 @@
 #include "capsim/core/result.hpp"
 
+#include "capsim/core/text.hpp"
+
 namespace capsim {
 
+// Every part may carry text from the user's file (a key, a value, a path): control
+// characters are shown escaped, so one diagnostic is one line.
 std::string format_diagnostic(const Diagnostic& d) {
   std::string out;
   if (!d.where.file.empty()) {
-    out += d.where.file;
+    out += printable(d.where.file);
     if (d.where.line > 0) {
       out += ':' + std::to_string(d.where.line);
       if (d.where.column > 0) out += ':' + std::to_string(d.where.column);
@@ -13,9 +17,9 @@ std::string format_diagnostic(const Diagnostic& d) {
     out += ": ";
   }
   out += "error: ";
-  if (!d.key_path.empty()) out += d.key_path + ": ";
-  out += d.message;
-  if (!d.hint.empty()) out += " (" + d.hint + ")";
+  if (!d.key_path.empty()) out += printable(d.key_path) + ": ";
+  out += printable(d.message);
+  if (!d.hint.empty()) out += " (" + printable(d.hint) + ")";
   return out;
 }
 

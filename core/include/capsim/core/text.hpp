@@ -15,4 +15,9 @@ std::string plural(long long n, const std::string& noun);
 // `s` with & < > " ' replaced by entities, for XML and HTML text and attributes.
 std::string xml_escape(const std::string& s);
 
+// `s` with control characters shown, not acted on: newline as \n, carriage return as \r,
+// any other C0 character or DEL as \xHH (tab stays). For text that came from a user's file
+// and goes to a terminal or a CI log, where a raw ESC or newline could forge a line.
+std::string printable(const std::string& s);
+
 }  // namespace capsim
