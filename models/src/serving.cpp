@@ -21,7 +21,11 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
 std::string gb(Bytes b) { return significant(b.value() / 1e9, 3) + " GB"; }
 
 // Linear interpolation over the rows, as des::ServiceTime::empirical, for fractional batches.
+// Past the largest batch the engine runs more passes of that batch: the time grows in
+// proportion (items beyond it are never free, as a request fanning out to f items on a
+// curve that stops at batch 1 would otherwise make them).
 double interpolate(const std::vector<des::ServiceTime::Row>& t, double batch) {
+  if (batch > t.back().batch) return t.back().time.value() * batch / t.back().batch;
   if (t.size() == 1 || batch <= t.front().batch) return t.front().time.value();
   std::size_t i = 1;
   while (i + 1 < t.size() && t[i].batch < batch) ++i;

@@ -62,6 +62,28 @@ TEST_CASE("serving roofline curve is monotone and its throughput does not fall")
   CHECK(c->latency(1).value() == doctest::Approx(4.126e-3).epsilon(0.002));
 }
 
+TEST_CASE("serving fan-out past the curve's largest batch runs more passes, never free items (issue 22.9)") {
+  using capsim::des::ServiceTime;
+  // A curve that stops at batch 1 (no batching): a request of 3 items is three passes.
+  auto one = LatencyCurve::measured({{1, Seconds(0.002)}});
+  REQUIRE(one.ok());
+  CHECK(one->per_request(3).latency(1).value() == doctest::Approx(0.006));
+  CHECK(one->per_request(1e6).latency(1).value() == doctest::Approx(2000.0));
+  // A batched curve: within it, interpolation; past it, the largest batch's throughput.
+  auto curve = LatencyCurve::measured({{1, Seconds(0.002)}, {4, Seconds(0.004)}});
+  REQUIRE(curve.ok());
+  CHECK(curve->latency(2.5).value() == doctest::Approx(0.003));
+  CHECK(curve->latency(8).value() == doctest::Approx(0.008));
+  // A request's capacity never rises with its fan-out.
+  double last = 1e300;
+  for (double f : {1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 30.0}) {
+    const auto per = curve->per_request(f);
+    const double capacity = per.max_batch() / per.latency(per.max_batch()).value();
+    CHECK(capacity <= last * (1 + 1e-12));
+    last = capacity;
+  }
+}
+
 TEST_CASE("serving measured table rejects a latency that falls with the batch") {
   auto c = LatencyCurve::measured({{1, Seconds(0.004)}, {8, Seconds(0.003)}});
   REQUIRE_FALSE(c.ok());
