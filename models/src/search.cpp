@@ -197,6 +197,11 @@ class Search {
     const ClusterSpec& c = type.cluster;
     const int gpn = c.gpus_per_node;
     const bool has_network = c.inter_node_bandwidth.value() > 0;
+    // A transformer job takes its nodes' GPUs whole: a node with more GPUs than max_gpus
+    // cannot run it within the limit.
+    if (gpn > r_.grid.max_gpus)
+      return note_error(type_index, {Diagnostic{{}, "", plural(gpn, "GPU") + " per node, more than max_gpus " +
+                                                             std::to_string(r_.grid.max_gpus), ""}});
     const int max_nodes = has_network ? std::max(1, r_.grid.max_gpus / gpn) : 1;
     const int min_nodes = std::max(1, (r_.grid.min_gpus + gpn - 1) / gpn);
     if (min_nodes > max_nodes) return note_unreachable(type_index, has_network, gpn);

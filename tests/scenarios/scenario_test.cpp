@@ -101,7 +101,7 @@ hardware: {gpus: [t4], max_gpus: 4}
   REQUIRE_FALSE(r.ok());
   const std::string text = format_diagnostics(r.errors());
   CHECK(text.starts_with("big.yaml: error: workload.model: 'llama-3.1-405b' does not fit in memory on any candidate: "
-                         "the closest, 1 x aws-g4dn-"));
+                         "the closest, 1 x gcp-n1-standard-8-4x-t4 "));  // 4 GPUs: max_gpus holds (not g4dn.metal's 8)
   CHECK(text.find(" (t=") != std::string::npos);
   CHECK(text.find("per GPU of 16 GB (allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA)") !=
         std::string::npos);
