@@ -1,5 +1,7 @@
 #include "capsim/scenarios/history.hpp"
 
+#include "capsim/core/text.hpp"
+
 #include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
@@ -199,7 +201,12 @@ std::vector<OutputChange> output_changes(const RunRecord& a, const RunRecord& b)
   return changes;
 }
 
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+// A value as people read it: numbers to 6 significant digits and never in exponent form
+// (the exact values stay in `history diff --format json`).
+std::string dump(const nlohmann::json& j) {
+  if (j.is_number_float()) return significant(j.get<double>(), 6);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 }  // namespace
 

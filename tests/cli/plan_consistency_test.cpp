@@ -160,6 +160,29 @@ TEST_CASE("no text output of any command on any shipped example writes a number 
   }
 }
 
+TEST_CASE("history list, show and diff write no number in exponent form") {
+  // Two runs whose monthly cost (a rate in USD per second) differs: 3.4e-06 -> 5.2e-06.
+  const std::string db = "history-exponent.db";
+  std::error_code ec;
+  fs::remove(cli_testing::scratch() / db, ec);
+  const fs::path tpu = kExamples / "gke-tpu-v5e-lora.yaml";
+  REQUIRE(capsim("run " + q(tpu), db).exit_code == 0);
+  REQUIRE(capsim("run " + q(tpu) + " --set cost.runs_per_month=3", db).exit_code == 0);
+  for (const char* cmd : {"history list", "history show 2", "history diff 1 2"}) {
+    const Run r = capsim(cmd, db);
+    INFO("capsim " << cmd);
+    REQUIRE(r.exit_code == 0);
+    std::string line;
+    CHECK_MESSAGE(!has_exponent(r.out, line), line);
+  }
+  const Run diff = capsim("history diff 1 2", db);
+  CHECK(diff.out.find("/measurements/monthly_cost/value: 0.00000344597 -> 0.00000516896") != std::string::npos);
+  // The exact values stay in JSON.
+  const Run exact = capsim("history diff 1 2 --format json", db);
+  REQUIRE(exact.exit_code == 0);
+  CHECK(exact.out.find("e-06") != std::string::npos);
+}
+
 TEST_CASE("the cases of issue 16: what used to contradict itself") {
   const fs::path resnet = kExamples / "resnet-training-cost-per-run.yaml";
   SUBCASE("30 runs a month: the plan is the cost comparison's cheapest option, priced by it") {
