@@ -277,6 +277,16 @@ Status plan_training(const Scenario& scenario, const hardware::Catalog& catalog,
                            ", is not among the node types sized (hardware.gpus, providers, instances, servers)");
     }
   }
+  if (r.cost && cost_option) {  // the recommendation reads, and its pool is bought, as the option prices it
+    const auto& o = r.cost->inputs.options[*cost_option];
+    const bool rented = o.kind == models::OptionKind::cloud || o.kind == models::OptionKind::bare_metal;
+    r.sizing->recommended_spot = rented && o.rented.pricing == models::CloudPricing::spot;
+    r.sizing->recommended_cost_basis =
+        "the cost comparison's option '" + o.name + "', " +
+        (rented ? std::string(models::cloud_pricing_name(o.rented.pricing)) + ", " + to_string(o.rented.price_per_node) +
+                      " per node"
+                : std::string(models::option_kind_name(o.kind)));
+  }
   const auto& rec = *search.recommended;
   const auto& type = search.node_types[rec.node_type];
   p.node_type = type.id;
@@ -390,8 +400,17 @@ void plan_measurements(RunResult& r) {
     add("total_cost", c.totals[c.cheapest].value(), dims::money, Currency::usd);
   }
   if (r.simulation) {
-    add("gpu_utilization", r.simulation->pipeline.gpu_utilization, dims::none);
-    add("samples_per_second", r.simulation->pipeline.simulated_samples_per_second, dims::none);
+    // No sample reached the end of the pipeline in the measured window: its rates and the
+    // GPUs' busy fraction describe nothing, so an expectation on them fails as not measured.
+    const auto& pipe = r.simulation->pipeline;
+    if (pipe.simulated_samples_per_second > 0 && pipe.simulation.batches > 0) {
+      add("gpu_utilization", pipe.gpu_utilization, dims::none);
+      add("samples_per_second", pipe.simulated_samples_per_second, dims::none);
+    } else {
+      constexpr const char* kNoSample = "no training sample completed in the simulated window (0 samples)";
+      r.unmeasured.push_back({"gpu_utilization", kNoSample});
+      r.unmeasured.push_back({"samples_per_second", kNoSample});
+    }
   }
   if (r.serving_simulation) {
     const auto& s = *r.serving_simulation;
@@ -530,6 +549,24 @@ std::string seconds_text(double seconds) {
   return buf;
 }
 
+// "file:line:column: " for an expectation's text in the JUnit report. The Jenkins xUnit
+// schema allows no file or line attribute on <testcase>: the suite carries the scenario
+// file, and each test case's output and failure text start with where the expectation is.
+std::string location_prefix(const SourceLocation& where) {
+  if (where.file.empty()) return {};
+  std::string out = where.file;
+  if (where.line > 0) {
+    out += ':' + std::to_string(where.line);
+    if (where.column > 0) out += ':' + std::to_string(where.column);
+  }
+  return out + ": ";
+}
+
+// ` file="..."` on <testsuite>, which the schema allows; nothing when the file is unknown.
+std::string file_attribute(const std::string& file) {
+  return file.empty() ? std::string() : " file=\"" + xml_escape(file) + "\"";
+}
+
 }  // namespace
 
 std::string junit_xml(const RunResult& r) { return junit_xml(r, 0.0); }
@@ -543,15 +580,16 @@ std::string junit_xml(const RunResult& r, double seconds) {
   out += "<testsuites name=\"capsim\" tests=\"" + std::to_string(r.expectations.size()) + "\" failures=\"" +
          std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\">\n";
   out += "  <testsuite name=\"" + suite + "\" tests=\"" + std::to_string(r.expectations.size()) + "\" failures=\"" +
-         std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\" timestamp=\"" + r.started_at + "\">\n";
+         std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\" timestamp=\"" + xml_escape(r.started_at) +
+         "\"" + file_attribute(r.scenario.file) + ">\n";
   for (const auto& e : r.expectations) {
-    out += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(e.expectation.text) + "\" file=\"" +
-           xml_escape(e.expectation.where.file) + "\" line=\"" + std::to_string(e.expectation.where.line) +
-           "\" time=\"0.000\"";
+    const std::string text = xml_escape(location_prefix(e.expectation.where) + e.message);
+    out += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(e.expectation.text) +
+           "\" time=\"0.000\">\n";
     if (e.passed) {
-      out += ">\n      <system-out>" + xml_escape(e.message) + "</system-out>\n    </testcase>\n";
+      out += "      <system-out>" + text + "</system-out>\n    </testcase>\n";
     } else {
-      out += ">\n      <failure message=\"" + xml_escape(e.message) + "\" type=\"expectation\">" + xml_escape(e.message) +
+      out += "      <failure message=\"" + xml_escape(e.message) + "\" type=\"expectation\">" + text +
              "</failure>\n    </testcase>\n";
     }
   }
@@ -566,9 +604,9 @@ std::string junit_error_xml(const std::string& scenario_file, const std::vector<
   const std::string first = errors.empty() ? std::string("bad input") : format_diagnostic(errors.front());
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"capsim\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\">\n";
-  out += "  <testsuite name=\"" + suite + "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\">\n";
-  out += "    <testcase classname=\"" + suite + "\" name=\"load and run the scenario\" file=\"" + suite + "\" time=\"" +
-         time + "\">\n";
+  out += "  <testsuite name=\"" + suite + "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\"" +
+         file_attribute(scenario_file) + ">\n";
+  out += "    <testcase classname=\"" + suite + "\" name=\"load and run the scenario\" time=\"" + time + "\">\n";
   out += "      <error message=\"" + xml_escape(first) + "\" type=\"bad input\">" + xml_escape(text) + "</error>\n";
   out += "    </testcase>\n  </testsuite>\n</testsuites>\n";
   return out;

@@ -89,13 +89,18 @@ std::string simulation_text(const SimulationReport& r) {
   out += "  " + num(static_cast<double>(sim.events), 4) + " events over " + to_string(sim.simulated_time) +
          " of simulated time (" + std::to_string(sim.batches) + " batches of " + to_string(sim.batch_length) +
          " after warm-up) in " + num(r.wall_seconds, 2) + " s\n\n";
+  // Nothing completed in the measured window: the simulated column has no observation.
+  const bool measured = p.simulated_samples_per_second > 0 && sim.batches > 0;
+  const std::string none = "not measured (0 samples)";
+  if (!measured)
+    out += "No training sample completed in the simulated window: lengthen simulate.duration.\n\n";
   Table summary{{"", "simulated (95 % CI)", "analytic"}, {}, {false, false, false}};
-  summary.rows.push_back({"throughput (samples/s)", interval(sim.throughput),
+  summary.rows.push_back({"throughput (samples/s)", measured ? interval(sim.throughput) : none,
                           num(std::min({p.gpu_capacity, p.cpu_capacity, p.storage_capacity, p.pcie_capacity})) +
                               " (" + p.analytic_constraint + " bound)"});
-  summary.rows.push_back({"step time", duration(p.simulated_step_time.value()),
+  summary.rows.push_back({"step time", measured ? duration(p.simulated_step_time.value()) : none,
                           duration(p.analytic_step.step_time.value()) + " (data loading free)"});
-  summary.rows.push_back({"GPU utilization", percent(p.gpu_utilization),
+  summary.rows.push_back({"GPU utilization", measured ? percent(p.gpu_utilization) : none,
                           percent(std::min(1.0, std::min({p.cpu_capacity, p.storage_capacity, p.pcie_capacity}) /
                                                     p.gpu_capacity))});
   out += render_text(summary);

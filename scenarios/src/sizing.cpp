@@ -160,7 +160,7 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) return attach_file(result.errors());
   SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes),
-                      std::move(conversions)};
+                      std::move(conversions), "", false};
   if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer()) {
     auto check = check_on_fabric(report);
     if (!check) return attach_file(check.errors());
@@ -246,7 +246,9 @@ Result<std::vector<NodePool>> sizing_node_pools(const SizingReport& r, const std
   pool.min_nodes = 0;  // a training job: nodes come up for the run and go away after it
   pool.max_nodes = chosen->nodes;
   pool.gpus_per_pod = std::min(t.cluster.gpus_per_node, gpus_used(*chosen));
-  pool.spot = r.scenario.commitment == Commitment::spot;
+  pool.spot = r.scenario.commitment == Commitment::spot ||
+              (r.recommended_spot && r.search.recommended && chosen->node_type == r.search.recommended->node_type &&
+               chosen->nodes == r.search.recommended->nodes);
   pool.tpu = accelerator_resource(t) == "google.com/tpu";
   pool.training = true;
   pool.pods = (gpus_used(*chosen) + pool.gpus_per_pod - 1) / pool.gpus_per_pod;  // one worker pod per node
@@ -272,7 +274,9 @@ std::string sizing_text(const SizingReport& r) {
            " % MFU), step " + to_string(c.step_time) + "\n";
     out += "  memory " + to_string(c.memory_per_gpu) + " of " + to_string(t.cluster.gpu.memory) + " per GPU; " +
            human_count(c.gpu_hours) + " GPU-hours\n";
-    if (c.cost)
+    if (c.cost && !r.recommended_cost_basis.empty())
+      out += "  cost " + money_text(c.cost) + " (" + r.recommended_cost_basis + ")\n";
+    else if (c.cost)
       out += "  cost " + money_text(c.cost) + " (" + std::string(commitment_name(s.commitment)) + ", " +
              to_string(*t.price) + " per node)\n";
     else

@@ -200,6 +200,10 @@ TEST_CASE("run --check exits 1 on a failed expectation and writes it to JUnit") 
   const std::string xml = read(junit);
   CHECK(xml.find("<testsuite name=\"lora-7b-one-node\" tests=\"3\" failures=\"1\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"training_time = ") != std::string::npos);
+  // The failure text starts with where the expectation is: file:line:column (the Jenkins
+  // xUnit schema allows no file or line attribute on a test case).
+  CHECK(xml.find("type=\"expectation\">" + scenario.string() + ":") != std::string::npos);
+  CHECK(xml.find(": training_time = ") != std::string::npos);
   // Without --check the same run exits 0; bad input still exits 2.
   CHECK(capsim("run --no-history '" + scenario.string() + "'", "run.db").exit_code == 0);
   CHECK(capsim("run --check '" + (scratch() / "missing.yaml").string() + "'", "run.db").exit_code == 2);
@@ -463,8 +467,16 @@ TEST_CASE("issue 21: JUnit has time attributes, and bad input leaves a JUnit fil
   CHECK(xml.find("<testsuite name=\"lora-7b-one-node\" tests=\"3\" failures=\"0\" errors=\"0\" time=\"") != std::string::npos);
   CHECK(xml.find("<testcase classname=\"lora-7b-one-node\" name=\"training_time &lt; 2 d\"") != std::string::npos);
   CHECK(std::count(xml.begin(), xml.end(), '\n') > 3);
-  for (std::size_t at = xml.find("<testcase"); at != std::string::npos; at = xml.find("<testcase", at + 1))
-    CHECK(xml.substr(at, xml.find('>', at) - at).find(" time=\"") != std::string::npos);
+  for (std::size_t at = xml.find("<testcase"); at != std::string::npos; at = xml.find("<testcase", at + 1)) {
+    const std::string tag = xml.substr(at, xml.find('>', at) - at);
+    CHECK(tag.find(" time=\"") != std::string::npos);
+    // The Jenkins xUnit schema (xunit-plugin 2.x, 3.x) refuses file and line on a test case.
+    CHECK(tag.find(" file=\"") == std::string::npos);
+    CHECK(tag.find(" line=\"") == std::string::npos);
+  }
+  // The scenario file is on the test suite, and each test case's output starts with file:line:column.
+  CHECK(xml.find(" file=\"" + ex + "\">") != std::string::npos);
+  CHECK(xml.find("<system-out>" + ex + ":") != std::string::npos);
   const auto bad_yaml = scratch() / "bad-junit.yaml";
   std::ofstream(bad_yaml) << "name: bad\nworkload: {type: training, modle: llama-2-7b}\n";
   const auto bad = scratch() / "bad.xml";
@@ -472,8 +484,10 @@ TEST_CASE("issue 21: JUnit has time attributes, and bad input leaves a JUnit fil
   CHECK(r.exit_code == 2);
   const std::string err = read(bad);
   CHECK(err.find("errors=\"1\"") != std::string::npos);
-  CHECK(err.find("<testcase classname=\"" + bad_yaml.string() + "\" name=\"load and run the scenario\"") !=
+  CHECK(err.find("<testcase classname=\"" + bad_yaml.string() + "\" name=\"load and run the scenario\" time=\"") !=
         std::string::npos);
+  CHECK(err.find(" errors=\"1\" time=\"") != std::string::npos);
+  CHECK(err.find(" file=\"" + bad_yaml.string() + "\">") != std::string::npos);  // on the test suite
   CHECK(err.find("<error message=\"" + bad_yaml.string() + ":2:") != std::string::npos);
   CHECK(err.find("unknown key &apos;modle&apos;") != std::string::npos);
 }

@@ -43,7 +43,17 @@ set -e
 check "$dir/bad.xml" 2 "$rc"
 grep -q '<error' "$dir/bad.xml" || fail "bad.xml has no <error> test case"
 
-# The schema is not a rubber stamp: a test case without its required name is refused.
-sed 's/ name="[^"]*" file=/ file=/' "$dir/pass.xml" > "$dir/broken.xml"
+# The scenario file is on the test suite (the schema allows no file or line on a test case),
+# and each expectation's file:line:column starts its test case's text.
+grep -q '<testsuite [^>]*file="[^"]*lora-7b-one-node.yaml"' "$dir/pass.xml" || fail "pass.xml: no file on the test suite"
+grep -q '<system-out>[^<]*lora-7b-one-node.yaml:[0-9][0-9]*:[0-9][0-9]*: ' "$dir/pass.xml" ||
+  fail "pass.xml: no file:line:column in the test case output"
+grep -q '<testsuite [^>]*file="[^"]*bad.yaml"' "$dir/bad.xml" || fail "bad.xml: no file on the test suite"
+
+# The schema is not a rubber stamp: a test case without its required name is refused, and so is
+# one with file and line attributes (the xunit-1.x schema allowed them; 2.x and 3.x do not).
+sed 's/<testcase classname="\([^"]*\)" name="[^"]*"/<testcase classname="\1"/' "$dir/pass.xml" > "$dir/broken.xml"
 if xmllint --noout --schema "$xsd" "$dir/broken.xml" 2>/dev/null; then fail "a test case without a name validated"; fi
+sed 's/<testcase /<testcase file="x.yaml" line="1" /' "$dir/pass.xml" > "$dir/broken.xml"
+if xmllint --noout --schema "$xsd" "$dir/broken.xml" 2>/dev/null; then fail "a test case with file and line validated"; fi
 echo "junit_test: 3 JUnit files validate against junit-10.xsd"

@@ -1,6 +1,9 @@
 // JUnit XML for CI (`capsim run --junit FILE`): one test case per expectation, and on bad input
 // (exit 2) one test case holding an <error>, so a CI report shows why nothing was checked.
 // Every <testsuite> and <testcase> carries `time` in seconds, as JUnit consumers expect.
+// The files validate against the Jenkins xUnit plugin's JUnit schema (tests/ship/junit), which
+// allows no `file` or `line` on <testcase>: the scenario file is the <testsuite>'s `file`, and
+// each expectation's test case text (<system-out> or <failure>) starts with its file:line:column.
 #pragma once
 
 #include <string>

@@ -35,6 +35,11 @@ struct SizingReport {
   // Turing GPU runs as fp16 mixed precision, on Pascal as fp32): "gpu (N node types): why", one per GPU model.
   std::vector<std::string> precision_notes;
   std::vector<std::string> conversions;  // prices converted to USD, with the rate's source
+  // Set by the plan when an option of the scenario's cost comparison prices the
+  // recommendation: how its cost line reads, and whether its node pool is bought as spot
+  // (the exported pool is the one the plan's cost assumes).
+  std::string recommended_cost_basis;
+  bool recommended_spot = false;
 };
 
 // "google.com/tpu" for Cloud TPU node types, else "nvidia.com/gpu".
