@@ -7,6 +7,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
+#include <chrono>
+#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -184,6 +187,18 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
   std::vector<PointResult> results(mine.size());
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0;
+  // On a terminal, progress and an estimate of the time left from the points done so far
+  // (a CI log gets only the result).
+  const bool show_progress = ::isatty(STDERR_FILENO) == 1 && mine.size() > 1;
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t done = 0;
+  auto report_progress = [&] {
+    if (!show_progress) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double left = elapsed / static_cast<double>(done) * static_cast<double>(mine.size() - done);
+    std::cerr << "\r\033[Ksweep: " << done << " of " << mine.size() << " points in " << std::llround(elapsed)
+              << " s, about " << std::llround(left) << " s left" << std::flush;
+  };
   auto wait_one = [&] {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
@@ -193,6 +208,8 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     results[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
     results[i].json = read_all(tmp / (std::to_string(i) + ".out"));
     results[i].error = read_all(tmp / (std::to_string(i) + ".err"));
+    ++done;
+    report_progress();
   };
   while (next < mine.size() || !running.empty()) {
     if (next < mine.size() && static_cast<int>(running.size()) < parallel) {
@@ -214,6 +231,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     }
     wait_one();
   }
+  if (show_progress) std::cerr << "\r\033[K" << std::flush;
   if (format == Format::json) {
     std::cout << sweep_json(spec, results, {{"shard", shard.empty() ? nlohmann::json() : nlohmann::json(shard)}});
   } else {

@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/result.hpp"
 #include "capsim/core/text.hpp"
 #include "capsim/scenarios/expectations.hpp"
 #include "reliability/run_capsim.hpp"
@@ -389,6 +393,30 @@ TEST_CASE("bug 22.1: run --check at 190x capacity fails: TTFT/TPOT p99 of zero c
   CHECK(json.out.find("\"ttft_p99\":{\"value\"") == std::string::npos);  // no measurement of nothing
 }
 
+TEST_CASE("bug 22.1: a training simulation that completes no sample is not measured, and its expectation fails") {
+  ScratchDir dir("i22-zero-training");
+  std::string text = read_file(capsim::testing::example_scenario("resnet50-1080ti-4vcpu"));
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"duration: 5 min", "duration: 2 ms"},
+                                 {"warmup: 30 s", "warmup: 1 ms"}}) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
+  write_text(dir.path / "short.yaml", text);
+  const auto r = run_capsim(dir.path, "run --check --no-history short.yaml");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("ok  gpu_utilization") == std::string::npos);
+  CHECK(r.out.find("FAIL  gpu_utilization was not measured by this run: no training sample completed in the "
+                   "simulated window (0 samples)") != std::string::npos);
+  const auto sim = run_capsim(dir.path, "simulate short.yaml");
+  CHECK(sim.exit_code == 0);
+  CHECK(sim.out.find("No training sample completed in the simulated window: lengthen simulate.duration.") !=
+        std::string::npos);
+  CHECK(sim.out.find("not measured (0 samples)") != std::string::npos);
+  CHECK(sim.out.find("throughput (samples/s)  not measured (0 samples)") != std::string::npos);
+  CHECK(sim.out.find("GPU utilization         not measured (0 samples)") != std::string::npos);
+}
+
 TEST_CASE("bug 22.1: an expectation on an unmeasured or non-finite metric fails, whatever its bound") {
   using namespace capsim::scenarios;
   auto e = parse_expectation("ttft_p99 < 2 s");
@@ -420,6 +448,57 @@ TEST_CASE("bug 22.6: run --sweep keeps its scratch files in a private directory 
   CHECK(with_tmpdir.out.find("Sweep description=a,b: 2 points") != std::string::npos);
   CHECK(names_in(dir.path / "tmp").empty());
   CHECK(read_file(dir.path / "victim") == "precious");
+}
+
+TEST_CASE("bug 22.6: a link planted at the old predictable sweep directory is neither followed nor reused") {
+  ScratchDir dir("i22-sweep-link");
+  fs::create_directories(dir.path / "tmp");
+  write_text(dir.path / "victim", "precious");
+  // The name the sweep used before (capsim-sweep-<pid>): $$ is capsim's pid after exec.
+  const auto r = run_shell(dir.path, "ln -s ../victim tmp/capsim-sweep-$$ && ln -s ../victim tmp/capsim-sweep && "
+                                     "TMPDIR='" + (dir.path / "tmp").string() + "' CAPSIM_DB=capsim.db exec '" CAPSIM_BINARY
+                                     "' run '" + kLora.string() + "' --sweep 'description=a,b' --jobs 2");
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(dir.path / "victim") == "precious");
+  auto names = names_in(dir.path / "tmp");
+  std::sort(names.begin(), names.end());
+  REQUIRE(names.size() == 2);  // the two planted links, nothing of the sweep's left behind
+  CHECK(names[0] == "capsim-sweep");
+  CHECK(names[1].rfind("capsim-sweep-", 0) == 0);
+  for (const auto& n : names) CHECK(fs::is_symlink(dir.path / "tmp" / n));
+}
+
+TEST_CASE("bug 22.6: create_private_file never follows a planted link or reuses a file, and temp dirs are unique and private") {
+  ScratchDir dir("i22-private-file");
+  write_text(dir.path / "victim", "precious");
+  fs::create_symlink(dir.path / "victim", dir.path / "link");
+  errno = 0;
+  CHECK(capsim::create_private_file(dir.path / "link") == -1);
+  CHECK(errno == EEXIST);
+  CHECK(capsim::create_private_file(dir.path / "victim") == -1);
+  CHECK(read_file(dir.path / "victim") == "precious");
+  const int fd = capsim::create_private_file(dir.path / "new");
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  CHECK((fs::status(dir.path / "new").permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", dir.path.c_str(), 1);
+  {
+    auto a = capsim::TemporaryDirectory::create("capsim-test");
+    auto b = capsim::TemporaryDirectory::create("capsim-test");
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(a->path() != b->path());
+    CHECK(a->path().parent_path() == dir.path);
+    CHECK((fs::status(a->path()).permissions() & fs::perms::all) == fs::perms::owner_all);
+  }
+  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  auto left = names_in(dir.path);
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"link", "new", "victim"});  // both directories removed
 }
 
 TEST_CASE("bug 22.6: a bad TMPDIR is a clear error (exit 3), not an uncaught filesystem_error (exit 134)") {
@@ -522,6 +601,22 @@ TEST_CASE("bug 22.10: xml_escape writes control characters visibly, so JUnit XML
   CHECK(capsim::xml_escape("line\ttab\nnext") == "line\ttab\nnext");
 }
 
+TEST_CASE("bug 22.10: a key with a newline or ESC cannot forge a line or colour the terminal in an error") {
+  ScratchDir dir("i22-key-escape");
+  std::string text = read_file(kLora);
+  text += "\"k\\nci.yaml:1:1: ok everything passed\": 1\n\"bad\\e[31mkey\": 2\n";
+  write_text(dir.path / "forge.yaml", text);
+  const auto r = run_capsim(dir.path, "validate forge.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find("\nci.yaml:1:1: ok") == std::string::npos);  // no line starts with the forged text
+  CHECK(r.err.find("unknown key 'k\\nci.yaml:1:1: ok everything passed' at the top level") != std::string::npos);
+  CHECK(r.err.find("unknown key 'bad\\x1b[31mkey' at the top level") != std::string::npos);
+  CHECK(capsim::printable(std::string("a\x1b[31mb\rc\0d\ne\tf\x7f", 16)) == "a\\x1b[31mb\\rc\\x00d\\ne\tf\\x7f");
+  capsim::Diagnostic d{{"f\n.yaml", 1, 2}, "k\x1b", "m\r", "h\n"};
+  CHECK(capsim::format_diagnostic(d) == "f\\n.yaml:1:2: error: k\\x1b: m\\r (h\\n)");
+}
+
 // ---- Defect 8: unbounded work.
 
 TEST_CASE("bug 22.8: --set with a 60,000-part key is refused, not a stack overflow") {
@@ -532,6 +627,23 @@ TEST_CASE("bug 22.8: --set with a 60,000-part key is refused, not a stack overfl
   const auto r = run_shell(dir.path, "CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' run '" + kLora.string() + "' $(cat key.txt)");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "error: --set: the key has 60000 parts, more than the limit of 32 (e.g. --set hardware.max_gpus=1024)\n");
+}
+
+TEST_CASE("bug 22.8: a sweep on a terminal shows its progress and an estimate of the time left, a log gets none") {
+  ScratchDir dir("i22-sweep-progress");
+  const std::string sweep = "CAPSIM_DB=capsim.db '" CAPSIM_BINARY "' run '" + kLora.string() +
+                            "' --sweep 'description=a,b,c' --jobs 1";
+  // `script` runs it on a pseudo-terminal, as a person at a shell would.
+  const auto tty = run_shell(dir.path, "script -qec \"" + sweep + "\" typescript");
+  CHECK(tty.exit_code == 0);
+  const std::string screen = read_file(dir.path / "typescript");
+  CHECK(screen.find("sweep: 1 of 3 points in ") != std::string::npos);
+  CHECK(screen.find("sweep: 3 of 3 points in ") != std::string::npos);
+  CHECK(screen.find(" s left") != std::string::npos);
+  const auto log = run_shell(dir.path, sweep);
+  CHECK(log.exit_code == 0);
+  CHECK(log.err.empty());
+  CHECK(log.out.find("Sweep description=a,b,c: 3 points") != std::string::npos);
 }
 
 TEST_CASE("bug 22.8: history diff of two 50,000-line scenarios answers in bounded memory") {
