@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <map>
@@ -17,8 +18,19 @@ void add_format_option(CLI::App& cmd, Format& format, const std::vector<std::str
   for (const auto& c : choices) allowed.emplace(c, all.at(c));
   std::string names;
   for (const auto& c : choices) names += (names.empty() ? "" : "|") + c;
+  // A transform of our own rather than CLI11's CheckedTransformer, whose refusal reads
+  // "Check md value in {json->1,table->0} OR {1,0} FAILED".
   cmd.add_option("--format,-f", format, "Output format: " + names)
-      ->transform(CLI::CheckedTransformer(allowed, CLI::ignore_case))
+      ->transform(CLI::Validator(
+          [allowed, names](std::string& value) -> std::string {
+            std::string lower;
+            for (char c : value) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const auto it = allowed.find(lower);
+            if (it == allowed.end()) return "'" + value + "' is not a format of this command (expected " + names + ")";
+            value = std::to_string(static_cast<int>(it->second));
+            return "";
+          },
+          "FORMAT"))
       ->option_text("FORMAT");
 }
 

@@ -373,7 +373,13 @@ TEST_CASE("issue 21: mistyped commands and options get a suggestion, in capsim's
   auto sub = capsim("history lst");
   CHECK(sub.exit_code == 2);
   CHECK(sub.err == "error: history: unknown command 'lst' (did you mean 'list'?)\n");
-  for (const auto* r : {&typo, &option, &missing, &sub}) CHECK(r->err.find("Run with --help") == std::string::npos);
+  auto format = capsim("size x.yaml --format md");
+  CHECK(format.exit_code == 2);
+  CHECK(format.err == "error: size: --format: 'md' is not a format of this command (expected table|json) (see 'capsim "
+                      "size --help')\n");
+  CHECK(capsim("history list --format JSON").exit_code == 0);  // formats ignore case
+  for (const auto* r : {&typo, &option, &missing, &sub, &format})
+    CHECK(r->err.find("Run with --help") == std::string::npos);
 }
 
 TEST_CASE("issue 21: every command's --help has an Examples section") {
