@@ -36,7 +36,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev libsqlite3-dev sqlite3
   doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libbenchmark-dev
-  qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev ccache
   "${runtime_packages[@]}"
 )
 # The export validation test runs Kubernetes' and Karpenter's schemas in Node.js
@@ -91,7 +91,15 @@ if [ "$sanitize" = ON ]; then
 else
   build_flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
 fi
-cmake -S . -B "$build" -G Ninja "${build_flags[@]}" \
+# ccache: a rebuild, or a fresh clone of the same sources on a machine that built them before
+# (CI), compiles only what changed. Paths under the checkout are hashed relative to it, so
+# another clone's directory still hits.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$build" -G Ninja "${build_flags[@]}" "${launcher[@]}" \
   -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" >/dev/null
 # The main job needs the capsim command and what it links, not the tests and benchmarks.
 case "$mode" in

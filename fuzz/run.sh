@@ -17,9 +17,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CAPSIM_FUZZ_BUILD:-$root/build-fuzz}"
 targets="${CAPSIM_FUZZ_TARGETS:-fuzz_units fuzz_calibration fuzz_catalog fuzz_scenario fuzz_pipeline}"
 
+launcher=()
+if command -v ccache >/dev/null; then  # as in setup.sh: another clone of the same sources hits
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [[ ! -f "$build/build.ninja" ]]; then
   CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}" cmake -S "$root" -B "$build" -G Ninja -DCAPSIM_FUZZ=ON \
-    -DCAPSIM_BUILD_GUI=OFF -DCAPSIM_BUILD_TESTS=OFF -DCAPSIM_BUILD_BENCH=OFF >/dev/null
+    -DCAPSIM_BUILD_GUI=OFF -DCAPSIM_BUILD_TESTS=OFF -DCAPSIM_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
 fi
 # shellcheck disable=SC2086
 cmake --build "$build" --target $targets
