@@ -5,8 +5,12 @@ Each ```console block is a list of `$ capsim ...` lines, each followed by its ou
 followed directly by another command (or the block's end) keeps no output: the README shows it
 for its comment only. Output cut short on purpose has a line `...`: the rerun output keeps as
 many lines before and after it as the README does. Output abridged inside a line (`{..., ...}`)
-is left as written. Usage: tools/readme/rerun.py [--check] [CAPSIM]; --check exits 1
-when the README differs from what the commands print now.
+is left as written. A line that differs only in a wall-clock time (`... node types in 0.09 s;`,
+`... after warm-up) in 0.015 s`, `"wall_seconds": 0.1`) counts as unchanged and keeps the README's
+text, so reruns neither fail --check nor churn the README over timing noise.
+Usage: tools/readme/rerun.py [--check] [CAPSIM]; --check exits 1 when the README differs from
+what the commands print now; a bad option or a CAPSIM that is not an executable exits 2 and
+leaves the README alone.
 """
 import os
 import re
@@ -14,6 +18,21 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Wall-clock times the commands print (scenarios/src/sizing.cpp, scenarios/src/simulation.cpp, the
+# JSON reports' wall_seconds): they differ run to run, so they are masked before lines are compared.
+WALL_TIME = re.compile(r'((?:node types|after warm-up\)) in )[0-9][0-9.eE+-]*( s)'
+                       r'|("wall_seconds": ?)[0-9][0-9.eE+-]*')
+
+
+def mask_wall_time(line):
+    return WALL_TIME.sub(lambda m: (m.group(1) or m.group(3)) + "<t>" + (m.group(2) or ""), line)
+
+
+def keep_old_timings(old, new):
+    """The new output; a line that differs from the old only in a wall time is kept as it was."""
+    kept = [o if mask_wall_time(o) == mask_wall_time(n) else n for o, n in zip(old, new)]
+    return kept + new[len(old):]
 
 
 def run(capsim, command, env):
@@ -54,14 +73,25 @@ def rewrite(lines, capsim, env):
                 tail = len(old) - cut - 1
                 if len(new) > cut + tail:
                     new = new[:cut] + ["..."] + (new[len(new) - tail:] if tail else [])
-            out.extend(new)
+            out.extend(keep_old_timings(old, new))
     return out
 
 
 def main():
+    if "-h" in sys.argv[1:] or "--help" in sys.argv[1:]:
+        print(__doc__.strip())
+        return
     check = "--check" in sys.argv
     rest = [a for a in sys.argv[1:] if a != "--check"]
+    # An unknown option or a missing binary would otherwise be run as the command and its error
+    # written into every example.
+    if any(a.startswith("-") for a in rest) or len(rest) > 1:
+        sys.stderr.write("usage: tools/readme/rerun.py [--check] [CAPSIM]\n")
+        sys.exit(2)
     capsim = rest[0] if rest else os.path.join(ROOT, "build", "cli", "capsim")
+    if " " not in capsim and not (os.path.isfile(capsim) and os.access(capsim, os.X_OK)):
+        sys.stderr.write("rerun.py: no capsim executable at %s (build it, or name it)\n" % capsim)
+        sys.exit(2)
     env = dict(os.environ, CAPSIM_DB=os.path.join(ROOT, "build", "readme-rerun.db"), COLUMNS="100")
     path = os.path.join(ROOT, "README.md")
     lines = open(path).read().split("\n")
