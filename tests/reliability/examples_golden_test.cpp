@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ std::string normalized(const std::string& run_json) {
   return flat.unflatten().dump(2) + "\n";
 }
 
+// The summary text without where the checkout lives and the wall-clock times.
+std::string normalized_text(std::string text, const fs::path& file) {
+  for (const std::string& dir : {file.parent_path().string() + "/", file.parent_path().lexically_normal().string()})
+    for (auto at = text.find(dir); !dir.empty() && at != std::string::npos; at = text.find(dir))
+      text.erase(at, dir.size());
+  static const std::regex wall(R"( in [0-9.]+ s([;.,)]))");
+  return std::regex_replace(text, wall, " in (wall time) s$1");
+}
+
 }  // namespace
 
 TEST_CASE("golden: every shipped example's whole run") {
@@ -63,5 +73,12 @@ TEST_CASE("golden: every shipped example's whole run") {
     if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << actual;
     REQUIRE_MESSAGE(fs::exists(path), "no golden for " << name << " (CAPSIM_UPDATE_GOLDEN=1 writes it)");
     CHECK(capsim::testing::read_file(path) == actual);
+    // And the text a person reads (capsim run's summary), so a wording or rounding change
+    // that leaves the numbers alone shows up too.
+    const std::string text = normalized_text(capsim::scenarios::run_summary_text(*run), file);
+    const fs::path text_path = goldens / (name + ".run.txt");
+    if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(text_path, std::ios::binary) << text;
+    REQUIRE_MESSAGE(fs::exists(text_path), "no text golden for " << name << " (CAPSIM_UPDATE_GOLDEN=1 writes it)");
+    CHECK(capsim::testing::read_file(text_path) == text);
   }
 }
