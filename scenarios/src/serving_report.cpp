@@ -34,7 +34,13 @@ std::string num(double v) {
 
 std::string interval_ms(const des::Interval& i) {
   if (!std::isfinite(i.low) || !std::isfinite(i.high) || i.low == i.high) return ms(i.mean);
-  return ms(i.mean) + " [" + ms(i.low).substr(0, ms(i.low).size() - 3) + ", " + ms(i.high) + "]";
+  // "3.87 s [3.2, 4.64 s]": the low end without its unit when it shares the high end's
+  // (the unit is " s", " ms" or " us"), with it when it does not ("980 ms, 1.2 s").
+  std::string low = ms(i.low);
+  const std::string high = ms(i.high);
+  const auto unit_of = [](const std::string& t) { return t.substr(t.rfind(' ')); };
+  if (unit_of(low) == unit_of(high)) low.erase(low.rfind(' '));
+  return ms(i.mean) + " [" + low + ", " + high + "]";
 }
 
 json finite(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
