@@ -56,7 +56,8 @@ bool parse_double(const std::string& s, double& out) {
   return ec == std::errc{} && end == s.data() + s.size() && std::isfinite(out);
 }
 
-std::string number_text(double v) { return significant(v, 6); }
+// Limits exactly as the schema holds them (16777216, not 16777200), never in exponent form.
+std::string number_text(double v) { return significant(v, 12); }
 
 // Notes where the second document of a stream starts and whether it holds anything.
 class DocumentMarks : public YAML::EventHandler {

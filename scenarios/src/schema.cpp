@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "capsim/core/text.hpp"
+
 #include <algorithm>
 
 namespace capsim::scenarios {
@@ -494,8 +496,8 @@ void markdown_of(const SchemaNode& n, const std::string& path, std::string& out)
   for (const auto& c : n.children) {
     std::string range;
     if ((c.kind == ValueKind::integer || c.kind == ValueKind::number) && (c.minimum != 0 || c.maximum != 0)) {
-      nlohmann::json lo = c.minimum, hi = c.maximum;
-      range = " (" + lo.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " to " + hi.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ")";
+      // As people read numbers: 0.000001 to 1000000, never 1e-06 to 1000000.0.
+      range = " (" + significant(c.minimum, 12) + " to " + significant(c.maximum, 12) + ")";
     }
     out += "| `" + c.name + "` | " + kind_text(c) + range + " | " + (c.required ? "yes" : "no") + " | " +
            (c.default_text.empty() ? "" : "`" + c.default_text + "`") + " | " + c.help + " |\n";
