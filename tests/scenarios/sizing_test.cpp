@@ -122,3 +122,20 @@ TEST_CASE("golden step estimates of every shipped training example") {
   }
   CHECK(checked >= 5);
 }
+
+TEST_CASE("capsim estimate refuses a service or serving scenario with the reason, not 'no node types match'") {
+  const auto examples = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "examples";
+  auto service = load_scenario_file(examples / "ml-services-24x7.yaml", catalog());
+  REQUIRE(service.ok());
+  auto e = estimate_scenario(*service, catalog());
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.errors()[0].key_path == "workload.type");
+  CHECK(e.errors()[0].message ==
+        "capsim estimate takes a training scenario; a service states its GPUs and has no step to break down");
+  CHECK(e.errors()[0].hint == "capsim cost for what it costs");
+  auto serving = load_scenario_file(examples / "road-sign-ocr.yaml", catalog());
+  REQUIRE(serving.ok());
+  auto s = estimate_scenario(*serving, catalog());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.errors()[0].message == "capsim estimate takes a training scenario");
+}
