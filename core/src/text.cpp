@@ -34,6 +34,18 @@ std::string plural(long long n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
+namespace {
+
+// A control character as the four visible characters \xHH.
+void append_hex_escape(std::string& out, unsigned char u) {
+  static const char* hex = "0123456789abcdef";
+  out += "\\x";
+  out += hex[u >> 4];
+  out += hex[u & 15];
+}
+
+}  // namespace
+
 std::string printable(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -44,10 +56,7 @@ std::string printable(const std::string& s) {
     } else if (c == '\r') {
       out += "\\r";
     } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
+      append_hex_escape(out, u);
     } else {
       out += c;
     }
@@ -71,11 +80,7 @@ std::string xml_escape(const std::string& s) {
       default:
         // XML 1.0 allows no other control character, not even as &#N;: show it as \xHH.
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          static const char* hex = "0123456789abcdef";
-          const auto u = static_cast<unsigned char>(c);
-          out += "\\x";
-          out += hex[u >> 4];
-          out += hex[u & 15];
+          append_hex_escape(out, static_cast<unsigned char>(c));
         } else {
           out += c;
         }

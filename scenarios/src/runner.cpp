@@ -403,7 +403,7 @@ void plan_measurements(RunResult& r) {
     // No sample reached the end of the pipeline in the measured window: its rates and the
     // GPUs' busy fraction describe nothing, so an expectation on them fails as not measured.
     const auto& pipe = r.simulation->pipeline;
-    if (pipe.simulated_samples_per_second > 0 && pipe.simulation.batches > 0) {
+    if (pipe.measured()) {
       add("gpu_utilization", pipe.gpu_utilization, dims::none);
       add("samples_per_second", pipe.simulated_samples_per_second, dims::none);
     } else {
@@ -553,13 +553,7 @@ std::string seconds_text(double seconds) {
 // schema allows no file or line attribute on <testcase>: the suite carries the scenario
 // file, and each test case's output and failure text start with where the expectation is.
 std::string location_prefix(const SourceLocation& where) {
-  if (where.file.empty()) return {};
-  std::string out = where.file;
-  if (where.line > 0) {
-    out += ':' + std::to_string(where.line);
-    if (where.column > 0) out += ':' + std::to_string(where.column);
-  }
-  return out + ": ";
+  return where.file.empty() ? std::string() : format_location(where) + ": ";
 }
 
 // ` file="..."` on <testsuite>, which the schema allows; nothing when the file is unknown.

@@ -90,7 +90,7 @@ std::string simulation_text(const SimulationReport& r) {
          " of simulated time (" + std::to_string(sim.batches) + " batches of " + to_string(sim.batch_length) +
          " after warm-up) in " + num(r.wall_seconds, 2) + " s\n\n";
   // Nothing completed in the measured window: the simulated column has no observation.
-  const bool measured = p.simulated_samples_per_second > 0 && sim.batches > 0;
+  const bool measured = p.measured();
   const std::string none = "not measured (0 samples)";
   if (!measured)
     out += "No training sample completed in the simulated window: lengthen simulate.duration.\n\n";

@@ -39,6 +39,10 @@ inline Diagnostic environment_failure(Diagnostic d) {
   return d;
 }
 
+// "file:line:column" (line and column when known; empty without a file), as diagnostics
+// and reports point at a place in a file.
+std::string format_location(const SourceLocation& where);
+
 // "file:line:column: error: key.path: message (hint)" — the single format users see.
 std::string format_diagnostic(const Diagnostic& d);
 std::string format_diagnostics(const std::vector<Diagnostic>& ds);

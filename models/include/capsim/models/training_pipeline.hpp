@@ -64,6 +64,9 @@ struct TrainingPipelineReport {
   double simulated_samples_per_second = 0;
   Seconds simulated_step_time{0.0};  // batch_per_gpu x gpus / simulated throughput
   double gpu_utilization = 0;
+  // Whether any sample completed in the measured window: without one, the simulated rate,
+  // step time and utilization describe nothing (they are "not measured", never 0).
+  bool measured() const { return simulated_samples_per_second > 0 && simulation.batches > 0; }
   // Cores that would let decoding keep up with the GPUs (with 10 % headroom).
   int cores_to_feed_gpus = 0;
   Seconds checkpoint_time_per_step{0.0};  // amortized
