@@ -12,6 +12,7 @@ Usage: tools/readme/rerun.py [--check] [CAPSIM]; --check exits 1 when the README
 what the commands print now; a bad option or a CAPSIM that is not an executable exits 2 and
 leaves the README alone.
 """
+import argparse
 import os
 import re
 import subprocess
@@ -78,20 +79,15 @@ def rewrite(lines, capsim, env):
 
 
 def main():
-    if "-h" in sys.argv[1:] or "--help" in sys.argv[1:]:
-        print(__doc__.strip())
-        return
-    check = "--check" in sys.argv
-    rest = [a for a in sys.argv[1:] if a != "--check"]
-    # An unknown option or a missing binary would otherwise be run as the command and its error
-    # written into every example.
-    if any(a.startswith("-") for a in rest) or len(rest) > 1:
-        sys.stderr.write("usage: tools/readme/rerun.py [--check] [CAPSIM]\n")
-        sys.exit(2)
-    capsim = rest[0] if rest else os.path.join(ROOT, "build", "cli", "capsim")
+    # argparse refuses an unknown option (exit 2) instead of it being run as the capsim command
+    # and its error written into every example.
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the README differs, write nothing")
+    parser.add_argument("capsim", nargs="?", default=os.path.join(ROOT, "build", "cli", "capsim"))
+    args = parser.parse_args()
+    check, capsim = args.check, args.capsim
     if " " not in capsim and not (os.path.isfile(capsim) and os.access(capsim, os.X_OK)):
-        sys.stderr.write("rerun.py: no capsim executable at %s (build it, or name it)\n" % capsim)
-        sys.exit(2)
+        parser.error("no capsim executable at %s (build it, or name it)" % capsim)
     env = dict(os.environ, CAPSIM_DB=os.path.join(ROOT, "build", "readme-rerun.db"), COLUMNS="100")
     path = os.path.join(ROOT, "README.md")
     lines = open(path).read().split("\n")
