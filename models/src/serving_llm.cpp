@@ -335,6 +335,10 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   // Static batches prefill their prompts in one step, whatever their length.
   const int budget = static_batches ? std::numeric_limits<int>::max() : s.max_batched_tokens;
   const double full_blocks = blocks_for(mix.prompt_tokens + mix.output_tokens);
+  // On-demand KV admits a prompt only while kVllmWatermark of the blocks stay free after it,
+  // so that running sequences can grow a while before one is preempted (vLLM's block
+  // manager); a reserving scheduler already holds every block a sequence will need.
+  const double watermark_blocks = reserve_full ? 0.0 : std::floor(kVllmWatermark * capacity_blocks);
 
   std::deque<Sequence> waiting;
   std::vector<Sequence> running;  // admitted: prefilling or decoding, in admission order
@@ -426,7 +430,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     const bool admitting = (!static_batches || running.empty()) && !preempted;
     auto admission_blocks = [&](const Sequence& q) { return reserve_full ? full_blocks : blocks_for(q.prompt); };
     while (admitting && room > 0 && !waiting.empty() && static_cast<int>(running.size()) < cap &&
-           free_blocks >= admission_blocks(waiting.front())) {
+           free_blocks - admission_blocks(waiting.front()) >= watermark_blocks) {
       free_blocks -= admission_blocks(waiting.front());
       running.push_back(waiting.front());
       waiting.pop_front();

@@ -33,10 +33,11 @@
 // partly prefilled prompts up to a token budget (max_batched_tokens), all in one forward
 // pass (llm_step). The KV cache is paged in blocks of kKvBlockTokens. With on-demand KV
 // (vLLM, TensorRT-LLM's max_utilization) a sequence holds the blocks of the tokens it has, a
-// new prompt is admitted while its prompt's blocks fit, and when a decode step finds no free
-// block the newest running sequence is preempted and recomputed later (vLLM's recompute
-// policy); with reserved KV (TensorRT-LLM's guaranteed_no_evict) a prompt is admitted only
-// when the blocks of its prompt and whole output fit, and nothing is preempted. Static
+// new prompt is admitted while its prompt's blocks fit with kVllmWatermark of the cache left
+// free, and when a decode step finds no free block the newest running sequence is
+// preempted and recomputed later (vLLM's recompute policy); with reserved KV (TensorRT-LLM's
+// guaranteed_no_evict) a prompt is admitted only when the blocks of its prompt and whole
+// output fit, and nothing is preempted. Static
 // batching (TensorRT-LLM's gptSessionBenchmark, vLLM's benchmark_latency) admits a batch
 // only when the previous one has finished, and prefills its prompts in one step. Running
 // sequences are limited by the KV cache; max_concurrent caps them only when the scenario
@@ -68,6 +69,11 @@ inline constexpr double kVllmGpuMemoryUtilization = 0.9;
 inline constexpr int kVllmMaxNumSeqs = 256;
 // Tokens per KV-cache block (vLLM's default block_size = 16, engine arguments).
 inline constexpr int kKvBlockTokens = 16;
+// Fraction of the KV blocks vLLM's block manager keeps free when it admits a prompt
+// (watermark = 0.01 in BlockSpaceManagerV1/V2: can_allocate is OK only when free blocks -
+// the prompt's blocks >= 0.01 x all blocks, "to avoid frequent cache eviction";
+// vllm/core/block_manager_v1.py and block_manager_v2.py). Applied to on-demand admission.
+inline constexpr double kVllmWatermark = 0.01;
 // Token budget of one step with chunked prefill (vLLM V1 max_num_batched_tokens default for
 // online serving, 8192, engine arguments).
 inline constexpr int kMaxBatchedTokens = 8192;
