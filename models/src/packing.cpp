@@ -128,9 +128,9 @@ struct NodeState {
 
 class Cluster {
  public:
-  explicit Cluster(const std::vector<NodeType>& types) : types_(&types) {}
+  explicit Cluster(const std::vector<PoolNodeType>& types) : types_(&types) {}
 
-  const NodeType& type(int t) const { return (*types_)[static_cast<std::size_t>(t)]; }
+  const PoolNodeType& type(int t) const { return (*types_)[static_cast<std::size_t>(t)]; }
   std::vector<NodeState>& nodes() { return nodes_; }
   const std::vector<NodeState>& nodes() const { return nodes_; }
 
@@ -170,7 +170,7 @@ class Cluster {
     if (s.one_per_node)
       for (const auto& p : n.pods)
         if (p.shape->workload == s.workload) return std::nullopt;
-    const NodeType& t = type(n.type);
+    const PoolNodeType& t = type(n.type);
     const double cpu_cap = t.allocatable_cpu() + kEpsilon;
     const double mem_cap = t.allocatable_memory().value() * (1 + kEpsilon);
     for (int h : s.hour_list) {
@@ -265,7 +265,7 @@ class Cluster {
     }
   }
 
-  const std::vector<NodeType>* types_;
+  const std::vector<PoolNodeType>* types_;
   std::vector<NodeState> nodes_;
 };
 
@@ -334,7 +334,7 @@ std::vector<Diagnostic> validate(const PackingProblem& p) {
 std::string cores(double c) { return significant(c) + (c == 1 ? " core" : " cores"); }
 
 // Why shape `s` does not fit on an empty node of type `t`, or "".
-std::string misfit(const NodeType& t, const Shape& s, const std::string& what) {
+std::string misfit(const PoolNodeType& t, const Shape& s, const std::string& what) {
   const std::string gpu = t.gpu.id.empty() ? "its GPU" : "the " + t.gpu.id;
   if (s.gpus > t.gpus_per_node)
     return what + " needs " + std::to_string(s.gpus) + " GPUs on one node, the node has " + std::to_string(t.gpus_per_node);
@@ -480,7 +480,7 @@ Result<std::vector<Unit>> make_units(const PackingProblem& p) {
 }
 
 // Zones a new node of type t may be opened in for pod s.
-std::vector<std::string> zones_for(const NodeType& t, const Shape& s, bool all_zones) {
+std::vector<std::string> zones_for(const PoolNodeType& t, const Shape& s, bool all_zones) {
   if (!s.zone.empty()) return {s.zone};
   if (t.zones.empty()) return {""};
   if (!all_zones) return {t.zones.front()};
@@ -507,7 +507,7 @@ Result<PackingPlan> make_plan(const PackingProblem& p, const Cluster& c, std::st
   std::vector<std::array<int, kHoursPerWeek>> up_by_type(p.node_types.size(), std::array<int, kHoursPerWeek>{});
   for (const auto& n : c.nodes()) {
     if (n.pods.empty()) continue;
-    const NodeType& t = c.type(n.type);
+    const PoolNodeType& t = c.type(n.type);
     PackedNode out;
     out.node_type = t.id;
     out.zone = n.zone;
@@ -557,7 +557,7 @@ Result<PackingPlan> make_plan(const PackingProblem& p, const Cluster& c, std::st
 // --- Heuristic --------------------------------------------------------------------------
 
 // How many pods like `s` an empty node of type t holds at once (hours ignored).
-int capacity(const NodeType& t, const Shape& s) {
+int capacity(const PoolNodeType& t, const Shape& s) {
   double k = t.gpus_per_node / s.gpus;
   if (s.mode == SharingMode::mig) {
     const int i = profile_index(t.gpu, s.profile);
@@ -663,13 +663,16 @@ class Heuristic {
     double total = 0;
     std::vector<int> used;
     for (const Shape& s : u.parts[static_cast<std::size_t>(t)]) {
+      // An open node wins a tie with a new one: the pool stays smaller.
       double best = c.price(t) * static_cast<double>(s.hour_list.size());
+      double best_existing = std::numeric_limits<double>::infinity();
       int best_node = -1;
       for (std::size_t n = 0; n < c.nodes().size(); ++n) {
         const auto& node = c.nodes()[n];
         if (node.type != t || std::find(used.begin(), used.end(), static_cast<int>(n)) != used.end()) continue;
         const double cost = c.marginal(node, s);
-        if (cost < best && c.fit(node, s)) {
+        if (cost <= best + kEpsilon && cost < best_existing && c.fit(node, s)) {
+          best_existing = cost;
           best = cost;
           best_node = static_cast<int>(n);
         }
@@ -916,7 +919,11 @@ Result<PackingPlan> pack_exact(const PackingProblem& problem) {
   auto units = make_units(problem);
   if (!units) return units.errors();
   int pods = 0;
-  for (const auto& u : *units) pods += u.gang ? static_cast<int>(u.parts[static_cast<std::size_t>(u.types.front())].size()) : 1;
+  for (const auto& u : *units) {
+    std::size_t most = 1;  // a gang counts as its parts on the type that splits it most
+    for (const auto& parts : u.parts) most = std::max(most, parts.size());
+    pods += static_cast<int>(most);
+  }
   if (pods > kExactMaxPods)
     return invalid("workloads", "the exact solver takes at most " + std::to_string(kExactMaxPods) + " pods, the instance has " +
                                     std::to_string(pods));

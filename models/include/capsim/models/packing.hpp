@@ -85,7 +85,7 @@ struct SystemReserve {
 };
 
 // A node type a pool may use (a cloud instance type).
-struct NodeType {
+struct PoolNodeType {
   std::string id;             // unique, non-empty ("p4d.24xlarge")
   hardware::GpuSpec gpu;      // its GPU: id, memory and MIG profiles are used
   int gpus_per_node = 1;      // >= 1
@@ -139,7 +139,7 @@ struct PackingWorkload {
 };
 
 struct PackingProblem {
-  std::vector<NodeType> node_types;  // at least one
+  std::vector<PoolNodeType> node_types;  // at least one
   std::vector<PackingWorkload> workloads;  // at least one
 };
 
@@ -167,14 +167,14 @@ struct PackedNode {
 };
 
 // A pool's autoscaling bounds: the fewest and most nodes up in one hour of the week.
-struct NodePool {
+struct PoolBounds {
   std::string node_type;
   int min_nodes = 0;
   int max_nodes = 0;
 };
 
 struct PackingPlan {
-  std::vector<NodePool> pools;  // node types that are used, in input order
+  std::vector<PoolBounds> pools;  // node types that are used, in input order
   std::vector<PackedNode> nodes;
   std::array<int, kHoursPerWeek> nodes_up{};  // nodes running in each hour
   std::array<Money, kHoursPerWeek> hourly_cost{};  // their price for that hour
