@@ -554,6 +554,98 @@ Result<PackingPlan> make_plan(const PackingProblem& p, const Cluster& c, std::st
   return plan;
 }
 
+// --- Exact ------------------------------------------------------------------------------
+
+class BranchAndBound {
+ public:
+  BranchAndBound(const PackingProblem& p, const std::vector<Unit>& units, double upper_bound)
+      : units_(units), cluster_(p.node_types), best_cost_(upper_bound) {
+    for (const auto& u : units)
+      if (!u.pod.zone.empty()) all_zones_ = true;
+    // Largest first: big items decide the nodes, and the bound bites sooner.
+    order_.resize(units.size());
+    std::iota(order_.begin(), order_.end(), 0);
+    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return units[a].gpu_demand > units[b].gpu_demand; });
+  }
+
+  // False when the search was cut at kExactMaxSearchNodes.
+  bool run() {
+    unit(0);
+    return !cut_;
+  }
+  std::optional<Cluster>& best() { return best_; }
+  long long searched() const { return searched_; }
+
+ private:
+  void unit(std::size_t k) {
+    if (cut_) return;
+    if (++searched_ > kExactMaxSearchNodes) {
+      cut_ = true;
+      return;
+    }
+    const double cost = cluster_.total_cost();
+    if (cost >= best_cost_ - kEpsilon) return;
+    if (k == order_.size()) {
+      best_cost_ = cost;
+      best_ = cluster_;
+      return;
+    }
+    const Unit& u = units_[order_[k]];
+    if (u.gang) {
+      for (int t : u.types) part(k, t, 0);
+      return;
+    }
+    for (const auto& target : targets(u.pod, u.types)) place_and_recurse(target, u.pod, [&] { unit(k + 1); });
+  }
+
+  void part(std::size_t k, int t, std::size_t j) {
+    const auto& parts = units_[order_[k]].parts[static_cast<std::size_t>(t)];
+    if (j == parts.size()) {
+      unit(k + 1);
+      return;
+    }
+    for (const auto& target : targets(parts[j], {t})) place_and_recurse(target, parts[j], [&] { part(k, t, j + 1); });
+  }
+
+  // Where a pod may go: every open node of an allowed type (as index), or a new node of a
+  // type and zone (index -1 - option).
+  struct Target {
+    int node = -1;
+    int type = -1;
+    std::string zone;
+  };
+  std::vector<Target> targets(const Shape& s, const std::vector<int>& types) {
+    std::vector<Target> out;
+    for (std::size_t n = 0; n < cluster_.nodes().size(); ++n)
+      if (std::find(types.begin(), types.end(), cluster_.nodes()[n].type) != types.end()) out.push_back({static_cast<int>(n), -1, ""});
+    for (int t : types)
+      for (auto& z : zones_for(cluster_.type(t), s, all_zones_)) out.push_back({-1, t, std::move(z)});
+    return out;
+  }
+
+  template <class Next>
+  void place_and_recurse(const Target& target, const Shape& s, Next next) {
+    int node = target.node;
+    if (node < 0) node = cluster_.open(target.type, target.zone);
+    auto f = cluster_.fit(cluster_.nodes()[static_cast<std::size_t>(node)], s);
+    if (f) {
+      cluster_.add(node, std::move(*f));
+      next();
+      cluster_.remove(node, cluster_.nodes()[static_cast<std::size_t>(node)].pods.size() - 1);
+    }
+    if (target.node < 0) cluster_.close_last();
+  }
+
+  const std::vector<Unit>& units_;
+  Cluster cluster_;
+  double best_cost_;
+  std::optional<Cluster> best_;
+  std::vector<std::size_t> order_;
+  bool all_zones_ = false;
+  bool cut_ = false;
+  long long searched_ = 0;
+};
+
 // --- Heuristic --------------------------------------------------------------------------
 
 // How many pods like `s` an empty node of type t holds at once (hours ignored).
@@ -573,6 +665,11 @@ int capacity(const PoolNodeType& t, const Shape& s) {
   if (s.one_per_node) k = std::min(k, 1.0);
   return std::max(1, static_cast<int>(k));
 }
+
+// The pairwise re-packing runs on clusters of at most this many nodes, for pairs of at
+// most this many pods (its cost grows with the square of the nodes).
+constexpr std::size_t kPairRepackMaxNodes = 60;
+constexpr std::size_t kPairRepackMaxPods = 8;
 
 struct Pass {
   std::string name;
@@ -759,6 +856,46 @@ class Heuristic {
     return std::find(types.begin(), types.end(), t) != types.end();
   }
 
+  // The service pods of nodes i and j re-packed by the exact solver onto new nodes; kept
+  // when they cost less than the two nodes do. Nodes with training parts are left alone
+  // (a gang's parts stay on one type).
+  bool repack_pair(Cluster& c, std::size_t i, std::size_t j) {
+    const auto& a = c.nodes()[i];
+    const auto& b = c.nodes()[j];
+    if (a.pods.empty() || b.pods.empty() || a.strict_training + b.strict_training > 0) return false;
+    if (a.pods.size() + b.pods.size() > kPairRepackMaxPods) return false;
+    std::vector<Unit> sub;
+    std::vector<const Shape*> original;
+    for (const auto* n : {&a, &b})
+      for (const auto& pod : n->pods) {
+        if (pod.shape->training) return false;
+        Unit u;
+        u.workload = pod.shape->workload;
+        u.pod = *pod.shape;
+        u.types = workload_types_[static_cast<std::size_t>(u.workload)];
+        u.gpu_demand = pod.shape->fraction * pod.shape->gpus;
+        sub.push_back(std::move(u));
+        original.push_back(pod.shape);
+      }
+    const double now = c.cost(a) + c.cost(b);
+    BranchAndBound search(p_, sub, now - 1e-6 * (1 + now));
+    if (!search.run() || !search.best()) return false;
+    // Rebuild the better packing with the original pods, in the order it added them.
+    for (std::size_t n : {j, i})
+      while (!c.nodes()[n].pods.empty()) c.remove(static_cast<int>(n), c.nodes()[n].pods.size() - 1);
+    for (const auto& node : search.best()->nodes()) {
+      if (node.pods.empty()) continue;
+      const int to = c.open(node.type, node.zone);
+      for (const auto& pod : node.pods) {
+        std::size_t k = 0;
+        while (&sub[k].pod != pod.shape) ++k;
+        auto f = c.fit(c.nodes()[static_cast<std::size_t>(to)], *original[k]);
+        c.add(to, std::move(*f));
+      }
+    }
+    return true;
+  }
+
   void improve(Cluster& c) {
     for (int round = 0; round < 4; ++round) {
       bool changed = false;
@@ -781,6 +918,10 @@ class Heuristic {
           }
       }
       std::erase_if(c.nodes(), [](const NodeState& node) { return node.pods.empty(); });
+      if (c.nodes().size() <= kPairRepackMaxNodes)
+        for (std::size_t i = 0; i < c.nodes().size(); ++i)
+          for (std::size_t j = i + 1; j < c.nodes().size(); ++j) changed = repack_pair(c, i, j) || changed;
+      std::erase_if(c.nodes(), [](const NodeState& node) { return node.pods.empty(); });
       if (!changed) break;
     }
   }
@@ -788,98 +929,6 @@ class Heuristic {
   const PackingProblem& p_;
   const std::vector<Unit>& units_;
   std::vector<std::vector<int>> workload_types_;
-};
-
-// --- Exact ------------------------------------------------------------------------------
-
-class BranchAndBound {
- public:
-  BranchAndBound(const PackingProblem& p, const std::vector<Unit>& units, double upper_bound)
-      : units_(units), cluster_(p.node_types), best_cost_(upper_bound) {
-    for (const auto& u : units)
-      if (!u.pod.zone.empty()) all_zones_ = true;
-    // Largest first: big items decide the nodes, and the bound bites sooner.
-    order_.resize(units.size());
-    std::iota(order_.begin(), order_.end(), 0);
-    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) { return units[a].gpu_demand > units[b].gpu_demand; });
-  }
-
-  // False when the search was cut at kExactMaxSearchNodes.
-  bool run() {
-    unit(0);
-    return !cut_;
-  }
-  std::optional<Cluster>& best() { return best_; }
-  long long searched() const { return searched_; }
-
- private:
-  void unit(std::size_t k) {
-    if (cut_) return;
-    if (++searched_ > kExactMaxSearchNodes) {
-      cut_ = true;
-      return;
-    }
-    const double cost = cluster_.total_cost();
-    if (cost >= best_cost_ - kEpsilon) return;
-    if (k == order_.size()) {
-      best_cost_ = cost;
-      best_ = cluster_;
-      return;
-    }
-    const Unit& u = units_[order_[k]];
-    if (u.gang) {
-      for (int t : u.types) part(k, t, 0);
-      return;
-    }
-    for (const auto& target : targets(u.pod, u.types)) place_and_recurse(target, u.pod, [&] { unit(k + 1); });
-  }
-
-  void part(std::size_t k, int t, std::size_t j) {
-    const auto& parts = units_[order_[k]].parts[static_cast<std::size_t>(t)];
-    if (j == parts.size()) {
-      unit(k + 1);
-      return;
-    }
-    for (const auto& target : targets(parts[j], {t})) place_and_recurse(target, parts[j], [&] { part(k, t, j + 1); });
-  }
-
-  // Where a pod may go: every open node of an allowed type (as index), or a new node of a
-  // type and zone (index -1 - option).
-  struct Target {
-    int node = -1;
-    int type = -1;
-    std::string zone;
-  };
-  std::vector<Target> targets(const Shape& s, const std::vector<int>& types) {
-    std::vector<Target> out;
-    for (std::size_t n = 0; n < cluster_.nodes().size(); ++n)
-      if (std::find(types.begin(), types.end(), cluster_.nodes()[n].type) != types.end()) out.push_back({static_cast<int>(n), -1, ""});
-    for (int t : types)
-      for (auto& z : zones_for(cluster_.type(t), s, all_zones_)) out.push_back({-1, t, std::move(z)});
-    return out;
-  }
-
-  template <class Next>
-  void place_and_recurse(const Target& target, const Shape& s, Next next) {
-    int node = target.node;
-    if (node < 0) node = cluster_.open(target.type, target.zone);
-    auto f = cluster_.fit(cluster_.nodes()[static_cast<std::size_t>(node)], s);
-    if (f) {
-      cluster_.add(node, std::move(*f));
-      next();
-      cluster_.remove(node, cluster_.nodes()[static_cast<std::size_t>(node)].pods.size() - 1);
-    }
-    if (target.node < 0) cluster_.close_last();
-  }
-
-  const std::vector<Unit>& units_;
-  Cluster cluster_;
-  double best_cost_;
-  std::optional<Cluster> best_;
-  std::vector<std::size_t> order_;
-  bool all_zones_ = false;
-  bool cut_ = false;
-  long long searched_ = 0;
 };
 
 struct Solved {
