@@ -34,13 +34,20 @@
 //     demand, then by hours; one pass per "preferred node type" and one that opens the
 //     type with the lowest amortized cost per item), each followed by a local improvement
 //     pass that closes a node when its pods fit elsewhere and swaps a node for a cheaper
-//     type when all its pods fit there; the cheapest result wins. Each pod goes where its
-//     marginal cost (the node's price x the hours it adds to the node) is least.
+//     type when all its pods fit there, and (on clusters of at most 60 nodes) re-packs
+//     the service pods of every pair of nodes with the exact solver below; the cheapest
+//     result wins. Each pod goes where its marginal cost (the node's price x the hours it
+//     adds to the node) is least; a new node is charged its price x the pod's hours over
+//     the number of the workload's remaining pods it could hold. Measured: within 5 % of
+//     the optimum on 20 generated instances, 1.05 s for 200 workloads (docs/packing.md).
 //   - pack_exact: depth-first branch-and-bound over every assignment of pods to nodes (a
 //     new node of each type and zone is one branch, so identical empty nodes are not
 //     enumerated twice), pruned when the partial cost reaches the best complete one. The
-//     cost only grows as pods are added, so the pruning is exact. For small instances: at
-//     most kExactMaxPods pods and kExactMaxSearchNodes explored nodes, else an error.
+//     cost only grows as pods are added, so the pruning is exact. The heuristic's cost is
+//     the first bound. For small instances: at most kExactMaxPods pods and
+//     kExactMaxSearchNodes explored nodes, else an error.
+//   Both choose the GPUs inside a node first-fit (GPUs already in the pod's mode first),
+//   so "exact" means exact over the assignment of pods to nodes.
 //
 // Units: CPU in cores, memory in Bytes, prices as MoneyPerSecond (shown per hour), all
 // node types in one currency. Ownership: plain values. Thread-safety: functions are pure.
@@ -188,8 +195,8 @@ inline constexpr long long kExactMaxSearchNodes = 20'000'000;
 
 // Errors (all at once): invalid inputs (key path "node_types[i].field" or
 // "workloads[i].field"), and a workload that fits no node type, naming each type's reason:
-//   "workload 'bert' fits no node type: g5.xlarge: a replica needs 40 GB of GPU memory,
-//    the A10G has 24 GB; ..."
+//   "workload 'ocr' fits no node type: a100x1: a replica needs 12 GB of GPU memory, MIG
+//    profile 1g.10gb has 10 GB; t4x1: the t4 has no MIG profile '1g.10gb'"
 Result<PackingPlan> pack_heuristic(const PackingProblem& problem);
 // As pack_heuristic, plus "the exact solver takes at most 14 pods, the instance has 20"
 // and "the exact solver stopped after 20000000 search nodes".
