@@ -204,6 +204,26 @@ TEST_CASE("packing: spread node puts two replicas on two nodes") {
   CHECK(usd_of(plan.weekly_cost) == doctest::Approx(3360));
 }
 
+TEST_CASE("packing: spread zone puts replica i in zone i mod 2") {
+  PackingProblem p;
+  p.node_types = {node_type("a100x4", "a100-sxm-80gb", 4, 10)};
+  p.node_types[0].zones = {"us-east-1b", "us-east-1a"};
+  p.workloads = {service("api", 3, whole(), WeekHours::always(), Spread::zone)};
+  const PackingPlan plan = both_agree(p);
+  // Zones sorted: 1a, 1b. Replicas 0 and 2 in us-east-1a (one node, 2 of its 4 GPUs),
+  // replica 1 in us-east-1b: 2 nodes x $10 x 168 = $3,360 (one node would hold all three).
+  REQUIRE(plan.nodes.size() == 2);
+  for (const auto& n : plan.nodes) {
+    for (const auto& pod : n.pods) CHECK(n.zone == (pod.index % 2 == 0 ? "us-east-1a" : "us-east-1b"));
+    CHECK(n.pods.size() == (n.zone == "us-east-1a" ? 2u : 1u));
+  }
+  CHECK(usd_of(plan.weekly_cost) == doctest::Approx(3360));
+  p.node_types[0].zones.clear();
+  const auto r = pack_heuristic(p);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.errors()[0].message == "workload 'api' fits no node type: a100x4: spread: zone needs a node type with zones, it lists none");
+}
+
 TEST_CASE("packing: the system reserve pushes a replica to a second node") {
   PackingProblem p;
   p.node_types = {node_type("a100x4", "a100-sxm-80gb", 4, 10, 32, 4)};
