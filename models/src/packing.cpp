@@ -405,6 +405,14 @@ Result<std::vector<Unit>> make_units(const PackingProblem& p) {
     const int workload = static_cast<int>(wi);
     std::vector<int> types;
     std::string reasons;
+    // A workload sized for given GPUs runs only on node types that carry one of them.
+    auto gpu_misfit = [&](int t) -> std::string {
+      const auto& id = p.node_types[static_cast<std::size_t>(t)].gpu.id;
+      if (w.gpus.empty() || std::find(w.gpus.begin(), w.gpus.end(), id) != w.gpus.end()) return "";
+      std::string list;
+      for (const auto& g : w.gpus) list += (list.empty() ? "" : ", ") + g;
+      return "its GPU " + id + " is not the workload's (" + list + ")";
+    };
     auto note = [&](int t, const std::string& why) {
       if (why.empty()) {
         types.push_back(t);
@@ -422,8 +430,10 @@ Result<std::vector<Unit>> make_units(const PackingProblem& p) {
       for (int t = 0; t < type_count; ++t) {
         const int per_node = p.node_types[static_cast<std::size_t>(t)].gpus_per_node;
         const int largest = std::min(per_node, w.training.gpus);
-        const std::string why = misfit(p.node_types[static_cast<std::size_t>(t)], training_part(w, workload, 0, largest),
-                                       largest == per_node && w.training.gpus > per_node ? "a full node of the job" : "the job");
+        std::string why = gpu_misfit(t);
+        if (why.empty())
+          why = misfit(p.node_types[static_cast<std::size_t>(t)], training_part(w, workload, 0, largest),
+                       largest == per_node && w.training.gpus > per_node ? "a full node of the job" : "the job");
         note(t, why);
         if (!why.empty()) continue;
         for (int part = 0, left = w.training.gpus; left > 0; ++part, left -= per_node) {
@@ -439,6 +449,10 @@ Result<std::vector<Unit>> make_units(const PackingProblem& p) {
     const Shape first = service_shape(w, workload, 0);
     for (int t = 0; t < type_count; ++t) {
       const auto& nt = p.node_types[static_cast<std::size_t>(t)];
+      if (const std::string why = gpu_misfit(t); !why.empty()) {
+        note(t, why);
+        continue;
+      }
       if (w.service.spread == Spread::zone && nt.zones.empty()) {
         note(t, "spread: zone needs a node type with zones, it lists none");
         continue;

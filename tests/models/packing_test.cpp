@@ -350,3 +350,23 @@ TEST_CASE("packing: the heuristic is within 5 % of the exact optimum on 20 gener
   }
   MESSAGE("optimality gap over 20 instances: mean " << sum_gap / 20 * 100 << " %, worst " << worst_gap * 100 << " %");
 }
+
+TEST_CASE("packing: a workload sized for a GPU runs only on node types that carry it") {
+  // The service was sized on T4s: the cheaper A10G node must not take it, although its
+  // replica would fit there. 2 replicas x 168 h x 0.526 USD/h = 176.736 USD.
+  PackingProblem p;
+  p.node_types = {node_type("a10gx1", "a10g", 1, 0.40), node_type("t4x1", "t4", 1, 0.526)};
+  p.workloads = {service("ocr", 2, whole(8), WeekHours::always(), Spread::node)};
+  p.workloads[0].gpus = {"t4"};
+  const PackingPlan plan = both_agree(p);
+  REQUIRE(plan.pools.size() == 1);
+  CHECK(plan.pools[0].node_type == "t4x1");
+  CHECK(usd_of(plan.weekly_cost) == doctest::Approx(2 * 168 * 0.526));
+
+  p.workloads[0].gpus = {"l4"};
+  auto r = pack_heuristic(p);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.errors()[0].message ==
+        "workload 'ocr' fits no node type: a10gx1: its GPU a10g is not the workload's (l4); t4x1: its GPU t4 is not the "
+        "workload's (l4)");
+}

@@ -143,6 +143,7 @@ struct PackingWorkload {
   TrainingDemand training;
   ServiceDemand service;
   WeekHours active;  // at least one hour
+  std::vector<std::string> gpus;  // catalog GPU ids it may run on (it was sized for); empty: any
 };
 
 struct PackingProblem {
