@@ -6,6 +6,7 @@
 #include "capsim/core/suggest.hpp"
 #include "capsim/version.hpp"
 #include "catalog_command.hpp"
+#include "cluster_command.hpp"
 #include "completion.hpp"
 #include "output.hpp"
 #include "plan_commands.hpp"
@@ -136,6 +137,7 @@ int main(int argc, char** argv) {
   add_catalog_command(app, global, exit_code);
   add_scenario_commands(app, global, exit_code);
   add_plan_commands(app, global, exit_code);
+  add_cluster_command(app, global, exit_code);
   add_run_commands(app, global, exit_code);
   add_sweep_command(app, global, exit_code);
   add_accuracy_command(app, global, exit_code);

@@ -441,6 +441,12 @@ Result<std::vector<Unit>> make_units(const PackingProblem& p) {
           list_hours(u.parts[static_cast<std::size_t>(t)].back());
         }
       }
+      // Topology: a gang that fits on one node of a feasible type runs on one node (its
+      // all-reduce over NVLink or PCIe, not the network), even where smaller nodes cost less.
+      int widest = 0;
+      for (int t : types) widest = std::max(widest, p.node_types[static_cast<std::size_t>(t)].gpus_per_node);
+      if (widest >= w.training.gpus)
+        std::erase_if(types, [&](int t) { return p.node_types[static_cast<std::size_t>(t)].gpus_per_node < w.training.gpus; });
       u.types = types;
       if (types.empty()) errors.push_back(invalid("workloads[" + std::to_string(wi) + "]", "workload '" + w.name + "' fits no node type: " + reasons));
       else units.push_back(std::move(u));

@@ -565,3 +565,27 @@ TEST_CASE("issue 21: a CSV report is one table per file, or the table --table na
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "error: --table: this report has no table 'fronteir' (did you mean 'frontier'?)\n");
 }
+
+TEST_CASE("capsim plan packs the shipped cluster, in text and JSON, and bad clusters exit 2 with file:line:column") {
+  const std::string example = "'" CAPSIM_TEST_SOURCE_DIR "/../scenarios/clusters/team-ml-estate.yaml'";
+  auto text = capsim("plan " + example);
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(text.out.starts_with("Cluster plan: team-ml-estate (5 workloads"));
+  CHECK(text.out.find("Timeline (nodes up per hour") != std::string::npos);
+  auto json = capsim("plan --format json " + example);
+  REQUIRE(json.exit_code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["schema"] == "capsim-cluster-plan/1");
+  CHECK(j["workloads"].size() == 5);
+
+  const fs::path bad = scratch() / "bad-cluster.yaml";
+  std::ofstream(bad) << "name: x\n"
+                        "cluster: {node_types: [aws-g5-xlarge], system_reserve: {cpu: 1, memory: 1 GiB}}\n"
+                        "workloads:\n"
+                        "  - {name: a, hours: always, servce: {gpu: a10g, replicas: 1}}\n";
+  auto r = capsim("plan '" + bad.string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(bad.string() + ":4:30: error: workloads[0].servce: unknown key 'servce' (did you mean 'service'?)") !=
+        std::string::npos);
+  CHECK(r.out.empty());
+}

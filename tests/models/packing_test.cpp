@@ -159,7 +159,7 @@ TEST_CASE("packing: two 4-GPU jobs at the same time take one 8-GPU node when it 
   CHECK(usd_of(plan.weekly_cost) == doctest::Approx(3024));
 }
 
-TEST_CASE("packing: seven 1g.10gb MIG services fill one A100 80GB; time-slicing 12 GB services fits six per GPU") {
+TEST_CASE("packing: seven 1g.10gb MIG services fill one A100 80GB, and time-slicing fits six 12 GB services per GPU") {
   PackingProblem p;
   p.node_types = {node_type("a100x1", "a100-sxm-80gb", 1, 4)};
   for (const char* name : {"s0", "s1", "s2", "s3", "s4", "s5", "s6"})

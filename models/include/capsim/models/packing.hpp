@@ -7,7 +7,8 @@
 //     its WeekHours; a node is up (and paid for) in every hour one of its pods runs.
 //   - A training job is a gang: `gpus` whole GPUs at once, all on one node type, on the
 //     fewest nodes (topology-aware: ceil(gpus / gpus_per_node) nodes, every node full but
-//     the last). A service is `replicas` independent pods; the first `min_replicas` run all
+//     the last), and on one node whenever a feasible type has that many GPUs per node,
+//     even where several smaller nodes would cost less. A service is `replicas` independent pods; the first `min_replicas` run all
 //     week, the others only in the service's hours (scheduled scaling).
 //   - Pods share a node hour by hour: in every hour, the CPU and memory of the pods running
 //     then must fit the node's allocatable amounts (capacity minus the system reserve), and

@@ -1,0 +1,135 @@
+// A cluster scenario: a team's workloads on shared node pools (issue 17). Each workload is
+// one of today's single-workload scenarios, sized by capsim as `capsim size` sizes it, or a
+// demand stated by hand (a batch job, a notebook pool); each runs in its hours of the week.
+// The packer (models/packing.hpp) then chooses the node pools and puts every pod on a GPU
+// of a node, hour by hour, at the lowest cost over the week.
+//
+//   name: team-ml-estate
+//   cluster:
+//     node_types: [aws-g5-xlarge, aws-g5-12xlarge, aws-p4d-24xlarge]   # catalog instances
+//     system_reserve: {cpu: 1, memory: 4 GiB}                         # per node
+//     horizon: 12 months                                              # for the totals
+//   workloads:
+//     - name: weekly-finetune
+//       scenario: ../examples/lora-7b-one-node.yaml   # sized; a training run from the
+//       hours: {days: sat, from: 0, to: 24}           # window's start, for its planned time
+//       pod: {cpu: 4, memory: 32 GiB}                 # per GPU (training), per replica (service)
+//     - name: notebooks
+//       service: {gpu: a10g, replicas: 8, share: time-slicing 0.25, gpu_memory: 5 GiB}
+//       hours: business                               # Mon-Fri 09-18
+//
+// A training workload (a scenario of type training, or `job:`) runs once per window
+// occurrence (a contiguous run of its hours), for its planned time rounded up to whole
+// hours; it must fit in the window. A service (a serving scenario, or `service:`) runs
+// its replicas in its hours and `min_replicas` of them all week. The sub-scenario is sized
+// on the cluster's node types only: its GPU candidates are cut to the GPUs those carry.
+//
+// Ownership: plain values. Thread-safety: functions are pure apart from reading the
+// sub-scenario files.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capsim/core/result.hpp"
+#include "capsim/core/units.hpp"
+#include "capsim/hardware/catalog.hpp"
+#include "capsim/models/packing.hpp"
+
+namespace capsim::scenarios {
+
+// The schema name of `capsim plan --format json`.
+inline constexpr const char* kClusterPlanSchema = "capsim-cluster-plan/1";
+
+struct ClusterWorkloadSpec {
+  SourceLocation where;  // of the workload's entry, for errors found while planning
+  std::string name;
+  int priority = 0;
+  models::WeekHours hours;
+  std::string hours_text;  // "Sat 00-24", "Mon-Fri 09-18", "always"
+  // One of:
+  std::filesystem::path scenario;  // resolved against the cluster file's folder
+  bool is_job = false;             // job: / a training scenario
+  // job: or service: stated by hand
+  std::string gpu;                 // catalog GPU id
+  int gpus = 0;                    // job: GPUs of the gang; service: whole GPUs per replica
+  Seconds run_time{0.0};           // job: hours per run
+  int replicas = 0;                // service
+  models::SharingMode sharing = models::SharingMode::exclusive;
+  std::string mig_profile;         // sharing mig
+  double fraction = 0;             // sharing mps / time-slicing
+  std::optional<models::SharingMode> scenario_sharing;  // `sharing:` for a serving scenario
+  Bytes gpu_memory{0.0};
+  // Both:
+  double pod_cpu = 0;
+  Bytes pod_memory{0.0};
+  int min_replicas = 0;
+  models::Spread spread = models::Spread::none;
+  bool may_borrow_serving = false;
+};
+
+struct ClusterScenario {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::vector<std::string> node_types;  // catalog instance ids
+  std::vector<SourceLocation> node_type_where;
+  models::SystemReserve reserve;
+  Seconds horizon = Seconds(12 * units::month);
+  std::vector<ClusterWorkloadSpec> workloads;
+};
+
+// Errors (all at once, file:line:column, key path, "did you mean"): unknown keys, missing
+// ones, bad hours, quantities of the wrong dimension, unknown node types or GPUs.
+Result<ClusterScenario> load_cluster(const std::string& file, const std::string& text, const hardware::Catalog& catalog);
+Result<ClusterScenario> load_cluster_file(const std::filesystem::path& path, const hardware::Catalog& catalog);
+
+// What each workload turned into before packing.
+struct ClusterWorkloadPlan {
+  std::string name;
+  std::string source;        // "lora-7b-one-node.yaml: 1 x a10g, 3.2 h per run" or "stated"
+  std::string kind;          // "training" or "service"
+  std::string gpu;           // catalog GPU id
+  std::string demand;        // "gang of 8 GPUs, 4 h per run" / "3 replicas x MIG 1g.10gb"
+  std::string hours_text;
+  int active_hours = 0;      // hours per week its pods run
+};
+
+// One node's week in the cloud: on demand for the hours it is up, or committed for a year
+// (paid every hour of the week) when the catalog prices a commitment for its type.
+struct ClusterNodeCost {
+  std::string node_type;
+  int up_hours = 0;                     // per week
+  Money on_demand;                      // up_hours x the on-demand price
+  std::optional<Money> committed;       // 168 h x the 1-year committed price
+  std::optional<double> break_even_hours;  // a commitment pays off above this many hours a week
+  bool commit = false;                  // committed is the cheaper
+};
+
+struct ClusterPlan {
+  std::string name;
+  std::string currency_note;  // "USD"
+  std::vector<ClusterWorkloadPlan> workloads;
+  models::PackingProblem problem;
+  models::PackingPlan packing;
+  std::vector<ClusterNodeCost> node_costs;  // per packed node, in packing order
+  Money weekly_cost;                 // as packed, on demand: nodes up only in the hours their pods run
+  Money best_weekly_cost;            // each node on demand or committed, whichever is cheaper
+  Money always_on_weekly_cost;       // the same pools at their maximum, every hour of the week
+  Money horizon_cost;                // weekly_cost over the horizon
+  Money best_horizon_cost;
+  Money always_on_horizon_cost;
+  Seconds horizon{0.0};
+  std::vector<std::string> warnings;
+};
+
+// Sizes every workload and packs them. Errors name the workload: a sub-scenario that does
+// not load or size, a GPU no node type carries, a run longer than its window.
+Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catalog& catalog);
+
+std::string cluster_plan_text(const ClusterPlan& p);
+std::string cluster_plan_json(const ClusterPlan& p);  // {"schema": kClusterPlanSchema, ...}
+
+}  // namespace capsim::scenarios
