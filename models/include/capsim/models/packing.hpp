@@ -40,7 +40,7 @@
 //     result wins. Each pod goes where its marginal cost (the node's price x the hours it
 //     adds to the node) is least; a new node is charged its price x the pod's hours over
 //     the number of the workload's remaining pods it could hold. Measured: within 5 % of
-//     the optimum on 20 generated instances, 1.05 s for 200 workloads (docs/packing.md).
+//     the optimum on 20 generated instances, 0.9 s for 200 workloads (docs/packing.md).
 //   - pack_exact: depth-first branch-and-bound over every assignment of pods to nodes (a
 //     new node of each type and zone is one branch, so identical empty nodes are not
 //     enumerated twice), pruned when the partial cost reaches the best complete one. The
