@@ -1,4 +1,5 @@
-// Fuzzes the scenario loader against the shipped catalog (loaded once).
+// Fuzzes the scenario loaders (single-workload and cluster scenarios read the same YAML
+// text) against the shipped catalog (loaded once).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -6,6 +7,7 @@
 #include <string>
 
 #include "capsim/hardware/loader.hpp"
+#include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/scenario.hpp"
 
 namespace {
@@ -28,5 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   auto scenario = capsim::scenarios::load_scenario("fuzz.yaml", text, shipped_catalog());
   if (!scenario.ok() && scenario.errors().empty()) std::abort();
+  auto cluster = capsim::scenarios::load_cluster("fuzz.yaml", text, shipped_catalog());
+  if (!cluster.ok() && cluster.errors().empty()) std::abort();
   return 0;
 }

@@ -337,6 +337,7 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
   YAML::Node root;
   try {
     root = YAML::Load(text);
+    if (auto second = second_document(file, text)) return *second;
   } catch (const YAML::Exception& e) {
     return Diagnostic{{file, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""};
   }

@@ -90,6 +90,21 @@ class DocumentMarks : public YAML::EventHandler {
   int documents_ = 0;
 };
 
+}  // namespace
+
+std::optional<Diagnostic> second_document(const std::string& file, const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentMarks marks;
+  if (parser.HandleNextDocument(marks) && parser.HandleNextDocument(marks) && !marks.empty_second)
+    return Diagnostic{{file, marks.second.line + 1, marks.second.column + 1}, "",
+                      "a scenario file holds one YAML document; a second one starts here",
+                      "remove the '---' and what follows, or put each scenario in a file of its own"};
+  return std::nullopt;
+}
+
+namespace {
+
 class Loader {
  public:
   Loader(std::string file, const hardware::Catalog& catalog) : file_(std::move(file)), catalog_(catalog) {}
@@ -102,13 +117,8 @@ class Loader {
       // yaml-cpp 0.7's LoadAll can loop forever on some malformed streams (found by
       // fuzz_scenario), so it is not used.
       root = YAML::Load(text);
-      std::istringstream stream(text);
-      YAML::Parser parser(stream);
-      DocumentMarks marks;
-      if (parser.HandleNextDocument(marks) && parser.HandleNextDocument(marks) && !marks.empty_second) {
-        errors_.push_back(Diagnostic{{file_, marks.second.line + 1, marks.second.column + 1}, "",
-                                     "a scenario file holds one YAML document; a second one starts here",
-                                     "remove the '---' and what follows, or put each scenario in a file of its own"});
+      if (auto second = second_document(file_, text)) {
+        errors_.push_back(*second);
         return errors_;
       }
     } catch (const YAML::Exception& e) {

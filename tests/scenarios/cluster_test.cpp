@@ -208,3 +208,11 @@ TEST_CASE("cluster: a run longer than its window and a GPU no node type carries 
   CHECK(p.errors()[1].message == "workload 'l4-svc': no node type carries its GPU l4 (the cluster's carry a10g)");
   CHECK(p.errors()[1].hint == "add a node type with a l4 to cluster.node_types");
 }
+
+TEST_CASE("cluster: a second YAML document is an error, not ignored") {
+  auto s = load_cluster("c.yaml", std::string(kHead) + "  - {name: a, service: {gpu: a10g, replicas: 1}, hours: always}\n---\nname: b\n",
+                        catalog());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.errors()[0].where.line == 8);  // the second document's first key, after the --- on line 7
+  CHECK(s.errors()[0].message == "a scenario file holds one YAML document; a second one starts here");
+}

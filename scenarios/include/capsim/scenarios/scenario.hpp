@@ -173,6 +173,12 @@ struct Scenario {
 Result<Scenario> load_scenario(const std::string& name, const std::string& text, const hardware::Catalog& catalog);
 Result<Scenario> load_scenario_file(const std::filesystem::path& path, const hardware::Catalog& catalog);
 
+// A scenario file (single or cluster) holds one YAML document: the error at the start of a
+// second one, even a broken one, or nullopt. The documents are walked one at a time and at
+// most two are looked at (yaml-cpp 0.7's LoadAll can loop forever on malformed streams).
+// Throws YAML::Exception on YAML the parser rejects, like YAML::Load.
+std::optional<Diagnostic> second_document(const std::string& file, const std::string& text);
+
 // The largest scenario file capsim reads (real ones are a few KB): 4 MiB.
 inline constexpr std::uintmax_t kMaxScenarioBytes = 4ull * 1024 * 1024;
 // A scenario file's text: a regular file of at most kMaxScenarioBytes (not /dev/zero).
