@@ -36,6 +36,7 @@
 #include "capsim/scenarios/sizing.hpp"
 #include "catalog_browser.hpp"
 #include "chart_builders.hpp"
+#include "cluster_view.hpp"
 #include "compare_view.hpp"
 #include "scenario_editor.hpp"
 #include "simulation_runner.hpp"
@@ -169,6 +170,7 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
 
   catalog_browser_ = new CatalogBrowser(catalog_, q(workspace_.store.path().string()));
   compare_ = new CompareView(catalog_);
+  cluster_ = new ClusterView(catalog_);
   tabs_ = new QTabWidget;
   tabs_->setObjectName("views");
   tabs_->addTab(sizing, "Sizing");
@@ -177,6 +179,7 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   tabs_->addTab(simulation, "Simulation");
   tabs_->addTab(catalog_browser_, "Catalog");
   tabs_->addTab(compare_, "Compare");
+  tabs_->addTab(cluster_, "Cluster");
   setCentralWidget(tabs_);
 
   auto* editor_dock = new QDockWidget("Scenario", this);
@@ -328,6 +331,13 @@ bool MainWindow::open_file(const QString& path, bool run) {
     return false;
   }
   const QString text = QString::fromUtf8(f.readAll());
+  if (is_cluster_scenario(text)) {
+    const bool ok = cluster_->load(path);
+    show_tab("cluster");
+    add_recent(QFileInfo(path).absoluteFilePath());
+    status_->setText((ok ? "Opened cluster " : "Cluster scenario with problems: ") + path);
+    return ok;
+  }
   file_ = QFileInfo(path).absoluteFilePath();
   full_run_.reset();
   full_run_stale_ = true;

@@ -27,6 +27,7 @@ QT_END_NAMESPACE
 namespace capsim::gui {
 
 class CatalogBrowser;
+class ClusterView;
 class CompareView;
 class ScenarioEditor;
 class SimulationRunner;
@@ -41,7 +42,8 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // Opens a scenario file; problems are shown in the editor, not in a dialog. With
-  // `run_simulation` the full run starts in the background.
+  // `run_simulation` the full run starts in the background. A cluster scenario (top-level
+  // workloads:) opens in the cluster view instead, its problems shown there.
   bool open_file(const QString& path, bool run_simulation = true);
   // Saves (atomically) to the current file, or to `path`.
   bool save_file(const QString& path = {});
@@ -49,7 +51,7 @@ class MainWindow : public QMainWindow {
   void run_simulation();
   void cancel_simulation();
   // Shows the tab whose name starts with `name` (case-insensitive): sizing, cost, serving,
-  // simulation, catalog, compare.
+  // simulation, catalog, compare, cluster.
   bool show_tab(const QString& name);
   QString current_tab() const;  // the tab the window shows
 
@@ -58,6 +60,7 @@ class MainWindow : public QMainWindow {
   WhatIfPanel* what_if_panel() const { return what_if_; }
   CatalogBrowser* catalog_browser() const { return catalog_browser_; }
   CompareView* compare_view() const { return compare_; }
+  ClusterView* cluster_view() const { return cluster_; }
   SimulationRunner* runner() const { return runner_; }
   const std::optional<Analysis>& analysis() const { return analysis_; }
   const std::shared_ptr<const scenarios::RunResult>& full_run() const { return full_run_; }
@@ -102,6 +105,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* run_text_;
   CatalogBrowser* catalog_browser_;
   CompareView* compare_;
+  ClusterView* cluster_;
   SimulationRunner* runner_;
   QProgressBar* progress_;
   QPushButton* cancel_button_;

@@ -17,7 +17,11 @@
 #include <QtCharts/QValueAxis>
 #include <QtCharts/QXYSeries>
 
+#include <fstream>
+
+#include "capsim/scenarios/cluster.hpp"
 #include "catalog_browser.hpp"
+#include "cluster_view.hpp"
 #include "compare_view.hpp"
 #include "gui/gui_support.hpp"
 #include "main_window.hpp"
@@ -313,4 +317,38 @@ TEST_CASE("two scenarios side by side, and the report exported from the window")
   const std::string text = testing::read_file(html);
   CHECK(text.find("<html") != std::string::npos);
   CHECK(text.find("llama2-70b-chat-h100") != std::string::npos);
+}
+
+TEST_CASE("a cluster scenario opens on the cluster view: packing picture, timeline and the plan capsim plan prints") {
+  auto w = window();
+  const QString path = QString::fromStdString(
+      (std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "team-ml-estate.yaml").string());
+  REQUIRE(w->open_file(path));
+  CHECK(w->current_tab() == "Cluster");
+  auto* view = w->cluster_view();
+  REQUIRE(view->plan().has_value());
+  // The same plan as the command line: the text is cluster_plan_text of an independent run.
+  auto s = scenarios::load_cluster_file(path.toStdString(), testing::shipped_catalog());
+  REQUIRE(s.ok());
+  auto p = scenarios::plan_cluster(*s, testing::shipped_catalog());
+  REQUIRE(p.ok());
+  CHECK(view->plan_text().toStdString() == scenarios::cluster_plan_text(*p));
+  // The timeline: one step series per node type used, two points per hour of the week.
+  QChart* chart = view->timeline_chart();
+  REQUIRE(chart != nullptr);
+  CHECK(chart->series().size() == static_cast<int>(p->packing.pools.size()));
+  for (auto* series : chart->series()) CHECK(qobject_cast<QXYSeries*>(series)->count() == 2 * 168);
+  // The picture: every node's GPUs with what runs on them.
+  int notebook_gpus = 0;
+  for (int n = 0; n < static_cast<int>(p->packing.nodes.size()); ++n)
+    if (view->picture()->gpu_label(n, 0).contains("notebooks#")) ++notebook_gpus;
+  CHECK(notebook_gpus == 3);
+  CHECK(view->picture()->gpu_label(0, 0).contains("nightly-scoring#0 1"));
+
+  // A cluster that does not plan says why in the view and is not a crash.
+  const auto bad = testing::scratch_dir("gui-cluster") / "bad.yaml";
+  std::ofstream(bad) << "name: x\ncluster: {node_types: [aws-g5-xlarge], system_reserve: {cpu: 1, memory: 1 GiB}}\n"
+                        "workloads:\n  - {name: a, hours: always, service: {gpu: l4, replicas: 1}}\n";
+  CHECK_FALSE(w->open_file(QString::fromStdString(bad.string())));
+  CHECK(view->message().contains("no node type carries its GPU l4"));
 }
