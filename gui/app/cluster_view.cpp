@@ -9,40 +9,18 @@
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineSeries>
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
-#include <QValueAxis>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <array>
-#include <cstdlib>
 #include <map>
 
+#include "chart_builders.hpp"
+
 namespace capsim::gui {
-namespace {
-
-constexpr int kRow = 34, kBox = 96, kLabel = 210, kGap = 6;
-
-QColor workload_colour(int index) {
-  static const QColor colours[] = {QColor("#4e79a7"), QColor("#f28e2b"), QColor("#59a14f"), QColor("#e15759"),
-                                   QColor("#76b7b2"), QColor("#edc948"), QColor("#b07aa1"), QColor("#ff9da7")};
-  return colours[index % 8];
-}
-
-// A pod's share of one GPU: 1 for a whole GPU, the MIG slice's part (1g = 1/7), or the fraction.
-double share_of_gpu(const std::string& share) {
-  if (share.rfind("MIG ", 0) == 0) return std::max(1, std::atoi(share.c_str() + 4)) / 7.0;
-  const auto space = share.rfind(' ');
-  if ((share.rfind("MPS", 0) == 0 || share.rfind("time-sliced", 0) == 0) && space != std::string::npos)
-    return std::atof(share.c_str() + space + 1);
-  return 1.0;
-}
-
-}  // namespace
 
 bool is_cluster_scenario(const QString& text) {
   try {
@@ -61,13 +39,7 @@ void PackingPicture::set_plan(const scenarios::ClusterPlan* plan) {
   update();
 }
 
-QSize PackingPicture::sizeHint() const {
-  if (!plan_) return {400, 200};
-  int gpus = 1;
-  for (const auto& n : plan_->packing.nodes) gpus = std::max(gpus, static_cast<int>(n.gpus.size()));
-  const int workloads = static_cast<int>(plan_->workloads.size());
-  return {kLabel + gpus * (kBox + kGap) + 20, (static_cast<int>(plan_->packing.nodes.size()) + 2) * kRow + workloads * 20};
-}
+QSize PackingPicture::sizeHint() const { return plan_ ? render::packing_size(*plan_) : QSize(400, 200); }
 
 QString PackingPicture::gpu_label(int node, int gpu) const {
   if (!plan_ || node < 0 || node >= static_cast<int>(plan_->packing.nodes.size())) return {};
@@ -75,7 +47,7 @@ QString PackingPicture::gpu_label(int node, int gpu) const {
   for (const auto& pod : plan_->packing.nodes[static_cast<std::size_t>(node)].pods)
     if (std::find(pod.gpus.begin(), pod.gpus.end(), gpu) != pod.gpus.end())
       parts << QString::fromStdString(pod.workload + "#" + std::to_string(pod.index)) + " " +
-                   QString::number(share_of_gpu(pod.share), 'g', 3);
+                   QString::number(render::pod_share_of_gpu(pod.share), 'g', 3);
   return parts.join(", ");
 }
 
@@ -86,36 +58,7 @@ void PackingPicture::paintEvent(QPaintEvent*) {
     p.drawText(rect(), Qt::AlignCenter, "Open a cluster scenario to see its packing");
     return;
   }
-  std::map<std::string, int> colour;
-  for (std::size_t i = 0; i < plan_->workloads.size(); ++i) colour[plan_->workloads[i].name] = static_cast<int>(i);
-  int y = 8;
-  for (std::size_t i = 0; i < plan_->packing.nodes.size(); ++i, y += kRow) {
-    const auto& n = plan_->packing.nodes[i];
-    p.setPen(palette().text().color());
-    p.drawText(QRect(8, y, kLabel - 12, kRow - 8), Qt::AlignVCenter | Qt::AlignLeft,
-               QString("node %1  %2  %3 h").arg(i + 1).arg(QString::fromStdString(n.node_type)).arg(n.up.count()));
-    for (std::size_t g = 0; g < n.gpus.size(); ++g) {
-      const QRect box(kLabel + static_cast<int>(g) * (kBox + kGap), y, kBox, kRow - 8);
-      double x = box.left();
-      for (const auto& pod : n.pods) {
-        if (std::find(pod.gpus.begin(), pod.gpus.end(), static_cast<int>(g)) == pod.gpus.end()) continue;
-        const double w = std::min(1.0, share_of_gpu(pod.share)) * box.width();
-        p.fillRect(QRectF(x, box.top(), std::min(w, box.right() - x + 1), box.height()), workload_colour(colour[pod.workload]));
-        p.setPen(Qt::white);
-        p.drawLine(QPointF(x, box.top()), QPointF(x, box.bottom()));
-        x += w;
-      }
-      p.setPen(palette().text().color());
-      p.drawRect(box);
-    }
-  }
-  y += kRow / 2;
-  for (std::size_t i = 0; i < plan_->workloads.size(); ++i, y += 20) {
-    p.fillRect(QRect(8, y + 3, 14, 14), workload_colour(static_cast<int>(i)));
-    p.setPen(palette().text().color());
-    p.drawText(QPoint(28, y + 15), QString::fromStdString(plan_->workloads[i].name + ": " + plan_->workloads[i].demand + ", " +
-                                                          plan_->workloads[i].hours_text));
-  }
+  render::paint_packing(p, *plan_, palette().text().color(), palette().base().color());
 }
 
 ClusterView::ClusterView(std::shared_ptr<const hardware::Catalog> catalog, QWidget* parent)
@@ -175,41 +118,7 @@ bool ClusterView::load(const QString& path) {
   picture_->set_plan(&*plan_);
   text_->setPlainText(QString::fromStdString(scenarios::cluster_plan_text(*plan_)));
 
-  // Nodes up per hour for each node type, as steps over the week.
-  auto* chart = new QChart;
-  chart->setTitle("Nodes up per hour, Monday 00:00 to Sunday 24:00");
-  std::map<std::string, std::array<int, models::kHoursPerWeek>> up;
-  for (const auto& n : plan_->packing.nodes) {
-    auto& hours = up.try_emplace(n.node_type).first->second;
-    for (int h = 0; h < models::kHoursPerWeek; ++h)
-      if (n.up.hours.test(static_cast<std::size_t>(h))) ++hours[static_cast<std::size_t>(h)];
-  }
-  auto* x = new QValueAxis;
-  x->setRange(0, models::kHoursPerWeek);
-  x->setTickCount(8);
-  x->setLabelFormat("%d");
-  x->setTitleText("hour of the week");
-  auto* y = new QValueAxis;
-  y->setTitleText("nodes");
-  int most = 1;
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (const auto& [type, hours] : up) {
-    auto* s = new QLineSeries;
-    s->setName(QString::fromStdString(type));
-    for (int h = 0; h < models::kHoursPerWeek; ++h) {
-      const int n = hours[static_cast<std::size_t>(h)];
-      most = std::max(most, n);
-      s->append(h, n);
-      s->append(h + 1, n);
-    }
-    chart->addSeries(s);
-    s->attachAxis(x);
-    s->attachAxis(y);
-  }
-  y->setRange(0, most + 1);
-  y->setTickCount(most + 2);
-  y->setLabelFormat("%d");
+  QChart* chart = render::cluster_timeline_chart(*plan_);
   QChart* old = timeline_->chart();
   timeline_->setChart(chart);
   delete old;

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <QImage>
+#include <QPainter>
 #include <QtCharts/QChart>
+
+#include "capsim/scenarios/cluster.hpp"
 
 #include "capsim/scenarios/report.hpp"
 #include "capsim/scenarios/sizing.hpp"
@@ -20,6 +23,18 @@ QChart* memory_chart(const std::vector<scenarios::MemoryBar>& bars);
 QChart* utilization_chart(const std::vector<scenarios::UtilizationBar>& bars);
 QChart* cost_chart(const std::vector<scenarios::CostLine>& lines);
 QChart* latency_cdf_chart(const scenarios::LatencyCdf& cdf);
+
+// A cluster plan's nodes up per hour of the week, one step line per node type.
+QChart* cluster_timeline_chart(const scenarios::ClusterPlan& plan);
+// The packing picture: each node a row, each GPU a box filled by its pods' shares (colour
+// per workload, in the plan's order), and a legend. paint_packing draws it with `text`
+// for labels on `base`; packing_size is what it needs; packing_image draws it on white.
+QSize packing_size(const scenarios::ClusterPlan& plan);
+void paint_packing(QPainter& p, const scenarios::ClusterPlan& plan, const QColor& text, const QColor& base);
+QImage packing_image(const scenarios::ClusterPlan& plan);
+// A pod's share of one GPU as drawn: 1 for whole GPUs, k/7 for a MIG kg slice, the fraction
+// of a time-sliced or MPS share.
+double pod_share_of_gpu(const std::string& share);
 
 // Draws a chart (taking ownership) into an image of the given size, white background.
 QImage chart_image(QChart* chart, int width, int height);

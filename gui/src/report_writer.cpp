@@ -33,7 +33,15 @@ QImage chart_for(ChartKind kind, const scenarios::RunResult& run, int w, int h) 
       return chart_image(utilization_chart(scenarios::utilization_bars(run)), w, h);
     case ChartKind::cost_over_horizon: return chart_image(cost_chart(scenarios::cost_lines(run)), w, h);
     case ChartKind::latency_cdf: return chart_image(latency_cdf_chart(scenarios::latency_cdf(run)), w, h);
+    case ChartKind::cluster_packing:
+    case ChartKind::cluster_timeline: return {};  // a scenario's report has none (write_cluster_report)
   }
+  return {};
+}
+
+QImage chart_for(ChartKind kind, const scenarios::ClusterPlan& plan, int w, int h) {
+  if (kind == ChartKind::cluster_packing) return packing_image(plan);
+  if (kind == ChartKind::cluster_timeline) return chart_image(cluster_timeline_chart(plan), w, h);
   return {};
 }
 
@@ -84,7 +92,8 @@ std::string document_html(const ReportDocument& doc, ImageSource image_src) {
   return out + "<p class=\"footer\">" + xml_escape(doc.footer) + "</p>\n</body></html>\n";
 }
 
-std::vector<QImage> charts_of(const ReportDocument& doc, const scenarios::RunResult& run, int w, int h) {
+template <class Source>
+std::vector<QImage> charts_of(const ReportDocument& doc, const Source& run, int w, int h) {
   std::vector<QImage> images;
   for (const auto& s : doc.sections)
     for (auto kind : s.charts) images.push_back(chart_for(kind, run, w, h));
@@ -117,24 +126,35 @@ Status write_pdf(const ReportDocument& doc, const std::vector<QImage>& images, c
   return write_file_atomically(file, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
 }
 
-}  // namespace
-
-Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog,
-                    const std::filesystem::path& file) {
+// A document in the format of the file's extension (.md, .csv, .html, .pdf); `source` draws
+// its charts (a run or a cluster plan).
+template <class Source>
+Status write_document(const ReportDocument& doc, const Source& source, const std::filesystem::path& file) {
   const std::string ext = file.extension().string();
-  if (ext == ".json") return write_file_atomically(file, scenarios::run_json(run));
-  const ReportDocument doc = scenarios::build_report(run, catalog);
   if (ext == ".md") return write_file_atomically(file, scenarios::report_markdown(doc));
   if (ext == ".csv") return write_file_atomically(file, scenarios::report_csv(doc));
   if (ext != ".html" && ext != ".pdf")
     return {Diagnostic{{file.string()}, "", "unknown report format '" + ext + "'", "use .html, .pdf, .md, .csv or .json"}};
   ensure_application();
-  if (ext == ".pdf") return write_pdf(doc, charts_of(doc, run, kPdfChartWidth, kPdfChartHeight), file);
-  const std::vector<QImage> images = charts_of(doc, run, kChartWidth, kChartHeight);
+  if (ext == ".pdf") return write_pdf(doc, charts_of(doc, source, kPdfChartWidth, kPdfChartHeight), file);
+  const std::vector<QImage> images = charts_of(doc, source, kChartWidth, kChartHeight);
   std::vector<std::string> uris;
   for (const auto& image : images)
     uris.push_back("data:image/png;base64," + png_bytes(image).toBase64().toStdString());
   return write_file_atomically(file, document_html(doc, [&](int i) { return uris[static_cast<std::size_t>(i)]; }));
+}
+
+}  // namespace
+
+Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog,
+                    const std::filesystem::path& file) {
+  if (file.extension() == ".json") return write_file_atomically(file, scenarios::run_json(run));
+  return write_document(scenarios::build_report(run, catalog), run, file);
+}
+
+Status write_cluster_report(const scenarios::ClusterPlan& plan, const std::filesystem::path& file) {
+  if (file.extension() == ".json") return write_file_atomically(file, scenarios::cluster_plan_json(plan));
+  return write_document(scenarios::cluster_report(plan), plan, file);
 }
 
 }  // namespace capsim::render

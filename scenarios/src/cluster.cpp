@@ -17,6 +17,7 @@
 #include "capsim/models/search.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
+#include "capsim/version.hpp"
 
 namespace capsim::scenarios {
 namespace {
@@ -751,6 +752,62 @@ std::string cluster_plan_text(const ClusterPlan& p) {
                    significant(weeks, 3));
   for (const auto& w : p.warnings) t += "warning: " + w + "\n";
   return t;
+}
+
+ReportDocument cluster_report(const ClusterPlan& p) {
+  const std::string cur = " " + p.currency_note;
+  ReportDocument doc;
+  doc.title = "Cluster plan: " + p.name;
+  doc.subtitle = plural(static_cast<long long>(p.workloads.size()), "workload") + " on " +
+                 plural(static_cast<long long>(p.packing.nodes.size()), "node") + " of " +
+                 plural(static_cast<long long>(p.packing.pools.size()), "node pool") + "; " + p.packing.solver;
+  ReportSection workloads{"workloads", "Workloads", {}, {}, {}, {}};
+  Table wt;
+  wt.columns = {"name", "kind", "GPU", "demand", "hours", "hours/week", "from"};
+  wt.right_align = {false, false, false, false, false, true, false};
+  for (const auto& w : p.workloads)
+    wt.rows.push_back({w.name, w.kind, w.gpu, w.demand, w.hours_text, std::to_string(w.active_hours), w.source});
+  workloads.tables.push_back(std::move(wt));
+  ReportSection pools{"pools", "Node pools and packing", {}, {}, {ChartKind::cluster_packing}, {}};
+  pools.paragraphs.push_back("Autoscaling bounds: the fewest and most nodes of each pool up in one hour of the week. "
+                             "In the picture each node is a row and each GPU a box, filled by the pods it holds.");
+  Table pt;
+  pt.columns = {"node type", "GPUs per node", "GPU", "min nodes", "max nodes"};
+  pt.right_align = {false, true, false, true, true};
+  for (const auto& pool : p.packing.pools)
+    for (const auto& t : p.problem.node_types)
+      if (t.id == pool.node_type)
+        pt.rows.push_back({pool.node_type, std::to_string(t.gpus_per_node), t.gpu.id, std::to_string(pool.min_nodes),
+                           std::to_string(pool.max_nodes)});
+  pools.tables.push_back(std::move(pt));
+  ReportSection timeline{"timeline", "The week", {"Nodes up in each hour, Monday 00:00 to Sunday 24:00."}, {},
+                         {ChartKind::cluster_timeline}, {}};
+  ReportSection cost{"cost", "Cost", {}, {}, {}, {}};
+  Table ct;
+  ct.columns = {"node", "type", "up hours/week", "on demand" + cur, "committed 1 yr" + cur, "break-even hours/week", "cheaper"};
+  ct.right_align = {true, false, true, true, true, true, false};
+  for (std::size_t i = 0; i < p.node_costs.size(); ++i) {
+    const auto& c = p.node_costs[i];
+    ct.rows.push_back({std::to_string(i + 1), c.node_type, std::to_string(c.up_hours), money_text(c.on_demand.value()),
+                       c.committed ? money_text(c.committed->value()) : "not priced",
+                       c.break_even_hours ? significant(*c.break_even_hours, 3) : "-", c.commit ? "committed" : "on demand"});
+  }
+  cost.tables.push_back(std::move(ct));
+  const double weeks = p.horizon.value() / (7 * units::day);
+  Table et;
+  et.columns = {"the estate", "per week" + cur, "over " + significant(weeks, 3) + " weeks" + cur};
+  et.right_align = {false, true, true};
+  et.rows.push_back({"each node at the cheaper of on demand and committed", money_text(p.best_weekly_cost.value()),
+                     money_text(p.best_horizon_cost.value())});
+  et.rows.push_back({"all on demand, nodes up only while their pods run", money_text(p.weekly_cost.value()),
+                     money_text(p.horizon_cost.value())});
+  et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_text(p.always_on_weekly_cost.value()),
+                     money_text(p.always_on_horizon_cost.value())});
+  cost.tables.push_back(std::move(et));
+  ReportSection text{"plan", "The plan as capsim plan prints it", {}, {}, {}, cluster_plan_text(p)};
+  doc.sections = {std::move(workloads), std::move(pools), std::move(timeline), std::move(cost), std::move(text)};
+  doc.footer = "capsim " + std::string(CAPSIM_VERSION) + ", capsim plan";
+  return doc;
 }
 
 std::string cluster_plan_json(const ClusterPlan& p) {

@@ -7,6 +7,7 @@
 
 #include "capsim/hardware/loader.hpp"
 #include "capsim/render/charts.hpp"
+#include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "support/test_support.hpp"
@@ -126,4 +127,29 @@ TEST_CASE("an unknown report format is refused") {
   auto status = render::write_report(run, testing::shipped_catalog(), testing::scratch_dir("report") / "r.docx");
   REQUIRE(status.size() == 1);
   CHECK(status[0].message == "unknown report format '.docx'");
+}
+
+TEST_CASE("a cluster plan's report: the packing picture and the timeline as images, the tables, in every format") {
+  const auto& catalog = testing::shipped_catalog();
+  auto s = scenarios::load_cluster_file(
+      std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "team-ml-estate.yaml", catalog);
+  REQUIRE(s.ok());
+  auto plan = scenarios::plan_cluster(*s, catalog);
+  REQUIRE(plan.ok());
+  const auto dir = testing::scratch_dir("cluster-report");
+  for (const char* ext : {".html", ".pdf", ".md", ".csv", ".json"}) {
+    CAPTURE(ext);
+    const auto path = dir / (std::string("estate") + ext);
+    REQUIRE(render::write_cluster_report(*plan, path).empty());
+    REQUIRE(std::filesystem::file_size(path) > 500);
+  }
+  const std::string html = read_file(dir / "estate.html");
+  CHECK(count(html, "src=\"data:image/png;base64,") == 2);  // the packing picture and the timeline
+  for (const char* id : {"workloads", "pools", "timeline", "cost", "plan"})
+    CHECK(html.find("<h2 id=\"" + std::string(id) + "\">") != std::string::npos);
+  CHECK(html.find("gcp-a2-highgpu-1g") != std::string::npos);
+  CHECK(read_file(dir / "estate.pdf").starts_with("%PDF-"));
+  CHECK(count(read_file(dir / "estate.pdf"), "/Subtype /Image") >= 2);
+  CHECK(read_file(dir / "estate.md").starts_with("# Cluster plan: team-ml-estate"));
+  CHECK(read_file(dir / "estate.json") == scenarios::cluster_plan_json(*plan));
 }

@@ -13,11 +13,14 @@
 
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
+#include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/runner.hpp"
 
 namespace capsim::render {
 
 Status write_report(const scenarios::RunResult& run, const hardware::Catalog& catalog,
                     const std::filesystem::path& file);
+// A cluster plan's report (capsim plan --report), the same formats; .json is the plan's JSON.
+Status write_cluster_report(const scenarios::ClusterPlan& plan, const std::filesystem::path& file);
 
 }  // namespace capsim::render

@@ -37,6 +37,7 @@
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/packing.hpp"
+#include "capsim/scenarios/report.hpp"
 
 namespace capsim::scenarios {
 
@@ -130,6 +131,9 @@ struct ClusterPlan {
 Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catalog& catalog);
 
 std::string cluster_plan_text(const ClusterPlan& p);
+// The cluster report (capsim plan --report): the workloads, pools, packing picture,
+// timeline and cost as tables and charts, for the same writers as a scenario's report.
+ReportDocument cluster_report(const ClusterPlan& p);
 std::string cluster_plan_json(const ClusterPlan& p);  // {"schema": kClusterPlanSchema, ...}
 
 }  // namespace capsim::scenarios

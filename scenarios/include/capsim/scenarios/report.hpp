@@ -18,7 +18,15 @@
 
 namespace capsim::scenarios {
 
-enum class ChartKind { frontier, memory_breakdown, station_utilization, cost_over_horizon, latency_cdf };
+enum class ChartKind {
+  frontier,
+  memory_breakdown,
+  station_utilization,
+  cost_over_horizon,
+  latency_cdf,
+  cluster_packing,   // a cluster plan's nodes and what runs on each GPU
+  cluster_timeline,  // a cluster plan's nodes up per hour of the week
+};
 
 struct ReportSection {
   std::string id;      // "recommendation", ... (HTML anchors, CSV section names)
