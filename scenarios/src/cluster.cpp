@@ -15,6 +15,7 @@
 #include "capsim/core/suggest.hpp"
 #include "capsim/core/text.hpp"
 #include "capsim/models/search.hpp"
+#include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/version.hpp"
@@ -332,6 +333,45 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, cons
   }
 }
 
+// An owned option is a `cost.options` entry with server: and facility:; it is read by the
+// scenario loader itself (a one-option scenario built around it), so its keys, units and
+// errors are those of docs/scenario-reference.md. Errors point at the entry.
+void read_owned(Reader& r, const YAML::Node& n, const std::string& path, const std::string& file,
+                const hardware::Catalog& catalog, std::vector<ClusterOwnedOption>& out) {
+  if (!n.IsMap()) {
+    r.error(n, path, "expected an owned server ({name:, server:, facility:, ...})");
+    return;
+  }
+  if (n["instance"] || !n["server"]) {
+    r.error(n, path, "an owned option names a server: and a facility:", "cloud node types go in cluster.node_types");
+    return;
+  }
+  YAML::Node scenario;
+  scenario["name"] = "owned";
+  scenario["workload"]["type"] = "service";
+  scenario["workload"]["gpus"] = 1;
+  scenario["cost"]["options"].push_back(YAML::Clone(n));
+  YAML::Emitter emitted;
+  emitted << scenario;
+  const std::string text = std::string(emitted.c_str()) + "\n";
+  auto loaded = load_scenario(file, text, catalog);
+  if (!loaded) {
+    for (const auto& e : loaded.errors()) {
+      std::string key = e.key_path;
+      const std::string inner = "cost.options[0]";
+      if (key.rfind(inner, 0) == 0) key = path + key.substr(inner.size());
+      std::string message = e.message;
+      if (const auto at = message.find(inner); at != std::string::npos) message.replace(at, inner.size(), path);
+      r.error(n, key, message, e.hint);
+    }
+    return;
+  }
+  ClusterOwnedOption o;
+  o.option = loaded->cost->options.front();
+  o.where = {file, n.Mark().line + 1, n.Mark().column + 1};
+  out.push_back(std::move(o));
+}
+
 }  // namespace
 
 Result<ClusterScenario> load_cluster(const std::string& file, const std::string& text, const hardware::Catalog& catalog) {
@@ -356,7 +396,7 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
   if (!c || !c.IsMap()) {
     r.error(c ? c : root, "cluster", "expected cluster: {node_types:, system_reserve:, horizon:}");
   } else {
-    r.keys(c, "cluster", {"node_types", "system_reserve", "horizon"});
+    r.keys(c, "cluster", {"node_types", "system_reserve", "horizon", "owned"});
     const YAML::Node types = c["node_types"];
     if (!types || !types.IsSequence() || types.size() == 0) {
       r.error(types ? types : c, "cluster.node_types", "expected a list of catalog instance ids");
@@ -388,6 +428,11 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
       else if (auto v = r.number(res["cpu"], "cluster.system_reserve.cpu", 0, 1024)) s.reserve.cpu_cores = *v;
       if (!res["memory"]) r.error(res, "cluster.system_reserve.memory", "missing key 'memory'");
       else if (auto m = r.quantity<Bytes>(res["memory"], "cluster.system_reserve.memory")) s.reserve.memory = *m;
+    }
+    if (const YAML::Node owned = c["owned"]; owned) {
+      if (!owned.IsSequence()) r.error(owned, "cluster.owned", "expected a list of owned servers ({name:, server:, facility:, ...})");
+      for (std::size_t i = 0; owned.IsSequence() && i < owned.size(); ++i)
+        read_owned(r, owned[i], "cluster.owned[" + std::to_string(i) + "]", file, catalog, s.owned);
     }
     if (c["horizon"]) {
       if (auto h = r.quantity<Seconds>(c["horizon"], "cluster.horizon")) {
@@ -577,6 +622,82 @@ Result<Sized> size_workload(const ClusterScenario& s, std::size_t i, const hardw
 
 }  // namespace
 
+// Each pool against the owned options whose server carries its GPU: a service scenario of
+// the pool's peak GPUs, busy as the pool is, through the cost model of `capsim cost`.
+Result<std::vector<ClusterOwnedComparison>> compare_owned(const ClusterScenario& s, const ClusterPlan& plan,
+                                                          const hardware::Catalog& catalog) {
+  std::vector<ClusterOwnedComparison> out;
+  std::vector<Diagnostic> errors;
+  for (const auto& pool : plan.packing.pools) {
+    const models::PoolNodeType* type = nullptr;
+    for (const auto& t : plan.problem.node_types)
+      if (t.id == pool.node_type) type = &t;
+    if (type == nullptr || pool.max_nodes == 0) continue;
+    std::vector<const ClusterOwnedOption*> owned;
+    for (const auto& o : s.owned) {
+      const hardware::Entity* server = catalog.find(hardware::EntityKind::server, o.option.server);
+      if (server != nullptr && server->text("gpu") == type->gpu.id) owned.push_back(&o);
+    }
+    if (owned.empty()) continue;
+    int node_hours = 0;
+    for (const auto& n : plan.packing.nodes)
+      if (n.node_type == pool.node_type) node_hours += n.up.count();
+    ClusterOwnedComparison c;
+    c.node_type = pool.node_type;
+    c.gpu = type->gpu.id;
+    c.gpus = pool.max_nodes * type->gpus_per_node;
+    c.busy = static_cast<double>(node_hours) / (pool.max_nodes * models::kHoursPerWeek);
+    Scenario sc;
+    sc.name = s.name + "/" + pool.node_type;
+    sc.file = s.file;
+    sc.training.service = true;
+    sc.training.service_gpus = c.gpus;
+    CostSetup cost;
+    cost.horizon = s.horizon;
+    cost.profile = "measured";
+    cost.busy = c.busy;
+    CostOptionSetup cloud;
+    cloud.name = "cloud on demand (" + pool.node_type + ")";
+    cloud.instance = pool.node_type;
+    cost.options.push_back(cloud);
+    for (const auto* o : owned) cost.options.push_back(o->option);
+    sc.cost = cost;
+    auto report = cost_scenario(sc, catalog);
+    if (!report) {
+      for (auto e : report.errors()) {
+        const std::string prefix = "cost.options[";
+        if (e.key_path.rfind(prefix, 0) == 0) {
+          const std::size_t k = std::stoul(e.key_path.substr(prefix.size()));
+          if (k >= 1 && k <= owned.size()) e.where = owned[k - 1]->where;
+        }
+        e.message = "pool " + pool.node_type + ": " + e.message;
+        errors.push_back(std::move(e));
+      }
+      continue;
+    }
+    const auto& cmp = report->comparison;
+    for (std::size_t i = 0; i < cmp.options.size(); ++i) {
+      c.options.push_back(cmp.options[i].name);
+      c.totals.push_back(cmp.totals[i]);
+      c.servers.push_back(cmp.options[i].nodes);
+      if (i == 0) continue;
+      std::optional<double> u;
+      std::optional<int> month;
+      for (const auto& b : cmp.break_even)
+        if ((b.a == cmp.options[i].name && b.b == cloud.name) || (b.b == cmp.options[i].name && b.a == cloud.name)) {
+          u = b.utilization;
+          month = b.month;
+        }
+      c.break_even_utilization.push_back(u);
+      c.break_even_month.push_back(month);
+    }
+    c.cheapest = cmp.cheapest;
+    out.push_back(std::move(c));
+  }
+  if (!errors.empty()) return errors;
+  return out;
+}
+
 Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catalog& catalog) {
   ClusterPlan out;
   out.name = s.name;
@@ -669,6 +790,8 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
   const double weeks = s.horizon.value() / (7 * units::day);
   out.best_horizon_cost = Money(best * weeks, cur);
   out.horizon_cost = Money(out.weekly_cost.value() * weeks, cur);
+  if (auto owned = compare_owned(s, out, catalog); !owned) return owned.errors();
+  else out.owned = std::move(*owned);
   out.always_on_horizon_cost = Money(always * weeks, cur);
   out.currency_note = std::string(currency_code(cur));
   return out;
@@ -750,6 +873,24 @@ std::string cluster_plan_text(const ClusterPlan& p) {
   t += fmt::format("  all on demand, every pool at its maximum 24/7    {}{}/week  {}{} over {} weeks\n",
                    money_text(p.always_on_weekly_cost.value()), cur, money_text(p.always_on_horizon_cost.value()), cur,
                    significant(weeks, 3));
+  if (!p.owned.empty()) {
+    t += "\nOwned servers instead of a pool, over " + significant(weeks, 3) + " weeks (the pool's peak GPUs bought, busy as the pool)\n";
+    for (const auto& c : p.owned) {
+      t += fmt::format("  {} ({} x {} at the peak, up {} of the week)\n", c.node_type, c.gpus, c.gpu,
+                       significant(100 * c.busy, 3) + " %");
+      for (std::size_t i = 0; i < c.options.size(); ++i) {
+        std::string be;
+        if (i > 0) {
+          const auto& u = c.break_even_utilization[i - 1];
+          const auto& m = c.break_even_month[i - 1];
+          be = u ? "owning pays above " + significant(100 * *u, 3) + " % busy" : "no break-even utilization";
+          be += m ? ", its cash falls to the cloud's in month " + std::to_string(*m) : ", its cash never falls to the cloud's in 10 years";
+        }
+        t += fmt::format("    {:<40} {:>10}{}{}{}\n", c.options[i], money_text(c.totals[i].value()), cur,
+                         static_cast<int>(i) == c.cheapest ? "  cheapest" : "", be.empty() ? "" : "  (" + be + ")");
+      }
+    }
+  }
   for (const auto& w : p.warnings) t += "warning: " + w + "\n";
   return t;
 }
@@ -804,6 +945,24 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_text(p.always_on_weekly_cost.value()),
                      money_text(p.always_on_horizon_cost.value())});
   cost.tables.push_back(std::move(et));
+  for (const auto& c : p.owned) {
+    Table ot;
+    ot.columns = {c.node_type + " (" + std::to_string(c.gpus) + " x " + c.gpu + ", up " + significant(100 * c.busy, 3) + " %)",
+                  "servers or nodes", "over the horizon" + cur, "owning pays above", "cash break-even month"};
+    ot.right_align = {false, true, true, true, true};
+    for (std::size_t i = 0; i < c.options.size(); ++i) {
+      std::string pays, month;
+      if (i > 0) {
+        const auto& u = c.break_even_utilization[i - 1];
+        const auto& m = c.break_even_month[i - 1];
+        pays = u ? significant(100 * *u, 3) + " % busy" : "never";
+        month = m ? std::to_string(*m) : "none in 10 years";
+      }
+      ot.rows.push_back({c.options[i] + (static_cast<int>(i) == c.cheapest ? " (cheapest)" : ""), std::to_string(c.servers[i]),
+                         money_text(c.totals[i].value()), pays, month});
+    }
+    cost.tables.push_back(std::move(ot));
+  }
   ReportSection text{"plan", "The plan as capsim plan prints it", {}, {}, {}, cluster_plan_text(p)};
   doc.sections = {std::move(workloads), std::move(pools), std::move(timeline), std::move(cost), std::move(text)};
   doc.footer = "capsim " + std::string(CAPSIM_VERSION) + ", capsim plan";
@@ -828,6 +987,20 @@ std::string cluster_plan_json(const ClusterPlan& p) {
     nodes.push_back({{"node_type", n.node_type}, {"up_hours_per_week", n.up.count()}, {"pods", pods}});
   }
   std::vector<int> up(p.packing.nodes_up.begin(), p.packing.nodes_up.end());
+  nlohmann::json owned = nlohmann::json::array();
+  for (const auto& c : p.owned) {
+    nlohmann::json options = nlohmann::json::array();
+    for (std::size_t i = 0; i < c.options.size(); ++i) {
+      nlohmann::json o = {{"name", c.options[i]}, {"servers_or_nodes", c.servers[i]}, {"horizon_cost", c.totals[i].value()}};
+      if (i > 0) {
+        o["break_even_utilization"] = c.break_even_utilization[i - 1] ? nlohmann::json(*c.break_even_utilization[i - 1]) : nlohmann::json();
+        o["break_even_month"] = c.break_even_month[i - 1] ? nlohmann::json(*c.break_even_month[i - 1]) : nlohmann::json();
+      }
+      options.push_back(std::move(o));
+    }
+    owned.push_back({{"node_type", c.node_type}, {"gpu", c.gpu}, {"gpus", c.gpus}, {"busy", c.busy},
+                     {"options", options}, {"cheapest", c.cheapest}});
+  }
   nlohmann::json node_costs = nlohmann::json::array();
   for (const auto& c : p.node_costs) {
     nlohmann::json j = {{"node_type", c.node_type}, {"up_hours_per_week", c.up_hours}, {"on_demand", c.on_demand.value()},
@@ -852,6 +1025,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                       {"horizon_weeks", p.horizon.value() / (7 * units::day)},
                       {"horizon_cost", p.horizon_cost.value()},
                       {"always_on_horizon_cost", p.always_on_horizon_cost.value()},
+                      {"owned", owned},
                       {"warnings", p.warnings}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

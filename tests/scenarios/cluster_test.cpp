@@ -216,3 +216,47 @@ TEST_CASE("cluster: a second YAML document is an error, not ignored") {
   CHECK(s.errors()[0].where.line == 8);  // the second document's first key, after the --- on line 7
   CHECK(s.errors()[0].message == "a scenario file holds one YAML document; a second one starts here");
 }
+
+TEST_CASE("cluster: owned servers against the pools of their GPU, through the cost model") {
+  auto s = load_cluster_file(cluster_example("team-ml-estate"), catalog());
+  REQUIRE(s.ok());
+  REQUIRE(s->owned.size() == 2);
+  auto p = plan_cluster(*s, catalog());
+  REQUIRE(p.ok());
+  // Only the A100 pool has an owned option with its GPU (the DGX A100 carries A100 40 GB).
+  REQUIRE(p->owned.size() == 1);
+  const auto& c = p->owned[0];
+  CHECK(c.node_type == "gcp-a2-highgpu-1g");
+  CHECK(c.gpus == 1);
+  CHECK(c.busy == doctest::Approx(1.0));
+  REQUIRE(c.options.size() == 3);
+  // The cloud over 12 months, up every hour: 365 d x 24 h x the on-demand price.
+  CHECK(c.totals[0].value() == doctest::Approx(365 * 24 * on_demand("gcp-a2-highgpu-1g")));
+  // One DGX A100 (8 GPUs) bought for the pool's one GPU costs more than renting it.
+  CHECK(c.servers[1] == 1);
+  CHECK(c.cheapest == 0);
+  CHECK(c.totals[1].value() > c.totals[0].value());
+  CHECK_FALSE(c.break_even_month[0].has_value());
+}
+
+TEST_CASE("cluster: owned entries are read with the scenario's cost keys and their errors point at the entry") {
+  auto s = load_cluster("c.yaml",
+                        "name: x\n"
+                        "cluster:\n"
+                        "  node_types: [gcp-a2-highgpu-1g]\n"
+                        "  system_reserve: {cpu: 1, memory: 1 GiB}\n"
+                        "  owned:\n"
+                        "    - {name: colo, server: dgx-a100, facility: colo-us-primary-markets, idle_powr: 30 %}\n"
+                        "    - {name: cloud, instance: aws-p4d-24xlarge}\n"
+                        "workloads:\n"
+                        "  - {name: a, hours: always, service: {gpu: a100-sxm-40gb, replicas: 1}}\n",
+                        catalog());
+  REQUIRE_FALSE(s.ok());
+  REQUIRE(s.errors().size() == 2);
+  CHECK(s.errors()[0].where.line == 6);
+  CHECK(s.errors()[0].key_path == "cluster.owned[0].idle_powr");
+  CHECK(s.errors()[0].message == "unknown key 'idle_powr' in 'cluster.owned[0]'");
+  CHECK(s.errors()[0].hint == "did you mean 'idle_power'?");
+  CHECK(s.errors()[1].where.line == 7);
+  CHECK(s.errors()[1].message == "an owned option names a server: and a facility:");
+}

@@ -38,6 +38,7 @@
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/packing.hpp"
 #include "capsim/scenarios/report.hpp"
+#include "capsim/scenarios/scenario.hpp"
 
 namespace capsim::scenarios {
 
@@ -71,6 +72,13 @@ struct ClusterWorkloadSpec {
   bool may_borrow_serving = false;
 };
 
+// `cluster.owned:` an owned server (on-prem or in colocation) that could replace the pools
+// whose GPU it carries; the keys of a `cost.options` entry with `server:` and `facility:`.
+struct ClusterOwnedOption {
+  CostOptionSetup option;
+  SourceLocation where;
+};
+
 struct ClusterScenario {
   std::string name;
   std::string description;
@@ -79,6 +87,7 @@ struct ClusterScenario {
   std::vector<SourceLocation> node_type_where;
   models::SystemReserve reserve;
   Seconds horizon = Seconds(12 * units::month);
+  std::vector<ClusterOwnedOption> owned;
   std::vector<ClusterWorkloadSpec> workloads;
 };
 
@@ -109,6 +118,23 @@ struct ClusterNodeCost {
   bool commit = false;                  // committed is the cheaper
 };
 
+// A pool against owned servers over the horizon: its peak GPUs bought, busy as the pool is
+// (node-hours / peak nodes / 168 h), priced by the cost model of `capsim cost`.
+struct ClusterOwnedComparison {
+  std::string node_type;
+  std::string gpu;
+  int gpus = 0;                // at the pool's peak
+  double busy = 0;             // the share of the week its nodes are up
+  std::vector<std::string> options;  // "cloud on demand (aws-g5-xlarge)", then each owned option
+  std::vector<Money> totals;   // over the horizon, per option
+  std::vector<int> servers;    // servers (owned) or nodes (cloud) per option
+  int cheapest = 0;
+  // Per owned option against the cloud: the utilization above which owning is cheaper, and
+  // the month its cumulative cash falls to the cloud's (none: never within 10 years).
+  std::vector<std::optional<double>> break_even_utilization;
+  std::vector<std::optional<int>> break_even_month;
+};
+
 struct ClusterPlan {
   std::string name;
   std::string currency_note;  // "USD"
@@ -123,6 +149,7 @@ struct ClusterPlan {
   Money best_horizon_cost;
   Money always_on_horizon_cost;
   Seconds horizon{0.0};
+  std::vector<ClusterOwnedComparison> owned;  // pools with an owned option of their GPU
   std::vector<std::string> warnings;
 };
 
