@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -706,6 +707,7 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
   std::vector<std::string> cluster_gpus;
   std::optional<Currency> currency;
   std::map<std::string, MoneyPerSecond> committed;  // node type -> 1-year committed price
+  std::map<std::string, MoneyPerSecond> spot;       // node type -> spot price
   for (std::size_t i = 0; i < s.node_types.size(); ++i) {
     const std::string& id = s.node_types[i];
     const std::string key = "cluster.node_types[" + std::to_string(i) + "]";
@@ -736,6 +738,8 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
     t.price_per_node = *nt->price;
     if (auto r = models::node_type_by_id(catalog, id, "price.reserved_1yr"); r && r->price && r->price->currency() == *currency)
       committed.emplace(id, *r->price);
+    if (auto r = models::node_type_by_id(catalog, id, "price.spot"); r && r->price && r->price->currency() == *currency)
+      spot.emplace(id, *r->price);
     out.problem.node_types.push_back(std::move(t));
     if (std::find(cluster_gpus.begin(), cluster_gpus.end(), nt->cluster.gpu.id) == cluster_gpus.end())
       cluster_gpus.push_back(nt->cluster.gpu.id);
@@ -770,7 +774,7 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
   const Currency cur = out.weekly_cost.currency();
   out.always_on_weekly_cost = Money(always, cur);
   const double week = models::kHoursPerWeek * units::hour;
-  double best = 0;
+  double best = 0, spot_training = 0;
   for (const auto& n : out.packing.nodes) {
     ClusterNodeCost c;
     c.node_type = n.node_type;
@@ -784,9 +788,31 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
       c.commit = c.committed->value() < c.on_demand.value();
     }
     best += c.commit ? c.committed->value() : c.on_demand.value();
+    if (auto it = spot.find(n.node_type); it != spot.end()) c.spot = Money(c.up_hours * units::hour * it->second.value(), cur);
+    c.training = !n.pods.empty();
+    for (const auto& pod : n.pods)
+      for (const auto& w : out.problem.workloads)
+        if (w.name == pod.workload && !w.is_training) c.training = false;
+    const double chosen = c.commit ? c.committed->value() : c.on_demand.value();
+    spot_training += c.training && c.spot ? std::min(chosen, c.spot->value()) : chosen;
     out.node_costs.push_back(std::move(c));
   }
   out.best_weekly_cost = Money(best, cur);
+  out.spot_training_weekly_cost = Money(spot_training, cur);
+  // GPUs each workload holds per hour.
+  out.gpus_per_hour.assign(out.workloads.size(), {});
+  for (const auto& n : out.packing.nodes)
+    for (const auto& pod : n.pods)
+      for (std::size_t w = 0; w < out.workloads.size(); ++w) {
+        if (out.workloads[w].name != pod.workload) continue;
+        double gpus = static_cast<double>(pod.gpus.size());
+        if (pod.share.rfind("MIG ", 0) == 0) gpus = std::max(1, std::atoi(pod.share.c_str() + 4)) / 7.0;
+        else if (const auto space = pod.share.rfind(' '); (pod.share.rfind("MPS", 0) == 0 || pod.share.rfind("time-sliced", 0) == 0) &&
+                                                          space != std::string::npos)
+          gpus = std::atof(pod.share.c_str() + space + 1);
+        for (int h = 0; h < models::kHoursPerWeek; ++h)
+          if (pod.active.hours.test(static_cast<std::size_t>(h))) out.gpus_per_hour[w][static_cast<std::size_t>(h)] += gpus;
+      }
   const double weeks = s.horizon.value() / (7 * units::day);
   out.best_horizon_cost = Money(best * weeks, cur);
   out.horizon_cost = Money(out.weekly_cost.value() * weeks, cur);
@@ -857,17 +883,21 @@ std::string cluster_plan_text(const ClusterPlan& p) {
   for (const auto& row : timeline_rows(p.packing.nodes_up)) t += "  " + row + "\n";
   const double weeks = p.horizon.value() / (7 * units::day);
   t += "\nCost per node and week: on demand for the hours it is up, or a 1-year commitment paid for all 168 h\n";
-  t += fmt::format("  {:<6} {:<20} {:>9}  {:>13}  {:>14}  {:>20}  {}\n", "node", "type", "up h/week", "on demand", "committed 1 yr",
-                   "break-even h/week", "cheaper");
+  t += fmt::format("  {:<6} {:<20} {:>9}  {:>13}  {:>14}  {:>20}  {:<10}  {}\n", "node", "type", "up h/week", "on demand",
+                   "committed 1 yr", "break-even h/week", "cheaper", "spot");
   for (std::size_t i = 0; i < p.node_costs.size(); ++i) {
     const auto& c = p.node_costs[i];
-    t += fmt::format("  {:<6} {:<20} {:>9}  {:>13}  {:>14}  {:>20}  {}\n", i + 1, c.node_type, c.up_hours,
+    t += fmt::format("  {:<6} {:<20} {:>9}  {:>13}  {:>14}  {:>20}  {:<10}  {}\n", i + 1, c.node_type, c.up_hours,
                      money_text(c.on_demand.value()) + cur, c.committed ? money_text(c.committed->value()) + cur : "not priced",
-                     c.break_even_hours ? significant(*c.break_even_hours, 3) : "-", c.commit ? "committed" : "on demand");
+                     c.break_even_hours ? significant(*c.break_even_hours, 3) : "-", c.commit ? "committed" : "on demand",
+                     c.spot ? money_text(c.spot->value()) + cur + (c.training ? " (training)" : "") : "not priced");
   }
   t += "\nCost of the estate\n";
   t += fmt::format("  each node as above (cheaper of the two)         {}{}/week  {}{} over {} weeks\n",
                    money_text(p.best_weekly_cost.value()), cur, money_text(p.best_horizon_cost.value()), cur, significant(weeks, 3));
+  t += fmt::format("  as above, training nodes on spot where priced   {}{}/week  {}{} over {} weeks (interruptions not modelled)\n",
+                   money_text(p.spot_training_weekly_cost.value()), cur, money_text(p.spot_training_weekly_cost.value() * weeks), cur,
+                   significant(weeks, 3));
   t += fmt::format("  all on demand, nodes up only while pods run      {}{}/week  {}{} over {} weeks\n",
                    money_text(p.weekly_cost.value()), cur, money_text(p.horizon_cost.value()), cur, significant(weeks, 3));
   t += fmt::format("  all on demand, every pool at its maximum 24/7    {}{}/week  {}{} over {} weeks\n",
@@ -971,10 +1001,13 @@ ReportDocument cluster_report(const ClusterPlan& p) {
 
 std::string cluster_plan_json(const ClusterPlan& p) {
   nlohmann::json workloads = nlohmann::json::array();
-  for (const auto& w : p.workloads)
+  for (std::size_t i = 0; i < p.workloads.size(); ++i) {
+    const auto& w = p.workloads[i];
+    std::vector<double> gpus(p.gpus_per_hour[i].begin(), p.gpus_per_hour[i].end());
     workloads.push_back({{"name", w.name},   {"kind", w.kind},           {"gpu", w.gpu},
                          {"demand", w.demand}, {"hours", w.hours_text}, {"active_hours_per_week", w.active_hours},
-                         {"from", w.source}});
+                         {"from", w.source}, {"gpus_per_hour", gpus}});
+  }
   nlohmann::json pools = nlohmann::json::array();
   for (const auto& pool : p.packing.pools)
     pools.push_back({{"node_type", pool.node_type}, {"min_nodes", pool.min_nodes}, {"max_nodes", pool.max_nodes}});
@@ -1007,6 +1040,8 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                         {"committed_1yr", nullptr}, {"break_even_hours_per_week", nullptr}, {"commit", c.commit}};
     if (c.committed) j["committed_1yr"] = c.committed->value();
     if (c.break_even_hours) j["break_even_hours_per_week"] = *c.break_even_hours;
+    j["spot"] = c.spot ? nlohmann::json(c.spot->value()) : nlohmann::json();
+    j["training_only"] = c.training;
     node_costs.push_back(std::move(j));
   }
   nlohmann::json j = {{"schema", kClusterPlanSchema},
@@ -1021,6 +1056,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                       {"weekly_cost", p.weekly_cost.value()},
                       {"best_weekly_cost", p.best_weekly_cost.value()},
                       {"best_horizon_cost", p.best_horizon_cost.value()},
+                      {"spot_training_weekly_cost", p.spot_training_weekly_cost.value()},
                       {"always_on_weekly_cost", p.always_on_weekly_cost.value()},
                       {"horizon_weeks", p.horizon.value() / (7 * units::day)},
                       {"horizon_cost", p.horizon_cost.value()},

@@ -94,6 +94,21 @@ TEST_CASE("cluster: the shipped team estate is packed as worked out by hand") {
   CHECK(commits == 1);
   CHECK(p->best_weekly_cost.value() ==
         doctest::Approx(week - 168 * on_demand("gcp-a2-highgpu-1g") + 168 * committed("gcp-a2-highgpu-1g")));
+  // Spot: only the A100 type is priced, and its node serves (no training on it), so the
+  // spot line equals the best one; the node's own spot cost is 168 h x its spot price.
+  CHECK(p->spot_training_weekly_cost.value() == doctest::Approx(p->best_weekly_cost.value()));
+  for (const auto& c : p->node_costs)
+    if (c.node_type == "gcp-a2-highgpu-1g") {
+      REQUIRE(c.spot.has_value());
+      CHECK(c.spot->value() == doctest::Approx(168 * catalog().find(hardware::EntityKind::instance, "gcp-a2-highgpu-1g")
+                                                         ->quantity<MoneyPerSecond>("price.spot")->value() * units::hour));
+      CHECK_FALSE(c.training);
+    }
+  // GPUs per workload per hour: Monday 01:00 the scoring gang holds 4; Monday 10:00 the six
+  // notebooks hold a quarter each, 1.5.
+  CHECK(p->gpus_per_hour[1][1] == doctest::Approx(4));
+  CHECK(p->gpus_per_hour[4][10] == doctest::Approx(1.5));
+  CHECK(p->gpus_per_hour[4][22] == doctest::Approx(0));
   // Every pool at its maximum all week costs more than scaling with the hours.
   CHECK(p->always_on_weekly_cost.value() > p->weekly_cost.value());
   // The horizon: 12 months = 365 days = 52.14 weeks.

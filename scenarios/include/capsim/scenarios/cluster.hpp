@@ -28,6 +28,7 @@
 // sub-scenario files.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -116,6 +117,10 @@ struct ClusterNodeCost {
   std::optional<Money> committed;       // 168 h x the 1-year committed price
   std::optional<double> break_even_hours;  // a commitment pays off above this many hours a week
   bool commit = false;                  // committed is the cheaper
+  // up_hours x the spot price, where the catalog prices spot; interruptions are not
+  // modelled, so it suits a training node that checkpoints, not a service.
+  std::optional<Money> spot;
+  bool training = false;                // the node runs training pods only
 };
 
 // A pool against owned servers over the horizon: its peak GPUs bought, busy as the pool is
@@ -147,6 +152,10 @@ struct ClusterPlan {
   Money always_on_weekly_cost;       // the same pools at their maximum, every hour of the week
   Money horizon_cost;                // weekly_cost over the horizon
   Money best_horizon_cost;
+  Money spot_training_weekly_cost;   // best_weekly_cost with training nodes on spot where priced
+  // GPUs each workload's pods hold in each hour (a share counts as its fraction), in
+  // workload order.
+  std::vector<std::array<double, models::kHoursPerWeek>> gpus_per_hour;
   Money always_on_horizon_cost;
   Seconds horizon{0.0};
   std::vector<ClusterOwnedComparison> owned;  // pools with an owned option of their GPU
