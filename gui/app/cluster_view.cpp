@@ -47,7 +47,7 @@ QString PackingPicture::gpu_label(int node, int gpu) const {
   for (const auto& pod : plan_->packing.nodes[static_cast<std::size_t>(node)].pods)
     if (std::find(pod.gpus.begin(), pod.gpus.end(), gpu) != pod.gpus.end())
       parts << QString::fromStdString(pod.workload + "#" + std::to_string(pod.index)) + " " +
-                   QString::number(render::pod_share_of_gpu(pod.share), 'g', 3);
+                   QString::number(pod.gpu_share, 'g', 3);
   return parts.join(", ");
 }
 

@@ -32,9 +32,6 @@ QChart* cluster_timeline_chart(const scenarios::ClusterPlan& plan);
 QSize packing_size(const scenarios::ClusterPlan& plan);
 void paint_packing(QPainter& p, const scenarios::ClusterPlan& plan, const QColor& text, const QColor& base);
 QImage packing_image(const scenarios::ClusterPlan& plan);
-// A pod's share of one GPU as drawn: 1 for whole GPUs, k/7 for a MIG kg slice, the fraction
-// of a time-sliced or MPS share.
-double pod_share_of_gpu(const std::string& share);
 
 // Draws a chart (taking ownership) into an image of the given size, white background.
 QImage chart_image(QChart* chart, int width, int height);

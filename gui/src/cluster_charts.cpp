@@ -3,7 +3,6 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <map>
 
 #include "chart_builders.hpp"
@@ -20,14 +19,6 @@ QColor workload_colour(int index) {
 }
 
 }  // namespace
-
-double pod_share_of_gpu(const std::string& share) {
-  if (share.rfind("MIG ", 0) == 0) return std::max(1, std::atoi(share.c_str() + 4)) / 7.0;
-  const auto space = share.rfind(' ');
-  if ((share.rfind("MPS", 0) == 0 || share.rfind("time-sliced", 0) == 0) && space != std::string::npos)
-    return std::atof(share.c_str() + space + 1);
-  return 1.0;
-}
 
 QChart* cluster_timeline_chart(const scenarios::ClusterPlan& plan) {
   auto* chart = new QChart;
@@ -89,7 +80,7 @@ void paint_packing(QPainter& p, const scenarios::ClusterPlan& plan, const QColor
       double x = box.left();
       for (const auto& pod : n.pods) {
         if (std::find(pod.gpus.begin(), pod.gpus.end(), static_cast<int>(g)) == pod.gpus.end()) continue;
-        const double w = std::min(1.0, pod_share_of_gpu(pod.share)) * box.width();
+        const double w = std::min(1.0, pod.gpu_share) * box.width();
         p.fillRect(QRectF(x, box.top(), std::min(w, box.right() - x + 1), box.height()), workload_colour(colour[pod.workload]));
         p.setPen(Qt::white);
         p.drawLine(QPointF(x, box.top()), QPointF(x, box.bottom()));

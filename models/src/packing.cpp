@@ -532,9 +532,15 @@ Result<PackingPlan> make_plan(const PackingProblem& p, const Cluster& c, std::st
     out.node_type = t.id;
     out.zone = n.zone;
     for (int h = 0; h < kHoursPerWeek; ++h) out.up.hours.set(static_cast<std::size_t>(h), n.running[static_cast<std::size_t>(h)] > 0);
-    for (const auto& pod : n.pods)
-      out.pods.push_back({p.workloads[static_cast<std::size_t>(pod.shape->workload)].name, pod.shape->index, pod.gpus,
-                          share_text(*pod.shape), WeekHours{pod.shape->hours}});
+    for (const auto& pod : n.pods) {
+      const Shape& sh = *pod.shape;
+      double share = 1;
+      if (sh.mode == SharingMode::mps || sh.mode == SharingMode::time_slicing) share = sh.fraction;
+      else if (const int k = sh.mode == SharingMode::mig ? profile_index(t.gpu, sh.profile) : -1; k >= 0)
+        share = static_cast<double>(t.gpu.mig_profiles[static_cast<std::size_t>(k)].compute_slices) / total_slices(t.gpu);
+      out.pods.push_back({p.workloads[static_cast<std::size_t>(sh.workload)].name, sh.index, pod.gpus, share_text(sh), share,
+                          WeekHours{sh.hours}});
+    }
     for (std::size_t g = 0; g < n.gpus.size(); ++g) {
       const auto& gs = n.gpus[g];
       PackedGpu pg;

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -805,11 +804,7 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
     for (const auto& pod : n.pods)
       for (std::size_t w = 0; w < out.workloads.size(); ++w) {
         if (out.workloads[w].name != pod.workload) continue;
-        double gpus = static_cast<double>(pod.gpus.size());
-        if (pod.share.rfind("MIG ", 0) == 0) gpus = std::max(1, std::atoi(pod.share.c_str() + 4)) / 7.0;
-        else if (const auto space = pod.share.rfind(' '); (pod.share.rfind("MPS", 0) == 0 || pod.share.rfind("time-sliced", 0) == 0) &&
-                                                          space != std::string::npos)
-          gpus = std::atof(pod.share.c_str() + space + 1);
+        const double gpus = pod.gpu_share * static_cast<double>(pod.gpus.size());
         for (int h = 0; h < models::kHoursPerWeek; ++h)
           if (pod.active.hours.test(static_cast<std::size_t>(h))) out.gpus_per_hour[w][static_cast<std::size_t>(h)] += gpus;
       }

@@ -158,6 +158,8 @@ struct PlacedPod {
   int index = 0;               // replica number, or the gang's node number
   std::vector<int> gpus;       // indices of the node's GPUs it uses
   std::string share;           // "whole GPU", "MIG 1g.10gb", "MPS 0.25", "time-sliced 0.5"
+  double gpu_share = 1;        // of each of its GPUs: 1 whole, a MIG slice's compute slices /
+                               // the GPU's, or the MPS / time-sliced fraction
   WeekHours active;
 };
 
