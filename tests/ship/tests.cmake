@@ -15,8 +15,14 @@ if(CAPSIM_NODE)
                    ${CMAKE_SOURCE_DIR}/scenarios/examples ${CMAKE_SOURCE_DIR}/docs/exports.md
                    ${CMAKE_BINARY_DIR}/exports-npm)
   set_tests_properties(exports.validate PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS ship)
+  # Every cluster scenario's `capsim plan --export k8s|karpenter` against Kubernetes', Karpenter's,
+  # JobSet's and Kueue's published schemas (tests/exports/validate_cluster_exports.mjs).
+  add_test(NAME exports.validate-cluster
+           COMMAND ${CAPSIM_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/exports/validate_cluster_exports.mjs $<TARGET_FILE:capsim>
+                   ${CMAKE_SOURCE_DIR}/scenarios/clusters ${CMAKE_SOURCE_DIR}/docs/exports.md ${CMAKE_BINARY_DIR}/exports-npm)
+  set_tests_properties(exports.validate-cluster PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS ship)
 else()
-  message(STATUS "capsim: no node; the export schema test (exports.validate) is not registered")
+  message(STATUS "capsim: no node; the export schema tests (exports.validate, exports.validate-cluster) are not registered")
 endif()
 
 # JUnit files (a passing run, a failed expectation, bad input) validate against the Jenkins

@@ -140,11 +140,19 @@ struct ClusterOwnedComparison {
   std::vector<std::optional<int>> break_even_month;
 };
 
+// Where a node type comes from, for exports (cluster_export.hpp).
+struct ClusterNodeTypeSource {
+  std::string id;             // catalog instance id ("aws-g5-xlarge")
+  std::string provider;       // "aws", "gcp", ...
+  std::string instance_type;  // the provider's machine type ("g5.xlarge")
+};
+
 struct ClusterPlan {
   std::string name;
   std::string currency_note;  // "USD"
   std::vector<ClusterWorkloadPlan> workloads;
   models::PackingProblem problem;
+  std::vector<ClusterNodeTypeSource> node_type_sources;  // one per problem.node_types, in its order
   models::PackingPlan packing;
   std::vector<ClusterNodeCost> node_costs;  // per packed node, in packing order
   Money weekly_cost;                 // as packed, on demand: nodes up only in the hours their pods run

@@ -1,0 +1,569 @@
+// A cluster plan as Kueue, JobSet, Deployment, HPA and PDB objects (k8s) or Karpenter
+// NodePools (karpenter). The objects are built with yaml-cpp's emitter, which quotes and
+// escapes; the field names follow the published schemas that tests/exports/
+// validate_cluster_exports.mjs checks them against.
+#include "capsim/scenarios/cluster_export.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "capsim/core/suggest.hpp"
+#include "capsim/core/text.hpp"
+#include "capsim/scenarios/export.hpp"
+
+namespace capsim::scenarios {
+namespace {
+
+using models::SharingMode;
+
+constexpr const char* kGpuTaint = "nvidia.com/gpu";
+constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
+constexpr const char* kKueueApi = "kueue.x-k8s.io/v1beta2";
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// CPU as Kubernetes writes it: whole cores ("2") or millicores ("500m"), rounded up.
+std::string cpu_quantity(double cores) {
+  const auto milli = static_cast<long long>(std::ceil(cores * 1000 - 1e-6));
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+}
+
+// Memory in binary units ("8Gi", "1536Mi"), rounded up to a MiB.
+std::string memory_quantity(Bytes b) {
+  const auto mib = static_cast<long long>(std::ceil(b.value() / kMiB - 1e-9));
+  return mib % 1024 == 0 ? std::to_string(mib / 1024) + "Gi" : std::to_string(mib) + "Mi";
+}
+
+// The Compute Engine machine type of a GCP instance the catalog names with its attached GPUs
+// ("n1-standard-8 + 4 x nvidia-tesla-t4"): GKE labels the node with the machine type only.
+std::string machine_type(const std::string& instance_type) {
+  return instance_type.substr(0, instance_type.find(" + "));
+}
+
+struct Pool {
+  std::string name;           // DNS-1123 label of the node type id
+  std::string provider;
+  std::string instance_type;  // the node label's value
+  const models::PoolBounds* bounds = nullptr;
+  const models::PoolNodeType* type = nullptr;
+};
+
+// One workload as the export sees it: its demand, the plan's words for it and where it runs.
+struct Workload {
+  std::string name;  // DNS-1123 label
+  const models::PackingWorkload* demand = nullptr;
+  const ClusterWorkloadPlan* plan = nullptr;
+  std::vector<std::string> instance_types;  // of the pools its pods are on, sorted
+  std::map<int, int> pods_by_gpus;          // training: gang pods by their GPU count
+};
+
+struct Export {
+  std::string queue;  // the ClusterQueue's, LocalQueue's and EC2NodeClass's name
+  std::vector<Pool> pools;
+  std::vector<Workload> workloads;
+};
+
+Diagnostic name_error(const std::string& what, const std::string& message) {
+  return Diagnostic{{}, "export", what + ": " + message, ""};
+}
+
+// The pool's and workloads' names and placements; errors when a name does not survive.
+Result<Export> gather(const ClusterPlan& plan) {
+  Export e;
+  std::vector<Diagnostic> errors;
+  e.queue = dns1123_label(plan.name);
+  if (e.queue.empty() || e.queue.size() > 63)
+    errors.push_back(name_error("cluster '" + plan.name + "'", "its name is no DNS-1123 label (1 to 63 letters, digits, '-')"));
+  std::map<std::string, std::string> instance_of;  // node type id -> label value
+  std::set<std::string> pool_names;
+  for (const auto& bounds : plan.packing.pools) {
+    Pool p;
+    p.bounds = &bounds;
+    for (std::size_t i = 0; i < plan.problem.node_types.size(); ++i) {
+      if (plan.problem.node_types[i].id != bounds.node_type) continue;
+      p.type = &plan.problem.node_types[i];
+      if (i < plan.node_type_sources.size()) {
+        p.provider = plan.node_type_sources[i].provider;
+        p.instance_type = machine_type(plan.node_type_sources[i].instance_type);
+      }
+    }
+    p.name = dns1123_label(bounds.node_type);
+    if (p.name.empty() || p.name.size() > 63)
+      errors.push_back(name_error("pool '" + bounds.node_type + "'", "its name is no DNS-1123 label (1 to 63 letters, digits, '-')"));
+    if (p.type == nullptr || p.instance_type.empty()) {
+      errors.push_back(name_error("pool '" + bounds.node_type + "'", "the plan names no instance type for it"));
+      continue;
+    }
+    if (!valid_label_value(p.instance_type))
+      errors.push_back(name_error("pool '" + bounds.node_type + "'", "instance type '" + p.instance_type + "' is no label value"));
+    if (!pool_names.insert(p.name).second)
+      errors.push_back(name_error("pool '" + bounds.node_type + "'", "its name '" + p.name + "' is another pool's too"));
+    instance_of[bounds.node_type] = p.instance_type;
+    e.pools.push_back(std::move(p));
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < plan.problem.workloads.size() && i < plan.workloads.size(); ++i) {
+    Workload w;
+    w.demand = &plan.problem.workloads[i];
+    w.plan = &plan.workloads[i];
+    w.name = dns1123_label(w.demand->name);
+    const std::string what = "workload '" + w.demand->name + "'";
+    if (w.name.empty()) errors.push_back(name_error(what, "its name has no letter or digit"));
+    else if (w.name.size() > 63) errors.push_back(name_error(what, "a name has at most 63 characters (a DNS-1123 label)"));
+    else if (!names.insert(w.name).second) errors.push_back(name_error(what, "its name '" + w.name + "' is another workload's too"));
+    // JobSet names its pods <jobset>-workers-<job>-<index>-<5 random characters>, which must
+    // be DNS-1035 labels (jobset's webhook): a letter first and at most 63 characters.
+    if (w.demand->is_training && !w.name.empty() &&
+        (std::isalpha(static_cast<unsigned char>(w.name.front())) == 0 || w.name.size() > 45))
+      errors.push_back(name_error(what, "a JobSet's name starts with a letter and has at most 45 characters (its pods are "
+                                        "named <name>-workers-0-<index>-<5 characters>, a DNS-1035 label), '" + w.name + "' does not"));
+    std::set<std::string> types;
+    for (const auto& node : plan.packing.nodes)
+      for (const auto& pod : node.pods) {
+        if (pod.workload != w.demand->name) continue;
+        types.insert(instance_of[node.node_type]);
+        if (w.demand->is_training) ++w.pods_by_gpus[static_cast<int>(pod.gpus.size())];
+      }
+    w.instance_types.assign(types.begin(), types.end());
+    e.workloads.push_back(std::move(w));
+  }
+  if (!errors.empty()) return errors;
+  return e;
+}
+
+void key_value(YAML::Emitter& y, const std::string& k, const std::string& v) { y << YAML::Key << k << YAML::Value << v; }
+
+void metadata(YAML::Emitter& y, const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels = {},
+              const std::vector<std::pair<std::string, std::string>>& annotations = {}) {
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
+  key_value(y, "name", name);
+  if (!labels.empty()) {
+    y << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : labels) key_value(y, k, v);
+    y << YAML::EndMap;
+  }
+  if (!annotations.empty()) {
+    y << YAML::Key << "annotations" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : annotations) y << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+}
+
+void begin_object(YAML::Emitter& y, const char* api_version, const char* kind) {
+  y << YAML::BeginDoc << YAML::BeginMap;
+  key_value(y, "apiVersion", api_version);
+  key_value(y, "kind", kind);
+}
+
+// ---- k8s: Kueue's queue and flavors.
+
+// The most of each GPU resource a pool has up in one hour: its whole (non-MIG) GPUs as
+// nvidia.com/gpu, its MIG instances as nvidia.com/mig-<profile>.
+std::map<std::string, int> gpu_maxima(const ClusterPlan& plan, const std::string& node_type) {
+  std::map<std::string, int> most;
+  for (int h = 0; h < models::kHoursPerWeek; ++h) {
+    std::map<std::string, int> up;
+    for (const auto& node : plan.packing.nodes) {
+      if (node.node_type != node_type || !node.up.hours.test(static_cast<std::size_t>(h))) continue;
+      for (const auto& gpu : node.gpus) {
+        if (gpu.mode != SharingMode::mig) ++up[kGpuTaint];
+        for (const auto& instance : gpu.mig) ++up["nvidia.com/mig-" + instance.profile];
+      }
+    }
+    for (const auto& [resource, count] : up) most[resource] = std::max(most[resource], count);
+  }
+  return most;
+}
+
+void resource_flavor(YAML::Emitter& y, const Pool& p) {
+  begin_object(y, kKueueApi, "ResourceFlavor");
+  metadata(y, p.name);
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "nodeLabels" << YAML::Value << YAML::BeginMap;
+  key_value(y, kInstanceTypeLabel, p.instance_type);
+  y << YAML::EndMap;
+  y << YAML::Key << "nodeTaints" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  key_value(y, "key", kGpuTaint);
+  key_value(y, "effect", "NoSchedule");
+  y << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+// Kueue requires every flavor of a resource group to list the group's covered resources, in
+// their order; a pool without a resource has a quota of 0 for it.
+void cluster_queue(YAML::Emitter& y, const ClusterPlan& plan, const Export& e) {
+  std::vector<std::map<std::string, std::string>> quotas;
+  std::set<std::string> gpu_resources{kGpuTaint};
+  for (const auto& p : e.pools) {
+    std::map<std::string, std::string> q;
+    q["cpu"] = cpu_quantity(p.bounds->max_nodes * p.type->allocatable_cpu());
+    q["memory"] = memory_quantity(Bytes(p.bounds->max_nodes * p.type->allocatable_memory().value()));
+    for (const auto& [resource, count] : gpu_maxima(plan, p.type->id)) {
+      q[resource] = std::to_string(count);
+      gpu_resources.insert(resource);
+    }
+    quotas.push_back(std::move(q));
+  }
+  std::vector<std::string> covered{"cpu", "memory"};
+  covered.insert(covered.end(), gpu_resources.begin(), gpu_resources.end());
+  begin_object(y, kKueueApi, "ClusterQueue");
+  metadata(y, e.queue, {}, {{"capsim.dev/quotas", "each pool's most nodes in one hour of the plan"}});
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "namespaceSelector" << YAML::Value << YAML::BeginMap << YAML::EndMap;  // every namespace
+  y << YAML::Key << "resourceGroups" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  y << YAML::Key << "coveredResources" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : covered) y << r;
+  y << YAML::EndSeq;
+  y << YAML::Key << "flavors" << YAML::Value << YAML::BeginSeq;
+  for (std::size_t i = 0; i < e.pools.size(); ++i) {
+    y << YAML::BeginMap;
+    key_value(y, "name", e.pools[i].name);
+    y << YAML::Key << "resources" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : covered) {
+      const auto it = quotas[i].find(r);
+      y << YAML::BeginMap;
+      key_value(y, "name", r);
+      y << YAML::Key << "nominalQuota" << YAML::Value << YAML::DoubleQuoted << (it == quotas[i].end() ? "0" : it->second);
+      y << YAML::EndMap;
+    }
+    y << YAML::EndSeq << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+void local_queue(YAML::Emitter& y, const Export& e) {
+  begin_object(y, kKueueApi, "LocalQueue");
+  metadata(y, e.queue);
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  key_value(y, "clusterQueue", e.queue);
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+// ---- k8s: pods.
+
+// The GPU resource and count one pod asks for, and what the device plugin must do for it.
+struct GpuAsk {
+  std::string resource;
+  int count = 1;
+  std::string note;  // "" for whole GPUs and MIG slices
+};
+
+GpuAsk gpu_ask(const models::PackingWorkload& w, int training_gpus) {
+  if (w.is_training) return {kGpuTaint, training_gpus, ""};
+  const models::GpuRequest& g = w.service.gpu;
+  switch (g.mode) {
+    case SharingMode::mig: return {"nvidia.com/mig-" + g.mig_profile, 1, ""};
+    case SharingMode::time_slicing:
+      return {kGpuTaint, 1,
+              "a time-sliced share of " + significant(g.fraction) +
+                  " GPU: nvidia.com/gpu: 1 is one of the replicas the NVIDIA device plugin advertises per GPU with "
+                  "sharing.timeSlicing (replicas: " + std::to_string(static_cast<int>(std::floor(1 / g.fraction + 1e-9))) + ")"};
+    case SharingMode::mps:
+      return {kGpuTaint, 1,
+              "an MPS share of " + significant(g.fraction) +
+                  " GPU: nvidia.com/gpu: 1 is one of the replicas the NVIDIA device plugin advertises per GPU with "
+                  "sharing.mps (replicas: " + std::to_string(static_cast<int>(std::floor(1 / g.fraction + 1e-9))) + ")"};
+    case SharingMode::exclusive: break;
+  }
+  return {kGpuTaint, g.gpus, ""};
+}
+
+void node_placement(YAML::Emitter& y, const Workload& w) {
+  if (w.instance_types.size() == 1) {
+    y << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap;
+    key_value(y, kInstanceTypeLabel, w.instance_types.front());
+    y << YAML::EndMap;
+  }
+  const bool several = w.instance_types.size() > 1;
+  const bool apart = !w.demand->is_training && w.demand->service.spread == models::Spread::node;
+  if (several || apart) {
+    y << YAML::Key << "affinity" << YAML::Value << YAML::BeginMap;
+    if (several) {  // the plan put the replicas on more than one pool
+      y << YAML::Key << "nodeAffinity" << YAML::Value << YAML::BeginMap << YAML::Key
+        << "requiredDuringSchedulingIgnoredDuringExecution" << YAML::Value << YAML::BeginMap << YAML::Key
+        << "nodeSelectorTerms" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "matchExpressions"
+        << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+      key_value(y, "key", kInstanceTypeLabel);
+      key_value(y, "operator", "In");
+      y << YAML::Key << "values" << YAML::Value << YAML::BeginSeq;
+      for (const auto& t : w.instance_types) y << t;
+      y << YAML::EndSeq << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+    }
+    if (apart) {  // spread: node, no two replicas on one node
+      y << YAML::Key << "podAntiAffinity" << YAML::Value << YAML::BeginMap << YAML::Key
+        << "requiredDuringSchedulingIgnoredDuringExecution" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+      y << YAML::Key << "labelSelector" << YAML::Value << YAML::BeginMap << YAML::Key << "matchLabels" << YAML::Value
+        << YAML::BeginMap;
+      key_value(y, "app", w.name);
+      y << YAML::EndMap << YAML::EndMap;
+      key_value(y, "topologyKey", "kubernetes.io/hostname");
+      y << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+  }
+  if (!w.demand->is_training && w.demand->service.spread == models::Spread::zone) {
+    y << YAML::Key << "topologySpreadConstraints" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+    y << YAML::Key << "maxSkew" << YAML::Value << 1;
+    key_value(y, "topologyKey", "topology.kubernetes.io/zone");
+    key_value(y, "whenUnsatisfiable", "DoNotSchedule");
+    y << YAML::Key << "labelSelector" << YAML::Value << YAML::BeginMap << YAML::Key << "matchLabels" << YAML::Value
+      << YAML::BeginMap;
+    key_value(y, "app", w.name);
+    y << YAML::EndMap << YAML::EndMap;
+    y << YAML::EndMap << YAML::EndSeq;
+  }
+}
+
+// A pod template: the workload's label, its pool's nodes, the GPU taint, and a container
+// asking for the GPU resource, CPU and memory.
+void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus) {
+  const models::PackingWorkload& d = *w.demand;
+  y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+  key_value(y, "app", w.name);
+  y << YAML::EndMap;
+  if (d.is_training)  // Karpenter does not consolidate a node away under a running gang
+    y << YAML::Key << "annotations" << YAML::Value << YAML::BeginMap << YAML::Key << "karpenter.sh/do-not-disrupt"
+      << YAML::Value << YAML::DoubleQuoted << "true" << YAML::EndMap;
+  y << YAML::EndMap;
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  if (d.is_training) key_value(y, "restartPolicy", "Never");
+  node_placement(y, w);
+  y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  key_value(y, "key", kGpuTaint);
+  key_value(y, "operator", "Exists");
+  key_value(y, "effect", "NoSchedule");
+  y << YAML::EndMap << YAML::EndSeq;
+  const GpuAsk gpu = gpu_ask(d, training_gpus);
+  const double cpu = d.is_training ? d.training.cpu_per_gpu * training_gpus : d.service.cpu_per_replica;
+  const Bytes memory = d.is_training ? Bytes(d.training.memory_per_gpu.value() * training_gpus) : d.service.memory_per_replica;
+  y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  key_value(y, "name", d.is_training ? "worker" : "server");
+  key_value(y, "image", kPlaceholderImage);
+  y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+  if (cpu > 0 || memory.value() > 0) {
+    y << YAML::Key << "requests" << YAML::Value << YAML::BeginMap;
+    if (cpu > 0) y << YAML::Key << "cpu" << YAML::Value << YAML::DoubleQuoted << cpu_quantity(cpu);
+    if (memory.value() > 0) key_value(y, "memory", memory_quantity(memory));
+    y << YAML::EndMap;
+  }
+  y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap << YAML::Key << gpu.resource << YAML::Value << gpu.count
+    << YAML::EndMap;
+  y << YAML::EndMap;  // resources
+  y << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap;  // spec
+  y << YAML::EndMap;  // template
+}
+
+std::vector<std::pair<std::string, std::string>> plan_notes(const Workload& w) {
+  std::vector<std::pair<std::string, std::string>> notes{{"capsim.dev/plan", w.plan->demand},
+                                                         {"capsim.dev/hours", w.plan->hours_text}};
+  const GpuAsk gpu = gpu_ask(*w.demand, 1);
+  if (!gpu.note.empty()) notes.emplace_back("capsim.dev/gpu-sharing", gpu.note);
+  return notes;
+}
+
+// A training gang: one JobSet, admitted by Kueue as a whole, of one Indexed Job per distinct
+// pod size (a gang on several nodes whose last node is partly used has two).
+void jobset(YAML::Emitter& y, const Workload& w, const Export& e) {
+  begin_object(y, "jobset.x-k8s.io/v1alpha2", "JobSet");
+  metadata(y, w.name, {{kQueueLabel, e.queue}}, plan_notes(w));
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "suspend" << YAML::Value << true;  // Kueue resumes it when the gang is admitted
+  y << YAML::Key << "replicatedJobs" << YAML::Value << YAML::BeginSeq;
+  bool first = true;
+  for (auto it = w.pods_by_gpus.rbegin(); it != w.pods_by_gpus.rend(); ++it) {
+    const auto [gpus, pods] = *it;
+    y << YAML::BeginMap;
+    key_value(y, "name", first ? "workers" : "workers-" + std::to_string(gpus) + "gpu");
+    y << YAML::Key << "replicas" << YAML::Value << 1;
+    y << YAML::Key << "template" << YAML::Value << YAML::BeginMap << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+    key_value(y, "completionMode", "Indexed");
+    y << YAML::Key << "completions" << YAML::Value << pods;
+    y << YAML::Key << "parallelism" << YAML::Value << pods;
+    y << YAML::Key << "backoffLimit" << YAML::Value << 0;
+    pod_template(y, w, gpus);
+    y << YAML::EndMap << YAML::EndMap;  // template.spec, template
+    y << YAML::EndMap;
+    first = false;
+  }
+  y << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+void selector(YAML::Emitter& y, const Workload& w) {
+  y << YAML::Key << "selector" << YAML::Value << YAML::BeginMap << YAML::Key << "matchLabels" << YAML::Value
+    << YAML::BeginMap;
+  key_value(y, "app", w.name);
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+void service(YAML::Emitter& y, const Workload& w) {
+  const models::ServiceDemand& s = w.demand->service;
+  begin_object(y, "apps/v1", "Deployment");
+  metadata(y, w.name, {}, plan_notes(w));
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "replicas" << YAML::Value << s.replicas;
+  selector(y, w);
+  pod_template(y, w, 1);
+  y << YAML::EndMap << YAML::EndMap;
+
+  // The plan scales by the hour between min_replicas and the replicas; an HPA keeps the same
+  // bounds and scales on load (CPU, when the pods request it).
+  begin_object(y, "autoscaling/v2", "HorizontalPodAutoscaler");
+  metadata(y, w.name);
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "scaleTargetRef" << YAML::Value << YAML::BeginMap;
+  key_value(y, "apiVersion", "apps/v1");
+  key_value(y, "kind", "Deployment");
+  key_value(y, "name", w.name);
+  y << YAML::EndMap;
+  y << YAML::Key << "minReplicas" << YAML::Value << std::max(1, s.min_replicas);
+  y << YAML::Key << "maxReplicas" << YAML::Value << s.replicas;
+  if (s.cpu_per_replica > 0) {
+    y << YAML::Key << "metrics" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+    key_value(y, "type", "Resource");
+    y << YAML::Key << "resource" << YAML::Value << YAML::BeginMap;
+    key_value(y, "name", "cpu");
+    y << YAML::Key << "target" << YAML::Value << YAML::BeginMap;
+    key_value(y, "type", "Utilization");
+    y << YAML::Key << "averageUtilization" << YAML::Value << 80;
+    y << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  }
+  y << YAML::EndMap << YAML::EndMap;
+
+  if (s.replicas <= 1) return;
+  begin_object(y, "policy/v1", "PodDisruptionBudget");
+  metadata(y, w.name);
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "maxUnavailable" << YAML::Value << 1;
+  selector(y, w);
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+std::string k8s(const ClusterPlan& plan, const Export& e) {
+  YAML::Emitter y;
+  for (const auto& p : e.pools) resource_flavor(y, p);
+  cluster_queue(y, plan, e);
+  local_queue(y, e);
+  for (const auto& w : e.workloads) {
+    if (w.demand->is_training) jobset(y, w, e);
+    else service(y, w);
+  }
+  return "# Kubernetes objects for cluster plan " + plan.name +
+         " from capsim: Kueue queues and flavors, a JobSet per training workload, a Deployment,\n"
+         "# HorizontalPodAutoscaler and PodDisruptionBudget per service. Replace the image and add the command.\n" +
+         std::string(y.c_str()) + "\n";
+}
+
+// ---- karpenter.
+
+Result<std::string> karpenter(const Export& e) {
+  std::vector<Diagnostic> errors;
+  for (const auto& p : e.pools)
+    if (p.provider != "aws")
+      errors.push_back(Diagnostic{{}, "export",
+                                  "Karpenter export needs aws node types; pool '" + p.name + "' is " + p.provider + " " +
+                                      p.instance_type,
+                                  "leave the pool's node type out of cluster.node_types, or export it with --export k8s"});
+  if (!errors.empty()) return errors;
+  YAML::Emitter y;
+  for (const auto& p : e.pools) {
+    const int nodes = p.bounds->max_nodes;
+    begin_object(y, "karpenter.sh/v1", "NodePool");
+    metadata(y, p.name, {}, {{"capsim.dev/nodes", std::to_string(p.bounds->min_nodes) + " to " + std::to_string(nodes)}});
+    y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+    key_value(y, "capsim.dev/pool", p.name);
+    y << YAML::EndMap << YAML::EndMap;
+    y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "nodeClassRef" << YAML::Value << YAML::BeginMap;
+    key_value(y, "group", "karpenter.k8s.aws");
+    key_value(y, "kind", "EC2NodeClass");
+    key_value(y, "name", e.queue);
+    y << YAML::EndMap;
+    y << YAML::Key << "requirements" << YAML::Value << YAML::BeginSeq;
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{kInstanceTypeLabel, p.instance_type},
+                                     {"karpenter.sh/capacity-type", "on-demand"}}) {
+      y << YAML::BeginMap;
+      key_value(y, "key", key);
+      key_value(y, "operator", "In");
+      y << YAML::Key << "values" << YAML::Value << YAML::Flow << YAML::BeginSeq << value << YAML::EndSeq;
+      y << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+    y << YAML::Key << "taints" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+    key_value(y, "key", kGpuTaint);
+    key_value(y, "effect", "NoSchedule");
+    y << YAML::EndMap << YAML::EndSeq;
+    y << YAML::EndMap << YAML::EndMap;  // template.spec, template
+    // The pool's most nodes in one hour, in each resource a node brings.
+    y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "cpu" << YAML::Value << YAML::DoubleQuoted << cpu_quantity(nodes * p.type->cpu_cores);
+    key_value(y, "memory", memory_quantity(Bytes(nodes * p.type->memory.value())));
+    y << YAML::Key << kGpuTaint << YAML::Value << YAML::DoubleQuoted << std::to_string(nodes * p.type->gpus_per_node);
+    y << YAML::EndMap;
+    y << YAML::Key << "disruption" << YAML::Value << YAML::BeginMap;
+    key_value(y, "consolidationPolicy", "WhenEmpty");
+    key_value(y, "consolidateAfter", "5m");
+    y << YAML::EndMap;
+    y << YAML::EndMap << YAML::EndMap;
+  }
+  // As export.cpp's: the node role and discovery tags of Karpenter's getting-started set-up for
+  // a cluster of this name; the al2023 alias picks the NVIDIA AMI variant for GPU instances.
+  begin_object(y, "karpenter.k8s.aws/v1", "EC2NodeClass");
+  metadata(y, e.queue);
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  key_value(y, "role", "KarpenterNodeRole-" + e.queue);
+  y << YAML::Key << "amiSelectorTerms" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  key_value(y, "alias", "al2023@latest");
+  y << YAML::EndMap << YAML::EndSeq;
+  for (const char* key : {"subnetSelectorTerms", "securityGroupSelectorTerms"}) {
+    y << YAML::Key << key << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "tags" << YAML::Value
+      << YAML::BeginMap;
+    key_value(y, "karpenter.sh/discovery", e.queue);
+    y << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  }
+  y << YAML::EndMap << YAML::EndMap;
+  return "# Karpenter NodePools (karpenter.sh/v1) for cluster plan " + e.queue +
+         " from capsim, and the EC2NodeClass they use (karpenter.k8s.aws/v1).\n" + std::string(y.c_str()) + "\n";
+}
+
+}  // namespace
+
+std::string dns1123_label(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    const char l = std::isalnum(u) != 0 && u < 128 ? static_cast<char>(std::tolower(u)) : '-';
+    if (l == '-' && (out.empty() || out.back() == '-')) continue;
+    out += l;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view target) {
+  static const std::vector<std::string> targets{"k8s", "karpenter"};
+  if (target != "k8s" && target != "karpenter") {
+    const std::string near = did_you_mean(target, targets);
+    return Diagnostic{{}, "--export", "unknown export target '" + std::string(target) + "'",
+                      near.empty() ? "use k8s or karpenter" : near};
+  }
+  if (plan.packing.pools.empty()) return Diagnostic{{}, "export", "the plan has no node pool to export", ""};
+  auto e = gather(plan);
+  if (!e) return e.errors();
+  if (target == "karpenter") return karpenter(*e);
+  return k8s(plan, *e);
+}
+
+}  // namespace capsim::scenarios

@@ -1,0 +1,360 @@
+// Issue 17: a whole cluster plan exported as objects real tools accept. For every cluster
+// scenario (scenarios/clusters/*.yaml), `capsim plan --export k8s` and `--export karpenter`
+// either write documents that validate, or (karpenter) are refused with the documented text.
+//
+//   node validate_cluster_exports.mjs CAPSIM CLUSTERS_DIR DOCS_EXPORTS_MD NPM_DIR
+//
+// Validation, per document kind:
+//   apps/v1 Deployment, autoscaling/v2 HorizontalPodAutoscaler, policy/v1 PodDisruptionBudget:
+//     Kubernetes' OpenAPI schemas (npm kubernetes-models);
+//   karpenter.sh/v1 NodePool, karpenter.k8s.aws/v1 EC2NodeClass: Karpenter's CRD schemas (npm
+//     @kubernetes-models/karpenter);
+//   jobset.x-k8s.io/v1alpha2 JobSet, kueue.x-k8s.io/v1beta2 ResourceFlavor, ClusterQueue,
+//     LocalQueue: the published CRDs' openAPIV3Schemas in schemas/ (ajv; README.md there says
+//     where they come from), with unknown fields refused as strict field validation does;
+// then the API server's and the controllers' rules the schemas leave out (names, labels,
+// quantities, selectors, JobSet's DNS-1035 pod names, Kueue's covered resources), the
+// references between documents, and agreement with `capsim plan --format json` (one JobSet
+// per training workload, one Deployment per service with the plan's replicas, node
+// selectors naming the plan's pools). Exit 0: all hold; 1: not; 77: the npm packages are
+// not installed (ctest reports the test as skipped).
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const [capsim, clustersDir, docPath, npmDir] = process.argv.slice(2);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const modules = path.join(npmDir, "node_modules");
+if (!fs.existsSync(path.join(modules, "kubernetes-models"))) {
+  console.log(`SKIP: the validators are not installed in ${modules} (./setup.sh test installs them with npm ci)`);
+  process.exit(77);
+}
+const load = async (rel) => {
+  try {
+    return await import(pathToFileURL(path.join(modules, rel)).href);
+  } catch (e) {
+    console.log(`SKIP: cannot load ${rel} on node ${process.version}: ${e.message}`);
+    process.exit(77);
+  }
+};
+const models = {
+  "apps/v1 Deployment": (await load("kubernetes-models/apps/v1/Deployment.js")).Deployment,
+  "autoscaling/v2 HorizontalPodAutoscaler": (await load("kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler.js"))
+    .HorizontalPodAutoscaler,
+  "policy/v1 PodDisruptionBudget": (await load("kubernetes-models/policy/v1/PodDisruptionBudget.js")).PodDisruptionBudget,
+  "karpenter.sh/v1 NodePool": (await load("@kubernetes-models/karpenter/karpenter.sh/v1/NodePool.js")).NodePool,
+  "karpenter.k8s.aws/v1 EC2NodeClass": (await load("@kubernetes-models/karpenter/karpenter.k8s.aws/v1/EC2NodeClass.js"))
+    .EC2NodeClass,
+};
+const YAML = (await load("yaml/dist/index.js")).default;
+const Ajv = (await load("ajv/dist/ajv.js")).default;
+
+// Strict field validation (kubectl's default): an object schema that lists its properties
+// and does not preserve unknown fields refuses others.
+function strict(schema) {
+  if (Array.isArray(schema)) return schema.map(strict);
+  if (schema === null || typeof schema !== "object") return schema;
+  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === "properties" ? mapValues(v, strict) : strict(v)]));
+  if (out.properties && out.additionalProperties === undefined && !out["x-kubernetes-preserve-unknown-fields"])
+    out.additionalProperties = false;
+  return out;
+}
+const mapValues = (o, f) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+// Formats (int32, int64, date-time, ...) are not checked; CEL rules (x-kubernetes-validations)
+// neither: the ones that matter to capsim's output are checked by hand below.
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+const crd = (file) => {
+  const schema = JSON.parse(fs.readFileSync(path.join(here, "schemas", file)));
+  delete schema.$comment;
+  return ajv.compile(strict(schema));
+};
+const crds = {
+  "jobset.x-k8s.io/v1alpha2 JobSet": crd("jobset.x-k8s.io_v1alpha2_jobset.schema.json"),
+  "kueue.x-k8s.io/v1beta2 ResourceFlavor": crd("kueue.x-k8s.io_v1beta2_resourceflavor.schema.json"),
+  "kueue.x-k8s.io/v1beta2 ClusterQueue": crd("kueue.x-k8s.io_v1beta2_clusterqueue.schema.json"),
+  "kueue.x-k8s.io/v1beta2 LocalQueue": crd("kueue.x-k8s.io_v1beta2_localqueue.schema.json"),
+};
+
+// ---- The API server's rules (k8s.io/apimachinery validation) the schemas do not encode.
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dns1035Label = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const qualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const quantity = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$/;
+function qualifiedName(key) {
+  const parts = key.split("/");
+  if (parts.length > 2) return false;
+  const name = parts[parts.length - 1];
+  if (name.length > 63 || !qualifiedNamePart.test(name)) return false;
+  return parts.length === 1 || (parts[0].length <= 253 && dns1123Subdomain.test(parts[0]));
+}
+const labelValue = (v) => typeof v === "string" && v.length <= 63 && (v === "" || qualifiedNamePart.test(v));
+
+function metaRules(doc, bad) {
+  const meta = doc.metadata ?? {};
+  if (!(typeof meta.name === "string" && meta.name.length <= 63 && dns1123Label.test(meta.name)))
+    bad("metadata.name", `'${meta.name}' is not a DNS-1123 label`);
+  for (const [k, v] of Object.entries(meta.labels ?? {})) {
+    if (!qualifiedName(k)) bad(`metadata.labels.${k}`, "not a qualified name");
+    if (!labelValue(v)) bad(`metadata.labels.${k}`, `'${v}' is not a label value`);
+  }
+  for (const [k, v] of Object.entries(meta.annotations ?? {})) {
+    if (!qualifiedName(k)) bad(`metadata.annotations.${k}`, "not a qualified name");
+    if (typeof v !== "string") bad(`metadata.annotations.${k}`, "annotation values are strings");
+  }
+}
+
+// A pod template: labels, node selection, containers and their resources.
+function podRules(template, p, bad) {
+  for (const [k, v] of Object.entries(template?.metadata?.labels ?? {}))
+    if (!qualifiedName(k) || !labelValue(v)) bad(`${p}.metadata.labels.${k}`, `'${v}' is not a label`);
+  const pod = template?.spec;
+  if (!pod) return bad(`${p}.spec`, "missing");
+  for (const [k, v] of Object.entries(pod.nodeSelector ?? {}))
+    if (!qualifiedName(k) || !labelValue(v)) bad(`${p}.spec.nodeSelector.${k}`, `'${v}' is not a label`);
+  if (!Array.isArray(pod.containers) || pod.containers.length === 0) bad(`${p}.spec.containers`, "required");
+  for (const [i, c] of (pod.containers ?? []).entries()) {
+    const cp = `${p}.spec.containers[${i}]`;
+    if (!c.name || !dns1123Label.test(c.name)) bad(`${cp}.name`, "required, a DNS-1123 label");
+    if (typeof c.image !== "string" || c.image.trim() === "") bad(`${cp}.image`, "required");
+    for (const kind of ["limits", "requests"])
+      for (const [r, q] of Object.entries(c.resources?.[kind] ?? {})) {
+        if (!qualifiedName(r)) bad(`${cp}.resources.${kind}.${r}`, "not a resource name");
+        if (!quantity.test(String(q))) bad(`${cp}.resources.${kind}.${r}`, `'${q}' is not a quantity`);
+        if (r.includes("/") && !r.includes("kubernetes.io/") && !/^[0-9]+$/.test(String(q)))
+          bad(`${cp}.resources.${kind}.${r}`, "an extended resource must be a whole number");
+      }
+  }
+  for (const [i, t] of (pod.tolerations ?? []).entries())
+    if (t.operator === "Exists" && t.value) bad(`${p}.spec.tolerations[${i}]`, "Exists takes no value");
+}
+
+// Where a pod template may run: its instance-type node selector or required node affinity.
+function instanceTypes(template) {
+  const pod = template?.spec ?? {};
+  const types = [];
+  if (pod.nodeSelector?.["node.kubernetes.io/instance-type"]) types.push(pod.nodeSelector["node.kubernetes.io/instance-type"]);
+  for (const term of pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [])
+    for (const e of term.matchExpressions ?? [])
+      if (e.key === "node.kubernetes.io/instance-type" && e.operator === "In") types.push(...e.values);
+  return types;
+}
+const gpuResources = (template) =>
+  Object.entries(template?.spec?.containers?.[0]?.resources?.limits ?? {}).filter(([r]) => r.startsWith("nvidia.com/"));
+
+function kindRules(doc, bad) {
+  switch (doc.kind) {
+    case "JobSet":
+      for (const [i, rj] of (doc.spec?.replicatedJobs ?? []).entries()) {
+        const p = `spec.replicatedJobs[${i}]`;
+        const job = rj.template?.spec ?? {};
+        if (!dns1123Label.test(rj.name ?? "")) bad(`${p}.name`, "not a DNS-1123 label");
+        if (!["Never", "OnFailure"].includes(job.template?.spec?.restartPolicy))
+          bad(`${p}.template.spec.template.spec.restartPolicy`, "Never or OnFailure");
+        if (!["Indexed", "NonIndexed", undefined].includes(job.completionMode))
+          bad(`${p}.template.spec.completionMode`, "Indexed or NonIndexed");
+        if (job.completionMode === "Indexed" && !(Number.isInteger(job.completions) && job.completions > 0))
+          bad(`${p}.template.spec.completions`, "an Indexed Job needs completions");
+        if (job.parallelism > job.completions) bad(`${p}.template.spec.parallelism`, "more than completions");
+        // jobset's webhook: <jobset>-<replicatedJob>-<job index>-<pod index>-<5 characters> is a DNS-1035 label.
+        const podName = `${doc.metadata.name}-${rj.name}-${rj.replicas - 1}-${(job.completions ?? 1) - 1}-abcde`;
+        if (!(podName.length <= 63 && dns1035Label.test(podName))) bad(`${p}.name`, `pod name '${podName}' is no DNS-1035 label`);
+        podRules(job.template, `${p}.template.spec.template`, bad);
+      }
+      break;
+    case "Deployment": {
+      podRules(doc.spec?.template, "spec.template", bad);
+      const want = doc.spec?.selector?.matchLabels ?? {};
+      const have = doc.spec?.template?.metadata?.labels ?? {};
+      if (Object.keys(want).length === 0) bad("spec.selector", "required");
+      for (const [k, v] of Object.entries(want)) if (have[k] !== v) bad("spec.selector", `the template's labels lack ${k}=${v}`);
+      break;
+    }
+    case "HorizontalPodAutoscaler":
+      if (!(doc.spec.minReplicas >= 1 && doc.spec.minReplicas <= doc.spec.maxReplicas))
+        bad("spec.minReplicas", "1 to maxReplicas");
+      break;
+    case "ClusterQueue":
+      // Kueue's CEL rule: every flavor of a resource group lists the covered resources, in order.
+      for (const [i, g] of (doc.spec?.resourceGroups ?? []).entries())
+        for (const [j, f] of (g.flavors ?? []).entries()) {
+          const names = (f.resources ?? []).map((r) => r.name);
+          if (JSON.stringify(names) !== JSON.stringify(g.coveredResources))
+            bad(`spec.resourceGroups[${i}].flavors[${j}]`, `resources ${names} are not the covered ${g.coveredResources}`);
+          for (const r of f.resources ?? [])
+            if (!quantity.test(String(r.nominalQuota))) bad(`spec.resourceGroups[${i}].flavors[${j}].${r.name}`, "no quantity");
+        }
+      break;
+    case "NodePool":
+      for (const [r, q] of Object.entries(doc.spec?.limits ?? {}))
+        if (!quantity.test(String(q))) bad(`spec.limits.${r}`, `'${q}' is not a quantity`);
+      for (const [i, r] of (doc.spec?.template?.spec?.requirements ?? []).entries())
+        for (const v of r.values ?? []) if (!labelValue(v)) bad(`spec.template.spec.requirements[${i}]`, `'${v}' is no label value`);
+      break;
+  }
+}
+
+function validateDocument(doc, where, problems) {
+  const key = `${doc.apiVersion} ${doc.kind}`;
+  const at = `${where} ${doc.kind}/${doc.metadata?.name}`;
+  const bad = (p, why) => problems.push(`${at}: ${p}: ${why}`);
+  if (models[key]) {
+    try {
+      new models[key](doc).validate();
+    } catch (e) {
+      problems.push(`${at}: ${key}: ${e.message}`);
+    }
+  } else if (crds[key]) {
+    if (!crds[key](doc)) for (const e of crds[key].errors) bad(e.instancePath || "/", `${e.message} ${JSON.stringify(e.params)}`);
+  } else {
+    return problems.push(`${at}: no schema for ${key}`);
+  }
+  metaRules(doc, bad);
+  kindRules(doc, bad);
+}
+
+function parseStream(text, where, problems) {
+  const objects = [];
+  for (const d of YAML.parseAllDocuments(text)) {
+    if (d.errors.length) problems.push(`${where}: YAML: ${d.errors[0].message}`);
+    const o = d.toJS();
+    if (o !== null && o !== undefined) objects.push(o);
+  }
+  if (objects.length === 0) problems.push(`${where}: no documents`);
+  for (const o of objects) validateDocument(o, where, problems);
+  return objects;
+}
+
+// ---- The documents against each other and against the plan.
+function checkK8s(objects, plan, where, problems) {
+  const of = (kind) => objects.filter((o) => o.kind === kind);
+  const byName = (kind) => new Map(of(kind).map((o) => [o.metadata.name, o]));
+  const flavors = byName("ResourceFlavor");
+  const poolTypes = new Set([...flavors.values()].map((f) => f.spec?.nodeLabels?.["node.kubernetes.io/instance-type"]));
+  if (flavors.size !== plan.pools.length) problems.push(`${where}: ${flavors.size} ResourceFlavors for ${plan.pools.length} pools`);
+  const queues = byName("ClusterQueue");
+  const locals = byName("LocalQueue");
+  if (queues.size !== 1 || locals.size !== 1) problems.push(`${where}: want one ClusterQueue and one LocalQueue`);
+  for (const q of queues.values())
+    for (const g of q.spec.resourceGroups)
+      for (const f of g.flavors) if (!flavors.has(f.name)) problems.push(`${where}: ClusterQueue names no ResourceFlavor '${f.name}'`);
+  for (const l of locals.values())
+    if (!queues.has(l.spec.clusterQueue)) problems.push(`${where}: LocalQueue names no ClusterQueue '${l.spec.clusterQueue}'`);
+  const workloads = new Map(plan.workloads.map((w) => [w.name, w]));
+  const jobsets = byName("JobSet");
+  const deployments = byName("Deployment");
+  const training = plan.workloads.filter((w) => w.kind === "training");
+  const services = plan.workloads.filter((w) => w.kind === "service");
+  if (jobsets.size !== training.length) problems.push(`${where}: ${jobsets.size} JobSets for ${training.length} training workloads`);
+  if (deployments.size !== services.length) problems.push(`${where}: ${deployments.size} Deployments for ${services.length} services`);
+  const templates = [];
+  for (const j of jobsets.values()) {
+    const queue = j.metadata.labels?.["kueue.x-k8s.io/queue-name"];
+    if (!locals.has(queue)) problems.push(`${where}: JobSet/${j.metadata.name} names no LocalQueue '${queue}'`);
+    if (j.spec.suspend !== true) problems.push(`${where}: JobSet/${j.metadata.name} is not created suspended for Kueue`);
+    const w = workloads.get(j.metadata.name);
+    if (!w || w.kind !== "training") problems.push(`${where}: JobSet/${j.metadata.name} is no training workload of the plan`);
+    // The gang's GPUs: the sum over its pods of their nvidia.com/gpu.
+    let gpus = 0;
+    for (const rj of j.spec.replicatedJobs) {
+      const t = rj.template.spec.template;
+      templates.push([`JobSet/${j.metadata.name}`, t]);
+      gpus += rj.replicas * rj.template.spec.parallelism * Number(t.spec.containers[0].resources.limits["nvidia.com/gpu"] ?? 0);
+    }
+    const planned = Number(/gang of (\d+) GPU/.exec(w?.demand ?? "")?.[1]);
+    if (gpus !== planned) problems.push(`${where}: JobSet/${j.metadata.name} asks for ${gpus} GPUs, the plan's gang has ${planned}`);
+  }
+  const hpas = byName("HorizontalPodAutoscaler");
+  const pdbs = byName("PodDisruptionBudget");
+  for (const d of deployments.values()) {
+    const name = d.metadata.name;
+    templates.push([`Deployment/${name}`, d.spec.template]);
+    const w = workloads.get(name);
+    const replicas = Number(/^(\d+) replicas?/.exec(w?.demand ?? "")?.[1]);
+    if (!w || w.kind !== "service") problems.push(`${where}: Deployment/${name} is no service of the plan`);
+    if (d.spec.replicas !== replicas) problems.push(`${where}: Deployment/${name} has ${d.spec.replicas} replicas, the plan ${replicas}`);
+    if (/MIG (\S+)/.test(w?.demand ?? "")) {
+      const profile = /MIG (\S+)/.exec(w.demand)[1].replace(/,$/, "");
+      if (!gpuResources(d.spec.template).some(([r]) => r === `nvidia.com/mig-${profile}`))
+        problems.push(`${where}: Deployment/${name} does not ask for nvidia.com/mig-${profile}`);
+    }
+    const hpa = hpas.get(name);
+    if (!hpa || hpa.spec.scaleTargetRef.kind !== "Deployment" || hpa.spec.scaleTargetRef.name !== name || hpa.spec.maxReplicas !== d.spec.replicas)
+      problems.push(`${where}: Deployment/${name} has no HorizontalPodAutoscaler up to its replicas`);
+    const pdb = pdbs.get(name);
+    if ((d.spec.replicas > 1) !== (pdb !== undefined))
+      problems.push(`${where}: Deployment/${name}: a PodDisruptionBudget when, and only when, replicas > 1`);
+    if (pdb && pdb.spec.selector?.matchLabels?.app !== d.spec.template.metadata.labels.app)
+      problems.push(`${where}: PodDisruptionBudget/${name} does not select the Deployment's pods`);
+  }
+  for (const [what, t] of templates) {
+    const types = instanceTypes(t);
+    if (types.length === 0) problems.push(`${where}: ${what} selects no instance type`);
+    for (const type of types) if (!poolTypes.has(type)) problems.push(`${where}: ${what} selects ${type}, no pool of the plan`);
+    if (!(t.spec.tolerations ?? []).some((x) => x.key === "nvidia.com/gpu" && x.effect === "NoSchedule"))
+      problems.push(`${where}: ${what} does not tolerate the nvidia.com/gpu taint`);
+    if (gpuResources(t).length !== 1) problems.push(`${where}: ${what} asks for no GPU resource`);
+  }
+}
+
+function checkKarpenter(objects, plan, where, problems) {
+  const pools = objects.filter((o) => o.kind === "NodePool");
+  const classes = new Set(objects.filter((o) => o.kind === "EC2NodeClass").map((o) => o.metadata.name));
+  if (pools.length !== plan.pools.length) problems.push(`${where}: ${pools.length} NodePools for ${plan.pools.length} pools`);
+  for (const p of pools) {
+    const ref = p.spec.template.spec.nodeClassRef;
+    if (ref.kind !== "EC2NodeClass" || !classes.has(ref.name))
+      problems.push(`${where}: NodePool/${p.metadata.name} names EC2NodeClass '${ref.name}', which is not in the export`);
+    const pool = plan.pools.find((x) => x.node_type === p.metadata.name);
+    if (!pool) problems.push(`${where}: NodePool/${p.metadata.name} is no pool of the plan`);
+  }
+}
+
+// ---- Run.
+const doc = fs.readFileSync(docPath, "utf8");
+const refusals = [...doc.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+const matches = (message, pattern) => {
+  const parts = pattern.split(/<[^>]+>/).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp("^" + parts.join(".+?") + "( \\(.*\\))?$").test(message);
+};
+const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "capsim-cluster-exports-")), "capsim.db");
+const env = { ...process.env, CAPSIM_DB: db };
+const problems = [];
+let validated = 0;
+let refused = 0;
+let documents = 0;
+for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")).sort()) {
+  const scenario = path.join(clustersDir, file);
+  const planRun = spawnSync(capsim, ["plan", "--format", "json", scenario], { encoding: "utf8", env });
+  if (planRun.status !== 0) {
+    problems.push(`${file}: capsim plan exit ${planRun.status}: ${planRun.stderr}`);
+    continue;
+  }
+  const plan = JSON.parse(planRun.stdout);
+  for (const target of ["k8s", "karpenter"]) {
+    const where = `${file} ${target}`;
+    const r = spawnSync(capsim, ["plan", "--export", target, scenario], { encoding: "utf8", env });
+    if (r.status === 0) {
+      const before = problems.length;
+      const objects = parseStream(r.stdout, where, problems);
+      documents += objects.length;
+      (target === "k8s" ? checkK8s : checkKarpenter)(objects, plan, where, problems);
+      if (problems.length === before) ++validated;
+      console.log(`${where}: ${objects.length} documents, ${problems.length === before ? "valid" : "INVALID"}`);
+      continue;
+    }
+    // Refused: exit 2, every error a documented refusal naming a pool of the plan that is not AWS.
+    const messages = r.stderr.split("\n").filter((l) => l.includes("error: ")).map((l) => l.slice(l.indexOf("error: ") + 7));
+    const ok = target === "karpenter" && r.status === 2 && messages.length > 0 &&
+      messages.every((m) => refusals.some((p) => matches(m, p)) && plan.pools.some((x) => m.includes(`pool '${x.node_type}'`) && !x.node_type.startsWith("aws-")));
+    if (!ok) problems.push(`${where}: exit ${r.status}, not a documented refusal:\n${r.stderr}`);
+    else ++refused;
+    console.log(`${where}: refused: ${messages.join("; ")}`);
+  }
+}
+fs.rmSync(path.dirname(db), { recursive: true, force: true });
+for (const p of problems) console.log("FAIL: " + p);
+console.log(`${validated} cluster exports (${documents} documents) validated, ${refused} refused as documented, ${problems.length} problems`);
+process.exit(problems.length === 0 && validated > 0 ? 0 : 1);

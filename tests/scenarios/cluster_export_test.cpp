@@ -1,0 +1,169 @@
+// cluster_export (issue 17, item 4): the shipped cluster example's plan as Kubernetes
+// objects agrees with the plan; Karpenter refuses its GCP pool with the documented text.
+// tests/exports/validate_cluster_exports.mjs validates the same output against the schemas.
+#include <doctest/doctest.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <set>
+
+#include "capsim/scenarios/cluster.hpp"
+#include "capsim/scenarios/cluster_export.hpp"
+#include "support/test_support.hpp"
+
+using namespace capsim;
+using namespace capsim::scenarios;
+
+namespace {
+
+const ClusterPlan& estate_plan() {
+  static const ClusterPlan plan = [] {
+    const auto file = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "team-ml-estate.yaml";
+    auto s = load_cluster_file(file, testing::shipped_catalog());
+    REQUIRE(s);
+    auto p = plan_cluster(*s, testing::shipped_catalog());
+    REQUIRE(p);
+    return *p;
+  }();
+  return plan;
+}
+
+std::vector<YAML::Node> documents(const std::string& text) {
+  std::vector<YAML::Node> out;
+  for (const auto& d : YAML::LoadAll(text))
+    if (d.IsMap()) out.push_back(d);
+  return out;
+}
+
+std::map<std::string, YAML::Node> by_name(const std::vector<YAML::Node>& docs, const std::string& kind) {
+  std::map<std::string, YAML::Node> out;
+  for (const auto& d : docs)
+    if (d["kind"].as<std::string>() == kind) out[d["metadata"]["name"].as<std::string>()] = d;
+  return out;
+}
+
+// The instance types of the plan's pools ("g5.xlarge", "a2-highgpu-1g").
+std::set<std::string> pool_instance_types(const ClusterPlan& p) {
+  std::set<std::string> types;
+  for (const auto& pool : p.packing.pools)
+    for (const auto& s : p.node_type_sources)
+      if (s.id == pool.node_type) types.insert(s.instance_type);
+  return types;
+}
+
+}  // namespace
+
+TEST_CASE("cluster export k8s: a JobSet per training workload with its gang's GPUs and the queue label") {
+  const ClusterPlan& plan = estate_plan();
+  auto text = cluster_export(plan, "k8s");
+  REQUIRE(text);
+  const auto docs = documents(*text);
+  const auto jobsets = by_name(docs, "JobSet");
+  const auto local_queues = by_name(docs, "LocalQueue");
+  REQUIRE(local_queues.size() == 1);
+  const std::string queue = local_queues.begin()->first;
+  int training = 0;
+  for (const auto& w : plan.problem.workloads) {
+    if (!w.is_training) continue;
+    ++training;
+    CAPTURE(w.name);
+    REQUIRE(jobsets.count(w.name) == 1);
+    const YAML::Node js = jobsets.at(w.name);
+    CHECK(js["apiVersion"].as<std::string>() == "jobset.x-k8s.io/v1alpha2");
+    CHECK(js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"].as<std::string>() == queue);
+    // The gang's GPUs: pods (parallelism) x nvidia.com/gpu per pod, over its replicated jobs.
+    int gpus = 0;
+    for (const auto& rj : js["spec"]["replicatedJobs"])
+      gpus += rj["template"]["spec"]["parallelism"].as<int>() *
+              rj["template"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>();
+    CHECK(gpus == w.training.gpus);
+  }
+  CHECK(jobsets.size() == static_cast<std::size_t>(training));
+  CHECK(training == 2);  // weekly-finetune (1 GPU) and nightly-scoring (4 GPUs)
+}
+
+TEST_CASE("cluster export k8s: a Deployment per service with the plan's replicas, an HPA and a PDB above one replica") {
+  const ClusterPlan& plan = estate_plan();
+  auto text = cluster_export(plan, "k8s");
+  REQUIRE(text);
+  const auto docs = documents(*text);
+  const auto deployments = by_name(docs, "Deployment");
+  const auto hpas = by_name(docs, "HorizontalPodAutoscaler");
+  const auto pdbs = by_name(docs, "PodDisruptionBudget");
+  int services = 0;
+  for (const auto& w : plan.problem.workloads) {
+    if (w.is_training) continue;
+    ++services;
+    CAPTURE(w.name);
+    REQUIRE(deployments.count(w.name) == 1);
+    CHECK(deployments.at(w.name)["spec"]["replicas"].as<int>() == w.service.replicas);
+    REQUIRE(hpas.count(w.name) == 1);
+    CHECK(hpas.at(w.name)["spec"]["maxReplicas"].as<int>() == w.service.replicas);
+    CHECK(hpas.at(w.name)["spec"]["minReplicas"].as<int>() == std::max(1, w.service.min_replicas));
+    CHECK(pdbs.count(w.name) == (w.service.replicas > 1 ? 1u : 0u));
+  }
+  CHECK(deployments.size() == static_cast<std::size_t>(services));
+  CHECK(services == 3);
+}
+
+TEST_CASE("cluster export k8s: the MIG service asks for nvidia.com/mig-<profile>, time-slicing for one nvidia.com/gpu") {
+  auto text = cluster_export(estate_plan(), "k8s");
+  REQUIRE(text);
+  const auto deployments = by_name(documents(*text), "Deployment");
+  // food-photos: 2 replicas x MIG 1g.5gb (team-ml-estate's plan); notebooks: time-sliced 0.25.
+  const YAML::Node food = deployments.at("food-photos")["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+  CHECK(food["nvidia.com/mig-1g.5gb"].as<int>() == 1);
+  CHECK(!food["nvidia.com/gpu"]);
+  const YAML::Node notebooks = deployments.at("notebooks");
+  CHECK(notebooks["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+  CHECK(notebooks["metadata"]["annotations"]["capsim.dev/gpu-sharing"].as<std::string>().find("sharing.timeSlicing (replicas: 4)") !=
+        std::string::npos);
+}
+
+TEST_CASE("cluster export k8s: every pod selects an instance type of the plan's pools and tolerates the GPU taint") {
+  const ClusterPlan& plan = estate_plan();
+  const auto types = pool_instance_types(plan);
+  auto text = cluster_export(plan, "k8s");
+  REQUIRE(text);
+  const auto docs = documents(*text);
+  std::vector<std::pair<std::string, YAML::Node>> pods;
+  for (const auto& [name, d] : by_name(docs, "Deployment")) pods.emplace_back(name, d["spec"]["template"]["spec"]);
+  for (const auto& [name, d] : by_name(docs, "JobSet"))
+    for (const auto& rj : d["spec"]["replicatedJobs"]) pods.emplace_back(name, rj["template"]["spec"]["template"]["spec"]);
+  CHECK(pods.size() == 5);
+  for (const auto& [name, pod] : pods) {
+    CAPTURE(name);
+    REQUIRE(pod["nodeSelector"]["node.kubernetes.io/instance-type"]);
+    CHECK(types.count(pod["nodeSelector"]["node.kubernetes.io/instance-type"].as<std::string>()) == 1);
+    CHECK(pod["tolerations"][0]["key"].as<std::string>() == "nvidia.com/gpu");
+  }
+  // One ResourceFlavor per pool, labelled with its instance type.
+  const auto flavors = by_name(docs, "ResourceFlavor");
+  CHECK(flavors.size() == plan.packing.pools.size());
+  for (const auto& [name, f] : flavors) CHECK(types.count(f["spec"]["nodeLabels"]["node.kubernetes.io/instance-type"].as<std::string>()) == 1);
+}
+
+TEST_CASE("cluster export karpenter: the estate's GCP pool is refused by name") {
+  auto text = cluster_export(estate_plan(), "karpenter");
+  REQUIRE(!text);
+  REQUIRE(text.errors().size() == 1);
+  CHECK(text.errors()[0].key_path == "export");
+  CHECK(text.errors()[0].message == "Karpenter export needs aws node types; pool 'gcp-a2-highgpu-1g' is gcp a2-highgpu-1g");
+}
+
+TEST_CASE("cluster export: an unknown target names the closest") {
+  auto text = cluster_export(estate_plan(), "karpentr");
+  REQUIRE(!text);
+  CHECK(text.errors()[0].message == "unknown export target 'karpentr'");
+  CHECK(text.errors()[0].hint == "did you mean 'karpenter'?");
+}
+
+TEST_CASE("cluster export: dns1123_label") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"chat-7b", "chat-7b"}, {"Chat_7B", "chat-7b"}, {"  a..b  ", "a-b"}, {"__", ""}, {"aws-g5-xlarge", "aws-g5-xlarge"}};
+  for (const auto& [in, want] : cases) {
+    CAPTURE(in);
+    CHECK(dns1123_label(in) == want);
+  }
+}
