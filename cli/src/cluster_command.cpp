@@ -6,6 +6,9 @@
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/cluster_export.hpp"
+#ifdef CAPSIM_HAVE_RENDER
+#include "capsim/render/report.hpp"
+#endif
 
 namespace capsim::cli {
 namespace {
@@ -13,12 +16,14 @@ namespace {
 struct ClusterOptions {
   std::string file;
   Format format = Format::table;
-  std::string export_target;  // "", k8s or karpenter
+  std::string export_target;  // "", k8s, karpenter, gke or terraform
   std::string output;         // "" or "-": standard output
+  std::string location;       // gke, terraform
+  std::string report;         // --report FILE
 };
 
 int write_export(const scenarios::ClusterPlan& plan, const ClusterOptions& o) {
-  auto text = scenarios::cluster_export(plan, o.export_target);
+  auto text = scenarios::cluster_export(plan, o.export_target, o.location);
   if (!text) return report_errors(text.errors());
   if (o.output.empty() || o.output == "-") {
     std::cout << *text;
@@ -35,6 +40,13 @@ int run_cluster_command(const GlobalOptions& g, const ClusterOptions& o) {
   if (!scenario) return report_errors(scenario.errors());
   auto plan = scenarios::plan_cluster(*scenario, *ws->catalog);
   if (!plan) return report_errors(plan.errors());
+  if (!o.report.empty()) {
+#ifdef CAPSIM_HAVE_RENDER
+    if (auto status = render::write_cluster_report(*plan, o.report); !status.empty()) return report_errors(status);
+#else
+    return report_errors({Diagnostic{{}, "--report", "this capsim was built without the report renderer (Qt)", ""}});
+#endif
+  }
   if (!o.export_target.empty()) return write_export(*plan, o);
   std::cout << (o.format == Format::json ? scenarios::cluster_plan_json(*plan) : scenarios::cluster_plan_text(*plan));
   return kExitOk;
@@ -48,17 +60,23 @@ void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   cmd->add_option("cluster", o->file, "Cluster scenario (YAML with cluster: and workloads:)")->required()->option_text("FILE");
   add_format_option(*cmd, o->format, {"table", "json"});
   cmd->add_option("--export", o->export_target,
-                  "Write the plan as objects instead: k8s (Kueue queues and flavors, JobSets, Deployments, HPAs, PDBs) "
-                  "or karpenter (NodePools and EC2NodeClass, AWS pools only)")
+                  "Write the plan as objects instead: k8s (Kueue queues and flavors, JobSets, Deployments, HPAs, PDBs), "
+                  "karpenter (NodePools and EC2NodeClass, AWS pools only), gke or terraform (node pools, GCP pools only)")
       ->option_text("TARGET");
+  cmd->add_option("--location", o->location,
+                  "gke, terraform: a GCP region or zone (default: the catalog's region of the pools' instances)");
+  cmd->add_option("--report", o->report,
+                  "Also write the plan's report: .html, .pdf, .md, .csv or .json (pools, packing picture, timeline, cost)")
+      ->option_text("FILE");
   cmd->add_option("-o,--output", o->output, "With --export: write to FILE (default, or -: standard output)")->option_text("FILE");
   cmd->footer("Examples:\n  capsim plan scenarios/clusters/team-ml-estate.yaml\n"
               "  capsim plan --format json scenarios/clusters/team-ml-estate.yaml\n"
               "  capsim plan --export k8s -o estate.yaml scenarios/clusters/team-ml-estate.yaml\n"
+              "  capsim plan --report estate.html scenarios/clusters/team-ml-estate.yaml\n"
               "Exports, what validates them and refusals: docs/exports.md.");
   cmd->callback([&global, &exit_code, o] {
     if (!o->output.empty() && o->export_target.empty()) {
-      exit_code = report_errors({Diagnostic{{}, "--output", "-o/--output writes an export: give --export k8s or karpenter", ""}});
+      exit_code = report_errors({Diagnostic{{}, "--output", "-o/--output writes an export: give --export k8s, karpenter, gke or terraform", ""}});
       return;
     }
     exit_code = run_cluster_command(global, *o);

@@ -538,6 +538,24 @@ Result<Sized> size_workload(const ClusterScenario& s, std::size_t i, const hardw
     sub->hardware.instances = s.node_types;
     sub->hardware.servers.clear();
     if (sub->inference && w.scenario_sharing) sub->inference->sharing_modes = {*w.scenario_sharing};
+    // A deployment pinned to a node type the cluster does not have moves to a cluster type
+    // with the same GPU (the cluster decides where things run).
+    if (sub->inference && !sub->inference->node.empty() &&
+        std::find(s.node_types.begin(), s.node_types.end(), sub->inference->node) == s.node_types.end()) {
+      const hardware::Entity* pinned = catalog.find(hardware::EntityKind::instance, sub->inference->node);
+      const std::string gpu_of_pin = pinned ? pinned->text("gpu") : "";
+      std::string replacement;
+      for (const auto& id : s.node_types)
+        if (const auto* e = catalog.find(hardware::EntityKind::instance, id); e && e->text("gpu") == gpu_of_pin) {
+          replacement = id;
+          break;
+        }
+      if (replacement.empty())
+        return workload_error(s, i, "workload '" + w.name + "': its scenario deploys on " + sub->inference->node + " (" + gpu_of_pin +
+                                        "), and no cluster node type carries a " + gpu_of_pin,
+                              "add a node type with a " + gpu_of_pin + " to cluster.node_types");
+      sub->inference->node = replacement;
+    }
     auto plan = make_plan(*sub, catalog);
     if (!plan) {
       std::vector<Diagnostic> errors = plan.errors();
@@ -740,7 +758,7 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
     if (auto r = models::node_type_by_id(catalog, id, "price.spot"); r && r->price && r->price->currency() == *currency)
       spot.emplace(id, *r->price);
     out.problem.node_types.push_back(std::move(t));
-    out.node_type_sources.push_back({id, nt->provider, nt->name});
+    out.node_type_sources.push_back({id, nt->provider, nt->name, e->text("region")});
     if (std::find(cluster_gpus.begin(), cluster_gpus.end(), nt->cluster.gpu.id) == cluster_gpus.end())
       cluster_gpus.push_back(nt->cluster.gpu.id);
   }

@@ -552,17 +552,65 @@ std::string dns1123_label(std::string_view name) {
   return out;
 }
 
-Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view target) {
-  static const std::vector<std::string> targets{"k8s", "karpenter"};
-  if (target != "k8s" && target != "karpenter") {
+namespace {
+
+// The pools as `capsim export gke|terraform` takes them: autoscaling between the fewest and
+// the most nodes up in one hour, the GPU taint.
+Result<std::string> node_pools(const ClusterPlan& plan, const Export& e, ExportFormat format, std::string location) {
+  std::vector<NodePool> pools;
+  for (const auto& p : e.pools) {
+    NodePool n;
+    n.name = p.name;
+    n.provider = p.provider;
+    n.instance_type = p.instance_type;
+    n.gpu_id = p.type->gpu.id;
+    n.gpus_per_node = p.type->gpus_per_node;
+    n.nodes = p.bounds->max_nodes;
+    n.min_nodes = p.bounds->min_nodes;
+    n.max_nodes = p.bounds->max_nodes;
+    // A pool whose pods all run on MIG slices of one profile is partitioned by GKE itself
+    // (gpu-partition-size); mixed pools keep whole GPUs.
+    std::set<std::string> profiles;
+    bool all_mig = true;
+    for (const auto& node : plan.packing.nodes)
+      if (node.node_type == p.bounds->node_type)
+        for (const auto& pod : node.pods) {
+          if (pod.share.rfind("MIG ", 0) == 0) profiles.insert(pod.share.substr(4));
+          else all_mig = false;
+        }
+    if (all_mig && profiles.size() == 1) n.mig_profile = *profiles.begin();
+    pools.push_back(std::move(n));
+    if (location.empty())
+      for (const auto& src : plan.node_type_sources)
+        if (src.id == p.bounds->node_type && src.provider == "gcp") location = src.region;
+  }
+  ExportSettings settings;
+  settings.cluster = e.queue;
+  settings.location = location;
+  settings.notes = {{"capsim.dev/cluster-plan", plan.name}};
+  auto text = export_node_pools(pools, format, settings);
+  if (text) return text;
+  std::vector<Diagnostic> errors = text.errors();
+  for (auto& d : errors)  // a cluster chooses its node types in the scenario, not with --node-type
+    if (d.hint.find("--node-type") != std::string::npos) d.hint = "list gcp node types in cluster.node_types";
+  return errors;
+}
+
+}  // namespace
+
+Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view target, const std::string& location) {
+  static const std::vector<std::string> targets{"k8s", "karpenter", "gke", "terraform"};
+  if (std::find(targets.begin(), targets.end(), target) == targets.end()) {
     const std::string near = did_you_mean(target, targets);
     return Diagnostic{{}, "--export", "unknown export target '" + std::string(target) + "'",
-                      near.empty() ? "use k8s or karpenter" : near};
+                      near.empty() ? "use k8s, karpenter, gke or terraform" : near};
   }
   if (plan.packing.pools.empty()) return Diagnostic{{}, "export", "the plan has no node pool to export", ""};
   auto e = gather(plan);
   if (!e) return e.errors();
   if (target == "karpenter") return karpenter(*e);
+  if (target == "gke") return node_pools(plan, *e, ExportFormat::gke, location);
+  if (target == "terraform") return node_pools(plan, *e, ExportFormat::terraform, location);
   return k8s(plan, *e);
 }
 

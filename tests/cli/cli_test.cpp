@@ -578,6 +578,12 @@ TEST_CASE("capsim plan packs the shipped cluster, in text and JSON, and bad clus
   CHECK(j["schema"] == "capsim-cluster-plan/1");
   CHECK(j["workloads"].size() == 5);
 
+  const fs::path report = scratch() / "estate-report.md";
+  auto reported = capsim("plan --report '" + report.string() + "' " + example);
+  REQUIRE_MESSAGE(reported.exit_code == 0, reported.err);
+  CHECK(read(report).starts_with("# Cluster plan: team-ml-estate"));
+  CHECK(reported.out == text.out);  // the plan is printed as well
+
   const fs::path bad = scratch() / "bad-cluster.yaml";
   std::ofstream(bad) << "name: x\n"
                         "cluster: {node_types: [aws-g5-xlarge], system_reserve: {cpu: 1, memory: 1 GiB}}\n"

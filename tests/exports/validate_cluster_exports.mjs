@@ -1,6 +1,7 @@
 // Issue 17: a whole cluster plan exported as objects real tools accept. For every cluster
-// scenario (scenarios/clusters/*.yaml), `capsim plan --export k8s` and `--export karpenter`
-// either write documents that validate, or (karpenter) are refused with the documented text.
+// scenario (scenarios/clusters/*.yaml), `capsim plan --export k8s|karpenter|gke|terraform`
+// either writes what validates, or (karpenter, gke, terraform) is refused with the documented
+// text for another provider's pools. gke and terraform: node_pool_validators.mjs.
 //
 //   node validate_cluster_exports.mjs CAPSIM CLUSTERS_DIR DOCS_EXPORTS_MD NPM_DIR
 //
@@ -23,6 +24,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { nodePoolValidators } from "./node_pool_validators.mjs";
 
 const [capsim, clustersDir, docPath, npmDir] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -91,6 +94,7 @@ function qualifiedName(key) {
   return parts.length === 1 || (parts[0].length <= 253 && dns1123Subdomain.test(parts[0]));
 }
 const labelValue = (v) => typeof v === "string" && v.length <= 63 && (v === "" || qualifiedNamePart.test(v));
+const { validateTerraformText, validateGke } = nodePoolValidators({ Ajv, here, qualifiedName });
 
 function metaRules(doc, bad) {
   const meta = doc.metadata ?? {};
@@ -333,9 +337,20 @@ for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")
     continue;
   }
   const plan = JSON.parse(planRun.stdout);
-  for (const target of ["k8s", "karpenter"]) {
+  for (const target of ["k8s", "karpenter", "gke", "terraform"]) {
     const where = `${file} ${target}`;
     const r = spawnSync(capsim, ["plan", "--export", target, scenario], { encoding: "utf8", env });
+    if (r.status === 0 && (target === "gke" || target === "terraform")) {
+      const before = problems.length;
+      (target === "gke" ? validateGke : validateTerraformText)(r.stdout, where, problems);
+      // One pool per pool of the plan, named after it.
+      for (const pool of plan.pools)
+        if (!r.stdout.includes(target === "gke" ? `node-pools create ${pool.node_type} ` : `"name": "${pool.node_type}"`))
+          problems.push(`${where}: no node pool for ${pool.node_type}`);
+      if (problems.length === before) ++validated;
+      console.log(`${where}: ${plan.pools.length} node pools, ${problems.length === before ? "valid" : "INVALID"}`);
+      continue;
+    }
     if (r.status === 0) {
       const before = problems.length;
       const objects = parseStream(r.stdout, where, problems);
@@ -347,8 +362,9 @@ for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")
     }
     // Refused: exit 2, every error a documented refusal naming a pool of the plan that is not AWS.
     const messages = r.stderr.split("\n").filter((l) => l.includes("error: ")).map((l) => l.slice(l.indexOf("error: ") + 7));
-    const ok = target === "karpenter" && r.status === 2 && messages.length > 0 &&
-      messages.every((m) => refusals.some((p) => matches(m, p)) && plan.pools.some((x) => m.includes(`pool '${x.node_type}'`) && !x.node_type.startsWith("aws-")));
+    const provider = target === "karpenter" ? "aws-" : "gcp-";
+    const ok = target !== "k8s" && r.status === 2 && messages.length > 0 &&
+      messages.every((m) => refusals.some((p) => matches(m, p)) && plan.pools.some((x) => m.includes(`pool '${x.node_type}'`) && !x.node_type.startsWith(provider)));
     if (!ok) problems.push(`${where}: exit ${r.status}, not a documented refusal:\n${r.stderr}`);
     else ++refused;
     console.log(`${where}: refused: ${messages.join("; ")}`);

@@ -2,6 +2,7 @@
 // objects agrees with the plan; Karpenter refuses its GCP pool with the documented text.
 // tests/exports/validate_cluster_exports.mjs validates the same output against the schemas.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <yaml-cpp/yaml.h>
 
@@ -166,4 +167,37 @@ TEST_CASE("cluster export: dns1123_label") {
     CAPTURE(in);
     CHECK(dns1123_label(in) == want);
   }
+}
+
+TEST_CASE("cluster export gke and terraform: one autoscaled node pool per pool, MIG pools partitioned, other providers refused") {
+  const auto file = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "gcp-inference-estate.yaml";
+  auto s = load_cluster_file(file, testing::shipped_catalog());
+  REQUIRE(s);
+  auto p = plan_cluster(*s, testing::shipped_catalog());
+  REQUIRE(p);
+  auto gke = cluster_export(*p, "gke");
+  REQUIRE_MESSAGE(gke, format_diagnostics(gke.errors()));
+  for (const auto& pool : p->packing.pools) {
+    CAPTURE(pool.node_type);
+    const auto at = gke->find("gcloud container node-pools create " + pool.node_type + " ");
+    REQUIRE(at != std::string::npos);
+    const std::string command = gke->substr(at, gke->find("gcloud container", at + 1) - at);
+    CHECK(command.find("--cluster=gcp-inference-estate") != std::string::npos);
+    CHECK(command.find("--location=us-central1 ") != std::string::npos);  // the catalog's region of the instances
+    CHECK(command.find("--total-min-nodes=" + std::to_string(pool.min_nodes) + " --total-max-nodes=" +
+                       std::to_string(pool.max_nodes)) != std::string::npos);
+    // The A100 pool holds only the MIG service's 1g.5gb slices: GKE partitions its GPUs.
+    CHECK((command.find("gpu-partition-size=1g.5gb") != std::string::npos) == (pool.node_type == "gcp-a2-highgpu-1g"));
+  }
+  auto tf = cluster_export(*p, "terraform", "us-central1-a");
+  REQUIRE(tf);
+  const auto j = nlohmann::json::parse(*tf);
+  CHECK(j["resource"]["google_container_node_pool"].size() == p->packing.pools.size());
+  CHECK(j["resource"]["google_container_node_pool"]["gcp_g2_standard_4"]["location"] == "us-central1-a");
+
+  auto refused = cluster_export(estate_plan(), "gke");
+  REQUIRE(!refused);
+  CHECK(refused.errors().size() == 3);  // the estate's three AWS pools
+  CHECK(refused.errors()[0].message == "GKE export needs gcp node types; pool 'aws-g5-xlarge' is aws g5.xlarge");
+  CHECK(refused.errors()[0].hint == "list gcp node types in cluster.node_types");
 }

@@ -145,6 +145,7 @@ struct ClusterNodeTypeSource {
   std::string id;             // catalog instance id ("aws-g5-xlarge")
   std::string provider;       // "aws", "gcp", ...
   std::string instance_type;  // the provider's machine type ("g5.xlarge")
+  std::string region;         // the catalog's region for it ("us-central1"), or ""
 };
 
 struct ClusterPlan {

@@ -21,6 +21,11 @@
 //              tolerate the nvidia.com/gpu NoSchedule taint. spread: node is a required
 //              podAntiAffinity on kubernetes.io/hostname, spread: zone a
 //              topologySpreadConstraint on topology.kubernetes.io/zone.
+//   gke, terraform
+//              the node pools only, as `capsim export gke|terraform` writes them (export.hpp):
+//              one gcloud container node-pools create command, or one
+//              google_container_node_pool resource, per pool, autoscaling between the pool's
+//              fewest and most nodes up in one hour; GCP pools only.
 //   karpenter  one karpenter.sh/v1 NodePool per pool (its instance type, on demand, the GPU
 //              taint, limits of max nodes x the node's GPUs, vCPUs and memory) and the
 //              karpenter.k8s.aws/v1 EC2NodeClass they name: AWS pools only.
@@ -41,12 +46,14 @@
 
 namespace capsim::scenarios {
 
-// `target` is "k8s" or "karpenter". Errors (all at once): an unknown target (with a "did you
+// `target` is "k8s", "karpenter", "gke" or "terraform". Errors (all at once): an unknown target (with a "did you
 // mean"); for karpenter, every pool that is not an AWS instance:
 //   "Karpenter export needs aws node types; pool '<pool>' is <provider> <instance type>"
 // for both, names that collide once made DNS-1123 labels, an instance type that is no label
 // value.
-Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view target);
+// `location`: gke and terraform, a GCP zone or region (default: the catalog's region of the
+// pools' instances).
+Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view target, const std::string& location = "");
 
 // A name made a DNS-1123 label but for its length: "Chat_7B" -> "chat-7b", runs of other
 // characters one '-', none at either end; "" when nothing is left. Not shortened.

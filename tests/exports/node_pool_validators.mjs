@@ -1,0 +1,87 @@
+// GKE and Terraform node-pool exports checked against what their tools accept: shared by
+// validate_exports.mjs (one scenario's pools) and validate_cluster_exports.mjs (a cluster
+// plan's pools).
+//   terraform: JSON against schemas/google_container_node_pool.schema.json (ajv).
+//   gke: the script parsed as sh (sh -n, shellcheck when installed), each gcloud command's
+//     flags and values against schemas/gcloud_node_pools_create.json.
+// Each validator appends "WHERE: problem" lines to `problems`.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+// Ajv: the ajv constructor (from the npm packages); here: this folder; qualifiedName: the
+// Kubernetes qualified-name rule (taint keys).
+export function nodePoolValidators({ Ajv, here, qualifiedName }) {
+  const terraformSchema = JSON.parse(fs.readFileSync(path.join(here, "schemas/google_container_node_pool.schema.json")));
+  const validateTerraform = new Ajv({ allErrors: true, strict: false }).compile(terraformSchema);
+  const gcloud = JSON.parse(fs.readFileSync(path.join(here, "schemas/gcloud_node_pools_create.json")));
+
+  function validateTerraformText(text, where, problems) {
+    let j;
+    try {
+      j = JSON.parse(text);
+    } catch (e) {
+      return problems.push(`${where}: not JSON: ${e.message}`);
+    }
+    if (!validateTerraform(j))
+      for (const e of validateTerraform.errors) problems.push(`${where}: ${e.instancePath || "/"} ${e.message}`);
+  }
+
+  function validateGke(text, where, problems) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "capsim-gke-"));
+    const file = path.join(dir, "pools.sh");
+    fs.writeFileSync(file, text);
+    const sh = spawnSync("sh", ["-n", file], { encoding: "utf8" });
+    if (sh.status !== 0) problems.push(`${where}: sh -n: ${sh.stderr.trim()}`);
+    const check = spawnSync("shellcheck", ["-s", "sh", file], { encoding: "utf8" });
+    if (!check.error && check.status !== 0) problems.push(`${where}: shellcheck: ${check.stdout.trim()}`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const commands = text.replace(/\\\n/g, " ").split("\n").filter((l) => l.startsWith("gcloud "));
+    if (commands.length === 0) problems.push(`${where}: no gcloud command`);
+    for (const c of commands) {
+      const words = c.trim().split(/\s+/);
+      const head = words.slice(0, 5).join(" ");
+      if (head !== "gcloud container node-pools create" + " " + words[4] || !/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(words[4]))
+        problems.push(`${where}: '${head}' is not gcloud container node-pools create NAME`);
+      const seen = new Map();
+      for (const w of words.slice(5)) {
+        const [flag, ...rest] = w.split("=");
+        const value = rest.join("=");
+        const kind = gcloud.flags[flag];
+        if (kind === undefined) {
+          problems.push(`${where}: ${flag}: not a flag of gcloud container node-pools create`);
+          continue;
+        }
+        seen.set(flag, value);
+        if (kind === "switch" && value !== "") problems.push(`${where}: ${flag} takes no value`);
+        if (kind === "integer" && !/^[0-9]+$/.test(value)) problems.push(`${where}: ${flag}=${value}: not a count`);
+        if (kind === "value" && value === "") problems.push(`${where}: ${flag} needs a value`);
+        if (Array.isArray(kind) && !kind.includes(value)) problems.push(`${where}: ${flag}=${value}: not one of ${kind}`);
+      }
+      for (const required of ["--cluster", "--machine-type"])
+        if (!seen.has(required)) problems.push(`${where}: ${required} missing`);
+      if (!seen.has("--location") && !seen.has("--zone") && !seen.has("--region")) problems.push(`${where}: no location`);
+      for (const [a, b] of gcloud.exclusive)
+        if (seen.has(a) && seen.has(b)) problems.push(`${where}: ${a} and ${b} cannot be given together`);
+      for (const f of gcloud.need_autoscaling)
+        if (seen.has(f) && !seen.has("--enable-autoscaling")) problems.push(`${where}: ${f} needs --enable-autoscaling`);
+      if (seen.has("--accelerator"))
+        for (const kv of seen.get("--accelerator").split(",")) {
+          const [k, v] = kv.split("=");
+          const kind = gcloud.accelerator_keys[k];
+          if (kind === undefined) problems.push(`${where}: --accelerator key '${k}' is not gcloud's`);
+          else if (kind === "integer" && !/^[1-9][0-9]*$/.test(v)) problems.push(`${where}: --accelerator ${k}=${v}`);
+          else if (Array.isArray(kind) && !kind.includes(v)) problems.push(`${where}: --accelerator ${k}=${v}: not one of ${kind}`);
+        }
+      if (seen.has("--node-taints"))
+        for (const t of seen.get("--node-taints").split(",")) {
+          const m = /^([^=]+)=([^:]*):(.+)$/.exec(t);
+          if (!m || !qualifiedName(m[1]) || !gcloud.taint_effects.includes(m[3]))
+            problems.push(`${where}: --node-taints ${t}: not KEY=VALUE:EFFECT`);
+        }
+    }
+  }
+
+  return { validateTerraformText, validateGke };
+}
