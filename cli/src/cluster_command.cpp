@@ -25,12 +25,7 @@ struct ClusterOptions {
 int write_export(const scenarios::ClusterPlan& plan, const ClusterOptions& o) {
   auto text = scenarios::cluster_export(plan, o.export_target, o.location);
   if (!text) return report_errors(text.errors());
-  if (o.output.empty() || o.output == "-") {
-    std::cout << *text;
-    return kExitOk;
-  }
-  if (auto status = write_file_atomically(o.output, *text); !status.empty()) return report_errors(status);
-  return kExitOk;
+  return write_output(o.output, *text);
 }
 
 int run_cluster_command(const GlobalOptions& g, const ClusterOptions& o) {

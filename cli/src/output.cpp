@@ -1,5 +1,7 @@
 #include "output.hpp"
 
+#include "capsim/core/files.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -91,6 +93,15 @@ Result<scenarios::Workspace> open_workspace(const GlobalOptions& g, hardware::Ac
   if (ws)
     for (const auto& w : ws->store.warnings()) std::cerr << w << "\n";
   return ws;
+}
+
+int write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return kExitOk;
+  }
+  if (auto status = write_file_atomically(path, text); !status.empty()) return report_errors(status);
+  return kExitOk;
 }
 
 int report_errors(const std::vector<Diagnostic>& errors) {

@@ -39,6 +39,10 @@ void print_table(const scenarios::Table& t, Format format);
 // environment failure (Cause::environment), else kExitBadInput.
 int report_errors(const std::vector<Diagnostic>& errors);
 
+// Writes an export's text to standard output (`path` empty or "-") or atomically to the file;
+// kExitOk, or the write's errors reported.
+int write_output(const std::string& path, const std::string& text);
+
 // A progress bar on stderr when it is a terminal and the work has run for half a second;
 // silent otherwise (pipes, CI logs). Ctrl-C (SIGINT) while it exists cancels the work:
 // cancelled() turns true and the command writes nothing.

@@ -203,12 +203,7 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   settings.notes = scenarios::plan_annotations(plan->plan);
   auto text = scenarios::export_node_pools(plan->plan.node_pools, *format, settings);
   if (!text) return report_errors(text.errors());
-  if (o.output.empty() || o.output == "-") {
-    std::cout << *text;
-    return kExitOk;
-  }
-  if (auto status = write_file_atomically(o.output, *text); !status.empty()) return report_errors(status);
-  return kExitOk;
+  return write_output(o.output, *text);
 }
 
 struct MemoryOptions {

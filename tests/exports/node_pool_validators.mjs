@@ -9,6 +9,27 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+// The npm packages the validators use, installed by ./setup.sh test in NPM_DIR/node_modules:
+// load(rel) imports one. Exits 77 (ctest: skipped) when they are missing or do not load on
+// this node (they declare node >= 22; Debian bookworm ships 18): an environment problem,
+// not an export bug.
+export function npmLoader(npmDir) {
+  const modules = path.join(npmDir, "node_modules");
+  if (!fs.existsSync(path.join(modules, "kubernetes-models"))) {
+    console.log(`SKIP: the validators are not installed in ${modules} (./setup.sh test installs them with npm ci)`);
+    process.exit(77);
+  }
+  return async (rel) => {
+    try {
+      return await import(pathToFileURL(path.join(modules, rel)).href);
+    } catch (e) {
+      console.log(`SKIP: cannot load ${rel} on node ${process.version}: ${e.message}`);
+      process.exit(77);
+    }
+  };
+}
 
 // Ajv: the ajv constructor (from the npm packages); here: this folder; qualifiedName: the
 // Kubernetes qualified-name rule (taint keys).

@@ -23,25 +23,14 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
-import { nodePoolValidators } from "./node_pool_validators.mjs";
+import { containerRules, dns1123Label, dns1123Subdomain, labelValue, qualifiedName, quantity } from "./k8s_rules.mjs";
+import { nodePoolValidators, npmLoader } from "./node_pool_validators.mjs";
 
 const [capsim, clustersDir, docPath, npmDir] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const modules = path.join(npmDir, "node_modules");
-if (!fs.existsSync(path.join(modules, "kubernetes-models"))) {
-  console.log(`SKIP: the validators are not installed in ${modules} (./setup.sh test installs them with npm ci)`);
-  process.exit(77);
-}
-const load = async (rel) => {
-  try {
-    return await import(pathToFileURL(path.join(modules, rel)).href);
-  } catch (e) {
-    console.log(`SKIP: cannot load ${rel} on node ${process.version}: ${e.message}`);
-    process.exit(77);
-  }
-};
+const load = npmLoader(npmDir);
 const models = {
   "apps/v1 Deployment": (await load("kubernetes-models/apps/v1/Deployment.js")).Deployment,
   "autoscaling/v2 HorizontalPodAutoscaler": (await load("kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler.js"))
@@ -80,20 +69,9 @@ const crds = {
   "kueue.x-k8s.io/v1beta2 LocalQueue": crd("kueue.x-k8s.io_v1beta2_localqueue.schema.json"),
 };
 
-// ---- The API server's rules (k8s.io/apimachinery validation) the schemas do not encode.
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+// ---- The API server's rules (k8s.io/apimachinery validation) the schemas do not encode
+// (k8s_rules.mjs, and below).
 const dns1035Label = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const qualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const quantity = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$/;
-function qualifiedName(key) {
-  const parts = key.split("/");
-  if (parts.length > 2) return false;
-  const name = parts[parts.length - 1];
-  if (name.length > 63 || !qualifiedNamePart.test(name)) return false;
-  return parts.length === 1 || (parts[0].length <= 253 && dns1123Subdomain.test(parts[0]));
-}
-const labelValue = (v) => typeof v === "string" && v.length <= 63 && (v === "" || qualifiedNamePart.test(v));
 const { validateTerraformText, validateGke } = nodePoolValidators({ Ajv, here, qualifiedName });
 
 function metaRules(doc, bad) {
@@ -118,21 +96,7 @@ function podRules(template, p, bad) {
   if (!pod) return bad(`${p}.spec`, "missing");
   for (const [k, v] of Object.entries(pod.nodeSelector ?? {}))
     if (!qualifiedName(k) || !labelValue(v)) bad(`${p}.spec.nodeSelector.${k}`, `'${v}' is not a label`);
-  if (!Array.isArray(pod.containers) || pod.containers.length === 0) bad(`${p}.spec.containers`, "required");
-  for (const [i, c] of (pod.containers ?? []).entries()) {
-    const cp = `${p}.spec.containers[${i}]`;
-    if (!c.name || !dns1123Label.test(c.name)) bad(`${cp}.name`, "required, a DNS-1123 label");
-    if (typeof c.image !== "string" || c.image.trim() === "") bad(`${cp}.image`, "required");
-    for (const kind of ["limits", "requests"])
-      for (const [r, q] of Object.entries(c.resources?.[kind] ?? {})) {
-        if (!qualifiedName(r)) bad(`${cp}.resources.${kind}.${r}`, "not a resource name");
-        if (!quantity.test(String(q))) bad(`${cp}.resources.${kind}.${r}`, `'${q}' is not a quantity`);
-        if (r.includes("/") && !r.includes("kubernetes.io/") && !/^[0-9]+$/.test(String(q)))
-          bad(`${cp}.resources.${kind}.${r}`, "an extended resource must be a whole number");
-      }
-  }
-  for (const [i, t] of (pod.tolerations ?? []).entries())
-    if (t.operator === "Exists" && t.value) bad(`${p}.spec.tolerations[${i}]`, "Exists takes no value");
+  containerRules(pod, `${p}.spec`, bad);
 }
 
 // Where a pod template may run: its instance-type node selector or required node affinity.

@@ -20,27 +20,14 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
-import { nodePoolValidators } from "./node_pool_validators.mjs";
+import { containerRules, dns1123Label, dns1123Subdomain, labelValue, qualifiedName, quantity } from "./k8s_rules.mjs";
+import { nodePoolValidators, npmLoader } from "./node_pool_validators.mjs";
 
 const [capsim, examplesDir, docPath, npmDir] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const modules = path.join(npmDir, "node_modules");
-if (!fs.existsSync(path.join(modules, "kubernetes-models"))) {
-  console.log(`SKIP: the validators are not installed in ${modules} (./setup.sh test installs them with npm ci)`);
-  process.exit(77);
-}
-const load = async (rel) => {
-  try {
-    return await import(pathToFileURL(path.join(modules, rel)).href);
-  } catch (e) {
-    // The installed packages do not load on this node (they declare node >= 22; Debian
-    // bookworm ships 18): an environment problem, reported as a skip, not as an export bug.
-    console.log(`SKIP: cannot load ${rel} on node ${process.version}: ${e.message}`);
-    process.exit(77);
-  }
-};
+const load = npmLoader(npmDir);
 const models = {
   "batch/v1 Job": (await load("kubernetes-models/batch/v1/Job.js")).Job,
   "apps/v1 Deployment": (await load("kubernetes-models/apps/v1/Deployment.js")).Deployment,
@@ -53,23 +40,10 @@ const models = {
 const YAML = (await load("yaml/dist/index.js")).default;
 const Ajv = (await load("ajv/dist/ajv.js")).default;
 
-// ---- The API server's rules that the OpenAPI schemas do not encode (k8s.io/apimachinery
-// validation: IsDNS1123Label, IsDNS1123Subdomain, IsQualifiedName, IsValidLabelValue; core
-// validation of containers, resources and selectors).
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const qualifiedNamePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const quantity = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$/;
-function qualifiedName(key) {
-  const parts = key.split("/");
-  if (parts.length > 2) return false;
-  const name = parts[parts.length - 1];
-  if (name.length > 63 || !qualifiedNamePart.test(name)) return false;
-  if (parts.length === 2) return parts[0].length > 0 && parts[0].length <= 253 && dns1123Subdomain.test(parts[0]);
-  return true;
-}
-const labelValue = (v) => typeof v === "string" && v.length <= 63 && (v === "" || qualifiedNamePart.test(v));
 const { validateTerraformText, validateGke } = nodePoolValidators({ Ajv, here, qualifiedName });
+
+// ---- The API server's rules that the OpenAPI schemas do not encode (k8s_rules.mjs, and
+// below: names, labels, selectors).
 
 function apiServerRules(doc, where, problems) {
   const bad = (p, why) => problems.push(`${where}: ${p}: ${why}`);
@@ -99,22 +73,7 @@ function apiServerRules(doc, where, problems) {
     checkLabels(tmeta.labels, "spec.template.metadata.labels");
     if (!pod) return bad("spec.template.spec", "missing");
     checkLabels(pod.nodeSelector, "spec.template.spec.nodeSelector");
-    if (!Array.isArray(pod.containers) || pod.containers.length === 0) bad("spec.template.spec.containers", "required");
-    for (const [i, c] of (pod.containers ?? []).entries()) {
-      const p = `spec.template.spec.containers[${i}]`;
-      if (!c.name || !dns1123Label.test(c.name)) bad(`${p}.name`, "required, a DNS-1123 label");
-      if (typeof c.image !== "string" || c.image.trim() === "") bad(`${p}.image`, "required");
-      for (const kind of ["limits", "requests"])
-        for (const [r, q] of Object.entries(c.resources?.[kind] ?? {})) {
-          if (!qualifiedName(r)) bad(`${p}.resources.${kind}.${r}`, "not a resource name");
-          if (!quantity.test(String(q))) bad(`${p}.resources.${kind}.${r}`, `'${q}' is not a quantity`);
-          // Extended resources (outside kubernetes.io) are whole numbers and cannot be overcommitted.
-          if (r.includes("/") && !r.includes("kubernetes.io/") && !/^[0-9]+$/.test(String(q)))
-            bad(`${p}.resources.${kind}.${r}`, "an extended resource must be a whole number");
-        }
-    }
-    for (const [i, t] of (pod.tolerations ?? []).entries())
-      if (t.operator === "Exists" && t.value) bad(`spec.template.spec.tolerations[${i}]`, "Exists takes no value");
+    containerRules(pod, "spec.template.spec", bad);
   }
   if (doc.kind === "Job") {
     if (!["Never", "OnFailure"].includes(pod?.restartPolicy)) bad("spec.template.spec.restartPolicy", "Never or OnFailure");
