@@ -697,6 +697,29 @@ int capacity(const PoolNodeType& t, const Shape& s) {
 constexpr std::size_t kPairRepackMaxNodes = 60;
 constexpr std::size_t kPairRepackMaxPods = 8;
 
+// The open node where pod `s` adds the least cost, among those `eligible(index, node)`
+// accepts and it fits on: node -1 when none.
+struct NodeChoice {
+  double cost = std::numeric_limits<double>::infinity();
+  int node = -1;
+  std::optional<PodOnNode> fit;
+};
+
+template <class Eligible>
+NodeChoice cheapest_open_node(const Cluster& c, const Shape& s, Eligible eligible) {
+  NodeChoice best;
+  for (std::size_t n = 0; n < c.nodes().size(); ++n) {
+    const auto& node = c.nodes()[n];
+    if (!eligible(n, node)) continue;
+    const double cost = c.marginal(node, s);
+    if (cost >= best.cost) continue;
+    auto f = c.fit(node, s);
+    if (!f) continue;
+    best = {cost, static_cast<int>(n), std::move(f)};
+  }
+  return best;
+}
+
 struct Pass {
   std::string name;
   int preferred_type = -1;  // -1: the type with the lowest amortized cost per pod
@@ -750,20 +773,12 @@ class Heuristic {
 
   void place_pod(Cluster& c, const Unit& u, const Pass& pass, int left) {
     const Shape& s = u.pod;
-    double best = std::numeric_limits<double>::infinity();
-    int best_node = -1;
-    std::optional<PodOnNode> best_fit;
-    for (std::size_t n = 0; n < c.nodes().size(); ++n) {
-      const auto& node = c.nodes()[n];
-      if (std::find(u.types.begin(), u.types.end(), node.type) == u.types.end()) continue;
-      const double cost = c.marginal(node, s);
-      if (cost >= best) continue;
-      auto f = c.fit(node, s);
-      if (!f) continue;
-      best = cost;
-      best_node = static_cast<int>(n);
-      best_fit = std::move(f);
-    }
+    NodeChoice open = cheapest_open_node(c, s, [&](std::size_t, const NodeState& node) {
+      return std::find(u.types.begin(), u.types.end(), node.type) != u.types.end();
+    });
+    double best = open.cost;
+    int best_node = open.node;
+    std::optional<PodOnNode> best_fit = std::move(open.fit);
     int best_type = -1;
     for (int t : u.types) {
       if (!allowed(u, t, pass)) continue;
@@ -840,23 +855,12 @@ class Heuristic {
     for (const auto& pod : taken) {
       const Shape& s = *pod.shape;
       // Gang parts stay on their type and on nodes without another part of the gang.
-      double best = std::numeric_limits<double>::infinity();
-      int best_node = -1;
-      std::optional<PodOnNode> best_fit;
-      for (std::size_t n = 0; n < c.nodes().size(); ++n) {
-        if (n == from) continue;
-        const auto& node = c.nodes()[n];
-        if (opened && n + 1 != c.nodes().size()) continue;
-        if (s.training && node.type != type) continue;
-        if (!s.training && !type_allowed(s, node.type)) continue;
-        const double cost = c.marginal(node, s);
-        if (cost >= best) continue;
-        auto f = c.fit(node, s);
-        if (!f) continue;
-        best = cost;
-        best_node = static_cast<int>(n);
-        best_fit = std::move(f);
-      }
+      NodeChoice to = cheapest_open_node(c, s, [&](std::size_t n, const NodeState& node) {
+        if (n == from || (opened && n + 1 != c.nodes().size())) return false;
+        return s.training ? node.type == type : type_allowed(s, node.type);
+      });
+      const int best_node = to.node;
+      std::optional<PodOnNode>& best_fit = to.fit;
       if (best_node < 0) {
         ok = false;
         break;
