@@ -145,6 +145,7 @@ std::vector<FieldDef> instance_fields() {
       integer("vcpus", false, "virtual CPUs"),
       quantity("memory", dims::bytes, false, "system memory"),
       quantity("network_bandwidth", kBandwidth, false, "network bandwidth"),
+      integer("efa_interfaces", false, "AWS Elastic Fabric Adapter interfaces (vpc.amazonaws.com/efa devices)"),
       quantity("price.on_demand", kPricePerTime, false, "on-demand price per instance-hour"),
       quantity("price.spot", kPricePerTime, false, "spot price per instance-hour"),
       quantity("price.reserved_1yr", kPricePerTime, false, "1-year commitment, per instance-hour"),

@@ -758,7 +758,8 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
     if (auto r = models::node_type_by_id(catalog, id, "price.spot"); r && r->price && r->price->currency() == *currency)
       spot.emplace(id, *r->price);
     out.problem.node_types.push_back(std::move(t));
-    out.node_type_sources.push_back({id, nt->provider, nt->name, e->text("region")});
+    out.node_type_sources.push_back(
+        {id, nt->provider, nt->name, e->text("region"), static_cast<int>(e->integer("efa_interfaces").value_or(0))});
     if (std::find(cluster_gpus.begin(), cluster_gpus.end(), nt->cluster.gpu.id) == cluster_gpus.end())
       cluster_gpus.push_back(nt->cluster.gpu.id);
   }

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "capsim/core/suggest.hpp"
@@ -23,6 +24,8 @@ using models::SharingMode;
 
 constexpr const char* kGpuTaint = "nvidia.com/gpu";
 constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+// The AWS EFA device plugin's resource (aws-efa-k8s-device-plugin): one per EFA interface.
+constexpr const char* kEfaResource = "vpc.amazonaws.com/efa";
 constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
 constexpr const char* kKueueApi = "kueue.x-k8s.io/v1beta2";
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -60,6 +63,8 @@ struct Workload {
   const ClusterWorkloadPlan* plan = nullptr;
   std::vector<std::string> instance_types;  // of the pools its pods are on, sorted
   std::map<int, int> pods_by_gpus;          // training: gang pods by their GPU count
+  int gang_nodes = 0;                       // training: nodes of the gang (one pod each)
+  int efa = 0;                              // training on several nodes: EFA interfaces per pod
 };
 
 struct Export {
@@ -123,12 +128,18 @@ Result<Export> gather(const ClusterPlan& plan) {
       errors.push_back(name_error(what, "a JobSet's name starts with a letter and has at most 45 characters (its pods are "
                                         "named <name>-workers-0-<index>-<5 characters>, a DNS-1035 label), '" + w.name + "' does not"));
     std::set<std::string> types;
+    std::optional<int> efa;  // the fewest EFA interfaces among the gang's node types
     for (const auto& node : plan.packing.nodes)
       for (const auto& pod : node.pods) {
         if (pod.workload != w.demand->name) continue;
         types.insert(instance_of[node.node_type]);
-        if (w.demand->is_training) ++w.pods_by_gpus[static_cast<int>(pod.gpus.size())];
+        if (!w.demand->is_training) continue;
+        ++w.pods_by_gpus[static_cast<int>(pod.gpus.size())];
+        ++w.gang_nodes;
+        for (const auto& src : plan.node_type_sources)
+          if (src.id == node.node_type) efa = std::min(efa.value_or(src.efa_interfaces), src.efa_interfaces);
       }
+    if (w.gang_nodes > 1) w.efa = efa.value_or(0);
     w.instance_types.assign(types.begin(), types.end());
     e.workloads.push_back(std::move(w));
   }
@@ -208,6 +219,15 @@ void cluster_queue(YAML::Emitter& y, const ClusterPlan& plan, const Export& e) {
       q[resource] = std::to_string(count);
       gpu_resources.insert(resource);
     }
+    // EFA interfaces, where a multi-node gang asks for them: Kueue admits only resources
+    // its queue covers.
+    for (const auto& w : e.workloads)
+      if (w.efa > 0)
+        for (const auto& src : plan.node_type_sources)
+          if (src.id == p.type->id && src.efa_interfaces > 0) {
+            q[kEfaResource] = std::to_string(p.bounds->max_nodes * src.efa_interfaces);
+            gpu_resources.insert(kEfaResource);
+          }
     quotas.push_back(std::move(q));
   }
   std::vector<std::string> covered{"cpu", "memory"};
@@ -284,7 +304,8 @@ void node_placement(YAML::Emitter& y, const Workload& w) {
   }
   const bool several = w.instance_types.size() > 1;
   const bool apart = !w.demand->is_training && w.demand->service.spread == models::Spread::node;
-  if (several || apart) {
+  const bool gang = w.demand->is_training && w.gang_nodes > 1;
+  if (several || apart || gang) {
     y << YAML::Key << "affinity" << YAML::Value << YAML::BeginMap;
     if (several) {  // the plan put the replicas on more than one pool
       y << YAML::Key << "nodeAffinity" << YAML::Value << YAML::BeginMap << YAML::Key
@@ -306,6 +327,24 @@ void node_placement(YAML::Emitter& y, const Workload& w) {
       y << YAML::EndMap << YAML::EndMap;
       key_value(y, "topologyKey", "kubernetes.io/hostname");
       y << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
+    }
+    if (gang) {  // a gang on several nodes: one pod per node, all in one zone (its network)
+      auto term = [&](const char* topology) {
+        y << YAML::BeginMap << YAML::Key << "labelSelector" << YAML::Value << YAML::BeginMap << YAML::Key << "matchLabels"
+          << YAML::Value << YAML::BeginMap;
+        key_value(y, "app", w.name);
+        y << YAML::EndMap << YAML::EndMap;
+        key_value(y, "topologyKey", topology);
+        y << YAML::EndMap;
+      };
+      y << YAML::Key << "podAffinity" << YAML::Value << YAML::BeginMap << YAML::Key
+        << "requiredDuringSchedulingIgnoredDuringExecution" << YAML::Value << YAML::BeginSeq;
+      term("topology.kubernetes.io/zone");
+      y << YAML::EndSeq << YAML::EndMap;
+      y << YAML::Key << "podAntiAffinity" << YAML::Value << YAML::BeginMap << YAML::Key
+        << "requiredDuringSchedulingIgnoredDuringExecution" << YAML::Value << YAML::BeginSeq;
+      term("kubernetes.io/hostname");
+      y << YAML::EndSeq << YAML::EndMap;
     }
     y << YAML::EndMap;
   }
@@ -355,8 +394,9 @@ void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus) {
     if (memory.value() > 0) key_value(y, "memory", memory_quantity(memory));
     y << YAML::EndMap;
   }
-  y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap << YAML::Key << gpu.resource << YAML::Value << gpu.count
-    << YAML::EndMap;
+  y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap << YAML::Key << gpu.resource << YAML::Value << gpu.count;
+  if (w.efa > 0) y << YAML::Key << kEfaResource << YAML::Value << w.efa;  // the gang's collectives over EFA (RDMA)
+  y << YAML::EndMap;
   y << YAML::EndMap;  // resources
   y << YAML::EndMap << YAML::EndSeq;
   y << YAML::EndMap;  // spec

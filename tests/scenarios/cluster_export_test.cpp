@@ -201,3 +201,35 @@ TEST_CASE("cluster export gke and terraform: one autoscaled node pool per pool, 
   CHECK(refused.errors()[0].message == "GKE export needs gcp node types; pool 'aws-g5-xlarge' is aws g5.xlarge");
   CHECK(refused.errors()[0].hint == "list gcp node types in cluster.node_types");
 }
+
+TEST_CASE("cluster export k8s: a gang on several nodes keeps one pod per node in one zone and asks for the nodes' EFA") {
+  const auto file = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "aws-batch-and-serving.yaml";
+  auto s = load_cluster_file(file, testing::shipped_catalog());
+  REQUIRE(s);
+  auto p = plan_cluster(*s, testing::shipped_catalog());
+  REQUIRE(p);
+  auto text = cluster_export(*p, "k8s");
+  REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+  const auto jobsets = by_name(documents(*text), "JobSet");
+  REQUIRE(jobsets.count("weekly-pretrain") == 1);
+  const YAML::Node pod = jobsets.at("weekly-pretrain")["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  // 16 H100s: two p5.48xlarge, each with 32 EFA interfaces (the catalog's efa_interfaces).
+  CHECK(pod["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == 32);
+  CHECK(pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"].as<std::string>() ==
+        "topology.kubernetes.io/zone");
+  CHECK(pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"]
+            .as<std::string>() == "kubernetes.io/hostname");
+  // The A10G gang spans two g5.12xlarge, which have no EFA: placement, no EFA request.
+  const YAML::Node batch = jobsets.at("weekly-batch")["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  CHECK(batch["affinity"]["podAffinity"]);
+  CHECK_FALSE(batch["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"]);
+  // Kueue admits only covered resources: the queue covers EFA, quota 2 nodes x 32 on the p5 flavor.
+  const YAML::Node queue = by_name(documents(*text), "ClusterQueue").begin()->second;
+  bool covered = false;
+  for (const auto& r : queue["spec"]["resourceGroups"][0]["coveredResources"]) covered |= r.as<std::string>() == "vpc.amazonaws.com/efa";
+  CHECK(covered);
+  for (const auto& f : queue["spec"]["resourceGroups"][0]["flavors"])
+    if (f["name"].as<std::string>() == "aws-p5-48xlarge")
+      for (const auto& r : f["resources"])
+        if (r["name"].as<std::string>() == "vpc.amazonaws.com/efa") CHECK(r["nominalQuota"].as<std::string>() == "64");
+}

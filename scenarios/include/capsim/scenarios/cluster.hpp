@@ -146,6 +146,7 @@ struct ClusterNodeTypeSource {
   std::string provider;       // "aws", "gcp", ...
   std::string instance_type;  // the provider's machine type ("g5.xlarge")
   std::string region;         // the catalog's region for it ("us-central1"), or ""
+  int efa_interfaces = 0;     // AWS EFA interfaces per node (vpc.amazonaws.com/efa), 0: none known
 };
 
 struct ClusterPlan {

@@ -20,7 +20,11 @@
 //              they select their pool's nodes by node.kubernetes.io/instance-type and
 //              tolerate the nvidia.com/gpu NoSchedule taint. spread: node is a required
 //              podAntiAffinity on kubernetes.io/hostname, spread: zone a
-//              topologySpreadConstraint on topology.kubernetes.io/zone.
+//              topologySpreadConstraint on topology.kubernetes.io/zone. A gang on several
+//              nodes keeps one pod per node (podAntiAffinity on kubernetes.io/hostname) and
+//              all in one zone (podAffinity on topology.kubernetes.io/zone), and asks for the
+//              node's EFA interfaces (vpc.amazonaws.com/efa, the AWS EFA device plugin's
+//              resource) where the catalog gives efa_interfaces for its node type.
 //   gke, terraform
 //              the node pools only, as `capsim export gke|terraform` writes them (export.hpp):
 //              one gcloud container node-pools create command, or one
