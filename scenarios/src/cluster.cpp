@@ -396,7 +396,17 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
   if (!c || !c.IsMap()) {
     r.error(c ? c : root, "cluster", "expected cluster: {node_types:, system_reserve:, horizon:}");
   } else {
-    r.keys(c, "cluster", {"node_types", "system_reserve", "horizon", "owned"});
+    r.keys(c, "cluster", {"node_types", "system_reserve", "horizon", "owned", "zones"});
+    if (const YAML::Node zones = c["zones"]; zones) {
+      if (!zones.IsSequence() || zones.size() == 0) r.error(zones, "cluster.zones", "expected a list of zones, e.g. [us-east-1a, us-east-1b]");
+      for (std::size_t i = 0; zones.IsSequence() && i < zones.size(); ++i)
+        if (auto z = r.text(zones[i], "cluster.zones[" + std::to_string(i) + "]")) {
+          if (std::find(s.zones.begin(), s.zones.end(), *z) != s.zones.end())
+            r.error(zones[i], "cluster.zones[" + std::to_string(i) + "]", "zone '" + *z + "' is listed twice");
+          else
+            s.zones.push_back(*z);
+        }
+    }
     const YAML::Node types = c["node_types"];
     if (!types || !types.IsSequence() || types.size() == 0) {
       r.error(types ? types : c, "cluster.node_types", "expected a list of catalog instance ids");
@@ -753,6 +763,7 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
     t.memory = *memory;
     t.reserve = s.reserve;
     t.price_per_node = *nt->price;
+    t.zones = s.zones;
     if (auto r = models::node_type_by_id(catalog, id, "price.reserved_1yr"); r && r->price && r->price->currency() == *currency)
       committed.emplace(id, *r->price);
     if (auto r = models::node_type_by_id(catalog, id, "price.spot"); r && r->price && r->price->currency() == *currency)
@@ -780,6 +791,7 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
       e.where.file = s.file;
       for (std::size_t i = 0; i < s.workloads.size(); ++i)
         if (e.key_path.rfind("workloads[" + std::to_string(i) + "]", 0) == 0) e.where = s.workloads[i].where;
+      if (e.message.find("spread: zone needs") != std::string::npos && s.zones.empty()) e.hint = "list the zones in cluster.zones";
       errors.push_back(std::move(e));
     }
     return errors;

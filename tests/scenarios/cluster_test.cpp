@@ -275,3 +275,29 @@ TEST_CASE("cluster: owned entries are read with the scenario's cost keys and the
   CHECK(s.errors()[1].where.line == 7);
   CHECK(s.errors()[1].message == "an owned option names a server: and a facility:");
 }
+
+TEST_CASE("cluster: spread zone places the replicas over cluster.zones, and without zones it is named") {
+  const std::string head =
+      "name: t\n"
+      "cluster:\n"
+      "  node_types: [aws-g5-xlarge]\n"
+      "  system_reserve: {cpu: 0.5, memory: 2 GiB}\n";
+  const std::string workload = "workloads:\n  - {name: api, service: {gpu: a10g, replicas: 3}, hours: always, spread: zone}\n";
+  auto s = load_cluster("c.yaml", head + "  zones: [us-east-1a, us-east-1b]\n" + workload, catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto p = plan_cluster(*s, catalog());
+  REQUIRE_MESSAGE(p.ok(), format_diagnostics(p.errors()));
+  // Replicas 0 and 2 in us-east-1a, replica 1 in us-east-1b: three one-GPU nodes, two zones.
+  std::map<std::string, int> per_zone;
+  for (const auto& n : p->packing.nodes) per_zone[n.zone] += static_cast<int>(n.pods.size());
+  CHECK(per_zone["us-east-1a"] == 2);
+  CHECK(per_zone["us-east-1b"] == 1);
+
+  auto bare = load_cluster("c.yaml", head + workload, catalog());
+  REQUIRE(bare.ok());
+  auto refused = plan_cluster(*bare, catalog());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.errors()[0].message ==
+        "workload 'api' fits no node type: aws-g5-xlarge: spread: zone needs a node type with zones, it lists none");
+  CHECK(refused.errors()[0].hint == "list the zones in cluster.zones");
+}

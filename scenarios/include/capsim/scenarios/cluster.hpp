@@ -87,6 +87,7 @@ struct ClusterScenario {
   std::vector<std::string> node_types;  // catalog instance ids
   std::vector<SourceLocation> node_type_where;
   models::SystemReserve reserve;
+  std::vector<std::string> zones;  // cluster.zones: where every node type may run (spread: zone)
   Seconds horizon = Seconds(12 * units::month);
   std::vector<ClusterOwnedOption> owned;
   std::vector<ClusterWorkloadSpec> workloads;
