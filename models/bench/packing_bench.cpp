@@ -10,7 +10,7 @@
 
 #include <random>
 
-#include "capsim/hardware/loader.hpp"
+#include "bench_catalog.hpp"
 #include "capsim/models/packing.hpp"
 
 namespace {
@@ -18,10 +18,7 @@ namespace {
 using namespace capsim;
 using namespace capsim::models;
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = std::move(hardware::load_catalog_dir(CAPSIM_BENCH_DATA_DIR "/catalog")).value();
-  return c;
-}
+using bench::catalog;
 
 PoolNodeType node_type(const char* id, const char* gpu, int gpus, double price, double cpu) {
   PoolNodeType t;

@@ -8,7 +8,7 @@
 // for those that fit). BM_EvaluateOne times the two model calls for one configuration.
 #include <benchmark/benchmark.h>
 
-#include "capsim/hardware/loader.hpp"
+#include "bench_catalog.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/models/search.hpp"
@@ -18,10 +18,7 @@ namespace {
 using namespace capsim;
 using namespace capsim::models;
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = std::move(hardware::load_catalog_dir(CAPSIM_BENCH_DATA_DIR "/catalog")).value();
-  return c;
-}
+using bench::catalog;
 
 SearchRequest llama_request(int max_gpus, std::vector<std::string> gpus = {"h100-sxm-80gb", "h200-sxm-141gb",
                                                                           "a100-sxm-80gb", "a100-sxm-40gb"}) {

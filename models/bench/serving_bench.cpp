@@ -9,7 +9,7 @@
 // second of wall time.
 #include <benchmark/benchmark.h>
 
-#include "capsim/hardware/loader.hpp"
+#include "bench_catalog.hpp"
 #include "capsim/models/serving.hpp"
 
 namespace {
@@ -17,10 +17,7 @@ namespace {
 using namespace capsim;
 using namespace capsim::models;
 
-const hardware::Catalog& catalog() {
-  static const hardware::Catalog c = std::move(hardware::load_catalog_dir(CAPSIM_BENCH_DATA_DIR "/catalog")).value();
-  return c;
-}
+using bench::catalog;
 
 DeploymentPlan three_model_plan() {
   InferenceGraph g{"ocr-and-classify",

@@ -29,12 +29,6 @@ using models::WeekHours;
 constexpr std::array<const char*, 7> kDays{"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
 constexpr std::array<const char*, 7> kDayNames{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
-std::string money_text(double v) {
-  if (std::fabs(v) >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
-  if (std::fabs(v) >= 1e4) return fmt::format("{:.1f} k", v / 1e3);
-  return fmt::format("{:.0f}", v);
-}
-
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
@@ -50,11 +44,11 @@ class Reader {
     for (const auto& kv : map) {
       const std::string k = kv.first.as<std::string>();
       if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
-      const std::string near = closest_match(k, allowed);
+      const std::string near = did_you_mean(k, allowed);
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
       error(kv.first, path.empty() ? k : path + "." + k, "unknown key '" + k + "'",
-            near.empty() ? "expected one of: " + list : "did you mean '" + near + "'?");
+            near.empty() ? "expected one of: " + list : near);
     }
   }
 
@@ -265,8 +259,7 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, cons
     auto t = r.text(g, p);
     if (!t) return;
     if (!catalog.find(hardware::EntityKind::gpu, *t)) {
-      const std::string near = closest_match(*t, catalog.ids(hardware::EntityKind::gpu));
-      r.error(g, p, "unknown GPU '" + *t + "'", near.empty() ? "" : "did you mean '" + near + "'?");
+      r.error(g, p, "unknown GPU '" + *t + "'", did_you_mean(*t, catalog.ids(hardware::EntityKind::gpu)));
       return;
     }
     w.gpu = *t;
@@ -416,8 +409,7 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
         auto t = r.text(types[i], path);
         if (!t) continue;
         if (!catalog.find(hardware::EntityKind::instance, *t)) {
-          const std::string near = closest_match(*t, catalog.ids(hardware::EntityKind::instance));
-          r.error(types[i], path, "unknown instance '" + *t + "'", near.empty() ? "" : "did you mean '" + near + "'?");
+          r.error(types[i], path, "unknown instance '" + *t + "'", did_you_mean(*t, catalog.ids(hardware::EntityKind::instance)));
           continue;
         }
         if (std::find(s.node_types.begin(), s.node_types.end(), *t) != s.node_types.end()) {
@@ -892,7 +884,7 @@ std::string cluster_plan_text(const ClusterPlan& p) {
       if (n.node_type == pool.node_type) node_hours += n.up.count();
     t += fmt::format("  {:<22} {} x {:<14} min {}  max {}  {} node-hours/week  {}{}/week\n", pool.node_type, type->gpus_per_node,
                      type->gpu.id, pool.min_nodes, pool.max_nodes, node_hours,
-                     money_text(node_hours * type->price_per_node.value() * units::hour), cur);
+                     money_short(node_hours * type->price_per_node.value() * units::hour), cur);
   }
   t += "\nPacking (node by node; GPU: pods)\n";
   for (std::size_t i = 0; i < p.packing.nodes.size(); ++i) {
@@ -915,20 +907,20 @@ std::string cluster_plan_text(const ClusterPlan& p) {
   for (std::size_t i = 0; i < p.node_costs.size(); ++i) {
     const auto& c = p.node_costs[i];
     t += fmt::format("  {:<6} {:<20} {:>9}  {:>13}  {:>14}  {:>20}  {:<10}  {}\n", i + 1, c.node_type, c.up_hours,
-                     money_text(c.on_demand.value()) + cur, c.committed ? money_text(c.committed->value()) + cur : "not priced",
+                     money_short(c.on_demand.value()) + cur, c.committed ? money_short(c.committed->value()) + cur : "not priced",
                      c.break_even_hours ? significant(*c.break_even_hours, 3) : "-", c.commit ? "committed" : "on demand",
-                     c.spot ? money_text(c.spot->value()) + cur + (c.training ? " (training)" : "") : "not priced");
+                     c.spot ? money_short(c.spot->value()) + cur + (c.training ? " (training)" : "") : "not priced");
   }
   t += "\nCost of the estate\n";
   t += fmt::format("  each node as above (cheaper of the two)         {}{}/week  {}{} over {} weeks\n",
-                   money_text(p.best_weekly_cost.value()), cur, money_text(p.best_horizon_cost.value()), cur, significant(weeks, 3));
+                   money_short(p.best_weekly_cost.value()), cur, money_short(p.best_horizon_cost.value()), cur, significant(weeks, 3));
   t += fmt::format("  as above, training nodes on spot where priced   {}{}/week  {}{} over {} weeks (interruptions not modelled)\n",
-                   money_text(p.spot_training_weekly_cost.value()), cur, money_text(p.spot_training_weekly_cost.value() * weeks), cur,
+                   money_short(p.spot_training_weekly_cost.value()), cur, money_short(p.spot_training_weekly_cost.value() * weeks), cur,
                    significant(weeks, 3));
   t += fmt::format("  all on demand, nodes up only while pods run      {}{}/week  {}{} over {} weeks\n",
-                   money_text(p.weekly_cost.value()), cur, money_text(p.horizon_cost.value()), cur, significant(weeks, 3));
+                   money_short(p.weekly_cost.value()), cur, money_short(p.horizon_cost.value()), cur, significant(weeks, 3));
   t += fmt::format("  all on demand, every pool at its maximum 24/7    {}{}/week  {}{} over {} weeks\n",
-                   money_text(p.always_on_weekly_cost.value()), cur, money_text(p.always_on_horizon_cost.value()), cur,
+                   money_short(p.always_on_weekly_cost.value()), cur, money_short(p.always_on_horizon_cost.value()), cur,
                    significant(weeks, 3));
   if (!p.owned.empty()) {
     t += "\nOwned servers instead of a pool, over " + significant(weeks, 3) + " weeks (the pool's peak GPUs bought, busy as the pool)\n";
@@ -943,7 +935,7 @@ std::string cluster_plan_text(const ClusterPlan& p) {
           be = u ? "owning pays above " + significant(100 * *u, 3) + " % busy" : "no break-even utilization";
           be += m ? ", its cash falls to the cloud's in month " + std::to_string(*m) : ", its cash never falls to the cloud's in 10 years";
         }
-        t += fmt::format("    {:<40} {:>10}{}{}{}\n", c.options[i], money_text(c.totals[i].value()), cur,
+        t += fmt::format("    {:<40} {:>10}{}{}{}\n", c.options[i], money_short(c.totals[i].value()), cur,
                          static_cast<int>(i) == c.cheapest ? "  cheapest" : "", be.empty() ? "" : "  (" + be + ")");
       }
     }
@@ -986,8 +978,8 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   ct.right_align = {true, false, true, true, true, true, false};
   for (std::size_t i = 0; i < p.node_costs.size(); ++i) {
     const auto& c = p.node_costs[i];
-    ct.rows.push_back({std::to_string(i + 1), c.node_type, std::to_string(c.up_hours), money_text(c.on_demand.value()),
-                       c.committed ? money_text(c.committed->value()) : "not priced",
+    ct.rows.push_back({std::to_string(i + 1), c.node_type, std::to_string(c.up_hours), money_short(c.on_demand.value()),
+                       c.committed ? money_short(c.committed->value()) : "not priced",
                        c.break_even_hours ? significant(*c.break_even_hours, 3) : "-", c.commit ? "committed" : "on demand"});
   }
   cost.tables.push_back(std::move(ct));
@@ -995,12 +987,12 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   Table et;
   et.columns = {"the estate", "per week" + cur, "over " + significant(weeks, 3) + " weeks" + cur};
   et.right_align = {false, true, true};
-  et.rows.push_back({"each node at the cheaper of on demand and committed", money_text(p.best_weekly_cost.value()),
-                     money_text(p.best_horizon_cost.value())});
-  et.rows.push_back({"all on demand, nodes up only while their pods run", money_text(p.weekly_cost.value()),
-                     money_text(p.horizon_cost.value())});
-  et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_text(p.always_on_weekly_cost.value()),
-                     money_text(p.always_on_horizon_cost.value())});
+  et.rows.push_back({"each node at the cheaper of on demand and committed", money_short(p.best_weekly_cost.value()),
+                     money_short(p.best_horizon_cost.value())});
+  et.rows.push_back({"all on demand, nodes up only while their pods run", money_short(p.weekly_cost.value()),
+                     money_short(p.horizon_cost.value())});
+  et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_short(p.always_on_weekly_cost.value()),
+                     money_short(p.always_on_horizon_cost.value())});
   cost.tables.push_back(std::move(et));
   for (const auto& c : p.owned) {
     Table ot;
@@ -1016,7 +1008,7 @@ ReportDocument cluster_report(const ClusterPlan& p) {
         month = m ? std::to_string(*m) : "none in 10 years";
       }
       ot.rows.push_back({c.options[i] + (static_cast<int>(i) == c.cheapest ? " (cheapest)" : ""), std::to_string(c.servers[i]),
-                         money_text(c.totals[i].value()), pays, month});
+                         money_short(c.totals[i].value()), pays, month});
     }
     cost.tables.push_back(std::move(ot));
   }

@@ -615,8 +615,13 @@ Result<std::string> node_pools(const ClusterPlan& plan, const Export& e, ExportF
     for (const auto& node : plan.packing.nodes)
       if (node.node_type == p.bounds->node_type)
         for (const auto& pod : node.pods) {
-          if (pod.share.rfind("MIG ", 0) == 0) profiles.insert(pod.share.substr(4));
-          else all_mig = false;
+          const models::PackingWorkload* w = nullptr;
+          for (const auto& candidate : plan.problem.workloads)
+            if (candidate.name == pod.workload) w = &candidate;
+          if (w != nullptr && !w->is_training && w->service.gpu.mode == models::SharingMode::mig)
+            profiles.insert(w->service.gpu.mig_profile);
+          else
+            all_mig = false;
         }
     if (all_mig && profiles.size() == 1) n.mig_profile = *profiles.begin();
     pools.push_back(std::move(n));

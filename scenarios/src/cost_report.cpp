@@ -12,21 +12,21 @@
 #include "capsim/scenarios/sizing.hpp"
 
 namespace capsim::scenarios {
+
+std::string money_short(double amount) {
+  char buf[64];
+  const double a = std::fabs(amount);
+  if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", amount / 1e6);
+  else if (a >= 1e4) std::snprintf(buf, sizeof buf, "%.1f k", amount / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", amount);
+  return buf;
+}
 namespace {
 
 using hardware::Entity;
 using hardware::EntityKind;
 using models::CostOption;
 using models::OptionKind;
-
-std::string money_text(double usd) {
-  char buf[64];
-  const double a = std::fabs(usd);
-  if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", usd / 1e6);
-  else if (a >= 1e4) std::snprintf(buf, sizeof buf, "%.1f k", usd / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", usd);
-  return buf;
-}
 
 class Builder {
  public:
@@ -295,11 +295,11 @@ Table cost_table(const CostReport& r) {
     const auto& o = c.options[i];
     std::vector<std::string> row{o.name + (static_cast<int>(i) == c.cheapest ? " *" : ""),
                                  std::string(models::option_kind_name(o.kind)), std::to_string(o.nodes),
-                                 o.capex.value() > 0 ? money_text(o.capex.value()) : "-",
-                                 money_text(o.monthly_average(c.horizon).value() * units::month),
-                                 money_text(o.monthly_first_year(c.horizon).value() * units::month),
-                                 money_text(o.monthly_amortized().value() * units::month), money_text(c.totals[i].value())};
-    if (per_unit) row.push_back(money_text(c.per_unit[i].value()));
+                                 o.capex.value() > 0 ? money_short(o.capex.value()) : "-",
+                                 money_short(o.monthly_average(c.horizon).value() * units::month),
+                                 money_short(o.monthly_first_year(c.horizon).value() * units::month),
+                                 money_short(o.monthly_amortized().value() * units::month), money_short(c.totals[i].value())};
+    if (per_unit) row.push_back(money_short(c.per_unit[i].value()));
     row.push_back(r.option_notes[i]);
     t.rows.push_back(std::move(row));
   }
@@ -328,8 +328,8 @@ Table break_even_table(const CostReport& r) {
 Table sensitivity_table(const CostReport& r) {
   Table t{{"input", "-25 %: cheapest", "+25 %: cheapest", "swing"}, {}, {false, false, false, true}};
   for (const auto& row : r.comparison.sensitivity)
-    t.rows.push_back({row.input, row.low_best + " " + money_text(row.low_total.value()),
-                      row.high_best + " " + money_text(row.high_total.value()),
+    t.rows.push_back({row.input, row.low_best + " " + money_short(row.low_total.value()),
+                      row.high_best + " " + money_short(row.high_total.value()),
                       to_string(ParsedQuantity{100 * row.swing, {}, {}}) + " %"});
   return t;
 }
@@ -343,7 +343,7 @@ std::string cost_text(const CostReport& r) {
                                 : " (" + to_string(ParsedQuantity{r.inputs.demand.units_per_month, {}, {}}) +
                                       " training runs a month)\n\n";
   out += render_text(cost_table(r));
-  out += "\n* cheapest: " + c.options[c.cheapest].name + ", " + money_text(c.totals[c.cheapest].value()) +
+  out += "\n* cheapest: " + c.options[c.cheapest].name + ", " + money_short(c.totals[c.cheapest].value()) +
          " USD over the horizon. Owned hardware is depreciated over its life and bought again when a life ends"
          " inside the horizon; total counts the part used up.\n"
          "per month: the horizon average (total / months); first year: the cash paid in the first 12 months"

@@ -321,8 +321,7 @@ TEST_CASE("two scenarios side by side, and the report exported from the window")
 
 TEST_CASE("a cluster scenario opens on the cluster view: packing picture, timeline and the plan capsim plan prints") {
   auto w = window();
-  const QString path = QString::fromStdString(
-      (std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "team-ml-estate.yaml").string());
+  const QString path = QString::fromStdString(testing::cluster_scenario("team-ml-estate").string());
   REQUIRE(w->open_file(path));
   CHECK(w->current_tab() == "Cluster");
   auto* view = w->cluster_view();

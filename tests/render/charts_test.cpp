@@ -131,8 +131,7 @@ TEST_CASE("an unknown report format is refused") {
 
 TEST_CASE("a cluster plan's report: the packing picture and the timeline as images, the tables, in every format") {
   const auto& catalog = testing::shipped_catalog();
-  auto s = scenarios::load_cluster_file(
-      std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "team-ml-estate.yaml", catalog);
+  auto s = scenarios::load_cluster_file(testing::cluster_scenario("team-ml-estate"), catalog);
   REQUIRE(s.ok());
   auto plan = scenarios::plan_cluster(*s, catalog);
   REQUIRE(plan.ok());

@@ -18,15 +18,17 @@ using namespace capsim::scenarios;
 
 namespace {
 
+// The plan of a shipped cluster scenario.
+ClusterPlan plan_of(const std::string& name) {
+  auto s = load_cluster_file(testing::cluster_scenario(name), testing::shipped_catalog());
+  REQUIRE(s);
+  auto p = plan_cluster(*s, testing::shipped_catalog());
+  REQUIRE(p);
+  return *p;
+}
+
 const ClusterPlan& estate_plan() {
-  static const ClusterPlan plan = [] {
-    const auto file = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "team-ml-estate.yaml";
-    auto s = load_cluster_file(file, testing::shipped_catalog());
-    REQUIRE(s);
-    auto p = plan_cluster(*s, testing::shipped_catalog());
-    REQUIRE(p);
-    return *p;
-  }();
+  static const ClusterPlan plan = plan_of("team-ml-estate");
   return plan;
 }
 
@@ -170,14 +172,10 @@ TEST_CASE("cluster export: dns1123_label") {
 }
 
 TEST_CASE("cluster export gke and terraform: one autoscaled node pool per pool, MIG pools partitioned, other providers refused") {
-  const auto file = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "gcp-inference-estate.yaml";
-  auto s = load_cluster_file(file, testing::shipped_catalog());
-  REQUIRE(s);
-  auto p = plan_cluster(*s, testing::shipped_catalog());
-  REQUIRE(p);
-  auto gke = cluster_export(*p, "gke");
+  const auto p = plan_of("gcp-inference-estate");
+  auto gke = cluster_export(p, "gke");
   REQUIRE_MESSAGE(gke, format_diagnostics(gke.errors()));
-  for (const auto& pool : p->packing.pools) {
+  for (const auto& pool : p.packing.pools) {
     CAPTURE(pool.node_type);
     const auto at = gke->find("gcloud container node-pools create " + pool.node_type + " ");
     REQUIRE(at != std::string::npos);
@@ -189,10 +187,10 @@ TEST_CASE("cluster export gke and terraform: one autoscaled node pool per pool, 
     // The A100 pool holds only the MIG service's 1g.5gb slices: GKE partitions its GPUs.
     CHECK((command.find("gpu-partition-size=1g.5gb") != std::string::npos) == (pool.node_type == "gcp-a2-highgpu-1g"));
   }
-  auto tf = cluster_export(*p, "terraform", "us-central1-a");
+  auto tf = cluster_export(p, "terraform", "us-central1-a");
   REQUIRE(tf);
   const auto j = nlohmann::json::parse(*tf);
-  CHECK(j["resource"]["google_container_node_pool"].size() == p->packing.pools.size());
+  CHECK(j["resource"]["google_container_node_pool"].size() == p.packing.pools.size());
   CHECK(j["resource"]["google_container_node_pool"]["gcp_g2_standard_4"]["location"] == "us-central1-a");
 
   auto refused = cluster_export(estate_plan(), "gke");
@@ -203,12 +201,8 @@ TEST_CASE("cluster export gke and terraform: one autoscaled node pool per pool, 
 }
 
 TEST_CASE("cluster export k8s: a gang on several nodes keeps one pod per node in one zone and asks for the nodes' EFA") {
-  const auto file = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / "aws-batch-and-serving.yaml";
-  auto s = load_cluster_file(file, testing::shipped_catalog());
-  REQUIRE(s);
-  auto p = plan_cluster(*s, testing::shipped_catalog());
-  REQUIRE(p);
-  auto text = cluster_export(*p, "k8s");
+  const auto p = plan_of("aws-batch-and-serving");
+  auto text = cluster_export(p, "k8s");
   REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
   const auto jobsets = by_name(documents(*text), "JobSet");
   REQUIRE(jobsets.count("weekly-pretrain") == 1);

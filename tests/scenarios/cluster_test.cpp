@@ -16,10 +16,6 @@ namespace {
 
 const hardware::Catalog& catalog() { return testing::shipped_catalog(); }
 
-std::filesystem::path cluster_example(const std::string& name) {
-  return std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / (name + ".yaml");
-}
-
 double on_demand(const std::string& instance) {
   const auto* e = catalog().find(hardware::EntityKind::instance, instance);
   REQUIRE(e != nullptr);
@@ -48,7 +44,7 @@ const char* kHead =
 }  // namespace
 
 TEST_CASE("cluster: the shipped team estate is packed as worked out by hand") {
-  auto s = load_cluster_file(cluster_example("team-ml-estate"), catalog());
+  auto s = load_cluster_file(testing::cluster_scenario("team-ml-estate"), catalog());
   REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
   auto p = plan_cluster(*s, catalog());
   REQUIRE_MESSAGE(p.ok(), format_diagnostics(p.errors()));
@@ -116,7 +112,7 @@ TEST_CASE("cluster: the shipped team estate is packed as worked out by hand") {
 }
 
 TEST_CASE("cluster: golden plan of the shipped team estate") {
-  auto s = load_cluster_file(cluster_example("team-ml-estate"), catalog());
+  auto s = load_cluster_file(testing::cluster_scenario("team-ml-estate"), catalog());
   REQUIRE(s.ok());
   auto p = plan_cluster(*s, catalog());
   REQUIRE(p.ok());
@@ -233,7 +229,7 @@ TEST_CASE("cluster: a second YAML document is an error, not ignored") {
 }
 
 TEST_CASE("cluster: owned servers against the pools of their GPU, through the cost model") {
-  auto s = load_cluster_file(cluster_example("team-ml-estate"), catalog());
+  auto s = load_cluster_file(testing::cluster_scenario("team-ml-estate"), catalog());
   REQUIRE(s.ok());
   REQUIRE(s->owned.size() == 2);
   auto p = plan_cluster(*s, catalog());

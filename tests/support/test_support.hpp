@@ -62,4 +62,9 @@ inline std::filesystem::path example_scenario(const std::string& name) {
   return std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "examples" / (name + ".yaml");
 }
 
+// The path of a shipped cluster scenario (scenarios/clusters).
+inline std::filesystem::path cluster_scenario(const std::string& name) {
+  return std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters" / (name + ".yaml");
+}
+
 }  // namespace capsim::testing

@@ -43,6 +43,9 @@ struct RunTimeOverride {
 Result<CostReport> cost_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
                                  const std::vector<RunTimeOverride>& overrides = {});
 
+// An amount in the cost tables' short form, without its currency: "1.23 M", "45.6 k", "789".
+std::string money_short(double amount);
+
 // A horizon in the unit people give it: "12 months", "2 years" stays "24 months", "90 days".
 std::string horizon_text(Seconds horizon);
 
