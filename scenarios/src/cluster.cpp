@@ -42,7 +42,11 @@ class Reader {
   // Unknown keys of a mapping, each with the closest allowed one.
   void keys(const YAML::Node& map, const std::string& path, const std::vector<std::string>& allowed) {
     for (const auto& kv : map) {
-      const std::string k = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) {  // "? - a" makes a list a key (found by fuzz_scenario)
+        error(kv.first, path, "expected a key (text), got " + std::string(kv.first.IsSequence() ? "a list" : "a mapping"));
+        continue;
+      }
+      const std::string k = kv.first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
       const std::string near = did_you_mean(k, allowed);
       std::string list;

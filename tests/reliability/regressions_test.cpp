@@ -7,6 +7,7 @@
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
+#include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "support/test_support.hpp"
@@ -139,4 +140,20 @@ TEST_CASE("bug: invalid UTF-8 in a scenario's description aborted the JSON write
   REQUIRE(r.ok());
   const std::string json = scenarios::run_json(*r);
   CHECK(json.find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD in place of the bad byte
+}
+
+// fuzz_scenario crash-6e4aa5a7: a mapping key that is itself a list ("? - tpot_p99 < 100 ms")
+// threw YAML::TypedBadConversion out of the cluster loader's unknown-key check, killing the
+// process instead of reporting bad input.
+TEST_CASE("bug: a list used as a key crashed the cluster loader") {
+  auto s = scenarios::load_cluster("c.yaml",
+                                   "name: x\n"
+                                   "expect:\n"
+                                   "  - ttft_p99 < 2 s\n"
+                                   "? - tpot_p99 < 100 ms\n",
+                                   testing::shipped_catalog());
+  REQUIRE_FALSE(s.ok());
+  bool named = false;
+  for (const auto& e : s.errors()) named |= e.message == "expected a key (text), got a list" && e.where.line == 4;
+  CHECK(named);
 }
