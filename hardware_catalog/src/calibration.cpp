@@ -629,6 +629,39 @@ std::optional<GemmCurve> fit_gemm_curve(const std::vector<GemmPoint>& pts) {
   return curve;
 }
 
+namespace {
+
+// Bytes per element of a GEMM's operands and of its result, per capsim-calibrate precision
+// (fp8 writes bf16, int8 accumulates and writes int32: hardware_catalog/calibration/src/gemm.cpp).
+std::pair<double, double> gemm_element_bytes(std::string_view precision) {
+  if (precision == "fp16" || precision == "bf16") return {2, 2};
+  if (precision == "fp8") return {1, 2};
+  if (precision == "int8") return {1, 4};
+  return {4, 4};  // fp32, tf32
+}
+
+}  // namespace
+
+// Whether a measured GEMM belongs in the efficiency curve. Two kinds do not, because the
+// models bound a GEMM's time by the curve and by the bandwidth roofline separately:
+//   - launch-bound: it took under kLaunchBoundLatencies queued launch latencies (on an H100,
+//     every GEMM from 128^3 to 1024^3 takes 6-7 us whatever its FLOPs);
+//   - memory-bound: streaming its operands and result once at the measured triad bandwidth
+//     takes at least half its time (the 16- and 64-row shapes of decoding).
+// Fitted with them, a real H100 profile gave a bf16 "ceiling" of 2 PFLOP/s, twice the
+// datasheet peak, at 68 % rms error.
+bool shapes_the_curve(const CalibrationMeasurement& m, const MeasuredFigures& f) {
+  if (!(m.median > 0)) return false;
+  const double seconds = 2.0 * m.m * m.n * m.k / m.median;
+  if (f.launch_latency && seconds < kLaunchBoundLatencies * f.launch_latency->value()) return false;
+  if (f.memory_bandwidth && f.memory_bandwidth->value() > 0) {
+    const auto [in, out] = gemm_element_bytes(m.precision);
+    const double bytes = in * (m.m * m.k + m.k * m.n) + out * m.m * m.n;
+    if (bytes / f.memory_bandwidth->value() >= 0.5 * seconds) return false;
+  }
+  return true;
+}
+
 MeasuredFigures measured_figures(const CalibrationProfile& profile) {
   MeasuredFigures f;
   f.device_name = profile.device.name;
@@ -647,16 +680,19 @@ MeasuredFigures measured_figures(const CalibrationProfile& profile) {
     if (m == nullptr) return std::nullopt;
     return BytesPerSecond(m->median);
   };
+  f.memory_bandwidth = bandwidth(at_largest([](const auto& m) { return m.kind == "triad"; }));
+  for (const auto& m : profile.measurements)
+    if (m.kind == "launch_latency" && m.mode == "queued") f.launch_latency = Seconds(m.median);
   for (const auto& m : profile.measurements) {
     if (m.kind != "gemm") continue;
-    gemm[m.precision].push_back({m.m, m.n, m.k, m.median});
     auto& best = f.gemm_best[m.precision];
     if (m.median > best.value()) best = FlopsPerSecond(m.median);
+    if (!shapes_the_curve(m, f)) continue;
+    gemm[m.precision].push_back({m.m, m.n, m.k, m.median});
   }
   for (const auto& [precision, points] : gemm)
     if (auto curve = fit_gemm_curve(points)) f.gemm_curve.emplace(precision, *curve);
 
-  f.memory_bandwidth = bandwidth(at_largest([](const auto& m) { return m.kind == "triad"; }));
   f.memory_copy_bandwidth = bandwidth(at_largest([](const auto& m) { return m.kind == "memory_copy"; }));
   auto host = [&](const char* kind, bool pinned) {
     return bandwidth(at_largest([&](const auto& m) { return m.kind == kind && m.pinned == pinned; }));
@@ -690,8 +726,6 @@ MeasuredFigures measured_figures(const CalibrationProfile& profile) {
       bandwidth(at_largest([&](const auto& m) { return m.kind == "allreduce" && m.ranks == most_ranks; }));
   f.allgather_bus_bandwidth =
       bandwidth(at_largest([&](const auto& m) { return m.kind == "allgather" && m.ranks == most_ranks; }));
-  for (const auto& m : profile.measurements)
-    if (m.kind == "launch_latency" && m.mode == "queued") f.launch_latency = Seconds(m.median);
   return f;
 }
 

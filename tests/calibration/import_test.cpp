@@ -234,6 +234,44 @@ TEST_CASE("the GEMM curve fit recovers the parameters the points were made from"
   CHECK_FALSE(fit_gemm_curve({{1, 1, 1, 1}, {2, 2, 2, -1}, {3, 3, 3, 1}}));  // non-positive throughput
 }
 
+TEST_CASE("the real H100 profile: the curve is fitted to the GEMMs the tensor cores bound") {
+  // Measured on an H100 80GB HBM3 (data/calibration/README.md). Its GEMMs up to 1024^3 take
+  // 6-7 us whatever their FLOPs, and the 16- and 64-row shapes stream their weights: fitted
+  // with them, the bf16 "ceiling" came out at 2.04 PFLOP/s, twice the datasheet, at 68 % rms.
+  auto p = read_calibration_profile(CAPSIM_TEST_DATA_DIR "/calibration/h100-sxm-80gb-2026-11-26.json");
+  REQUIRE(p.ok());
+  CHECK_FALSE(p->synthetic);
+  const MeasuredFigures f = measured_figures(*p);
+  REQUIRE(f.launch_latency);
+  REQUIRE(f.memory_bandwidth);
+  CHECK(f.memory_bandwidth->value() == doctest::Approx(2.888e12).epsilon(0.001));
+  for (const char* precision : {"bf16", "fp16", "fp8"}) {
+    CAPTURE(precision);
+    REQUIRE(f.gemm_curve.count(precision) == 1);
+    const GemmCurve& c = f.gemm_curve.at(precision);
+    // The curve's ceiling stays within the best measured GEMM's reach (the datasheet's dense
+    // bf16/fp16 peak is 989 TFLOP/s, fp8 1,979) and describes the points it kept.
+    CHECK(c.ceiling.value() <= 1.05 * f.gemm_best.at(precision).value());
+    CHECK(c.ceiling.value() >= 0.9 * f.gemm_best.at(precision).value());
+    CHECK(c.rms_relative_error < 0.15);
+    CHECK(c.points == 10);
+  }
+  CHECK(f.gemm_curve.at("bf16").ceiling.value() == doctest::Approx(759e12).epsilon(0.01));
+  CHECK(f.gemm_curve.at("bf16").half_saturation_dim == doctest::Approx(106).epsilon(0.02));
+
+  // Which GEMMs were left out, and why.
+  auto gemm = [&](const char* precision, double m, double n, double k) {
+    for (const auto& x : p->measurements)
+      if (x.kind == "gemm" && x.precision == precision && x.m == m && x.n == n && x.k == k) return x;
+    FAIL("no such GEMM in the profile");
+    return CalibrationMeasurement{};
+  };
+  CHECK_FALSE(shapes_the_curve(gemm("bf16", 1024, 1024, 1024), f));  // 6.9 us: launch-bound
+  CHECK_FALSE(shapes_the_curve(gemm("bf16", 64, 8192, 8192), f));    // streams 136 MB: memory-bound
+  CHECK(shapes_the_curve(gemm("bf16", 2048, 2048, 2048), f));
+  CHECK(shapes_the_curve(gemm("bf16", 8192, 3072, 12288), f));
+}
+
 TEST_CASE("measured figures from the synthetic H100 profile") {
   auto p = read_calibration_profile(kSynthetic + "h100-sxm-80gb-synthetic.json");
   REQUIRE(p.ok());

@@ -87,8 +87,16 @@ struct GemmPoint {
 // outside 1e-3 <= half_saturation_dim <= 1e6.
 std::optional<GemmCurve> fit_gemm_curve(const std::vector<GemmPoint>& points);
 
-// The figures the models use, from a valid profile: best GEMM and fitted curve per
-// precision; triad bandwidth at the largest working set; host transfers at the largest
+// A GEMM that takes fewer queued kernel-launch latencies than this is timing its launch
+// and minimum duration, not the tensor cores (shapes_the_curve).
+inline constexpr double kLaunchBoundLatencies = 4.0;
+
+// Whether a measured GEMM is fitted into the efficiency curve: not launch-bound, not
+// memory-bound at `f`'s triad bandwidth (see calibration.cpp).
+bool shapes_the_curve(const CalibrationMeasurement& m, const MeasuredFigures& f);
+
+// The figures the models use, from a valid profile: best GEMM per precision, and the curve
+// fitted to the GEMMs that shape it (shapes_the_curve); triad bandwidth at the largest working set; host transfers at the largest
 // size; the slowest GPU pair's p2p bandwidth (largest size) and latency; NCCL bus
 // bandwidths at the largest size; queued launch latency.
 MeasuredFigures measured_figures(const CalibrationProfile& profile);

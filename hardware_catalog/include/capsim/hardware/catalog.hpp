@@ -158,6 +158,10 @@ class Catalog {
   // profile while building the catalog, before it is shared); replaces earlier ones.
   void set_measured(std::string gpu_id, MeasuredFigures figures);
   const MeasuredFigures* find_measured(std::string_view gpu_id) const;
+  // Whether any GPU has measured figures attached, and dropping them all (a catalog of
+  // datasheet figures only, for predicting measurements made on other sites' machines).
+  bool has_measured() const { return !measured_.empty(); }
+  void clear_measured() { measured_.clear(); }
 
   // A content hash of the YAML the catalog came from (set by the loader and the store).
   std::string content_hash;

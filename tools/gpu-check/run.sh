@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# One GPU node check: build and run capsim-calibrate, then the PyTorch ResNet-50 check.
+# Writes into the folder given (default: ./gpu-check-out): calibration.json,
+# resnet50.json, nvidia-smi.txt and the logs.
+set -uo pipefail
+out=${1:-gpu-check-out}
+mkdir -p "$out"
+nvidia-smi -q > "$out/nvidia-smi.txt" 2>&1
+nvidia-smi --query-gpu=name,power.limit,clocks.max.sm,clocks.max.mem --format=csv > "$out/gpu.csv" 2>&1
+cmake -S hardware_catalog/calibration -B build-calibrate -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 \
+  > "$out/build.log" 2>&1 && cmake --build build-calibrate >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; }
+if [ -x build-calibrate/capsim-calibrate ]; then
+  timeout 240 build-calibrate/capsim-calibrate -o "$out/calibration.json" > "$out/calibrate.log" 2>&1
+  echo "capsim-calibrate exit $?"
+fi
+PYTHONUNBUFFERED=1 timeout 200 python3 tools/gpu-check/resnet50_torch.py > "$out/resnet50.json" 2> "$out/resnet50.log"
+echo "resnet50 exit $?"
+tail -5 "$out/calibrate.log"; cat "$out/resnet50.log"; cat "$out/gpu.csv"
