@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# One GPU node check: build and run capsim-calibrate, then the PyTorch ResNet-50 check.
-# Writes into the folder given (default: ./gpu-check-out): calibration.json,
-# resnet50.json, nvidia-smi.txt and the logs.
+# One GPU node check: build and run capsim-calibrate, then the PyTorch checks (ResNet-50;
+# sustained GEMM clocks and a Llama-style training step). Writes into the folder given
+# (default: ./gpu-check-out): calibration.json, resnet50.json, transformer.json,
+# nvidia-smi.txt, gpu.csv and the logs. Needs nvcc, CMake with Ninja, and PyTorch with
+# torchvision; about 4 minutes on an H100.
 set -uo pipefail
 out=${1:-gpu-check-out}
 mkdir -p "$out"
@@ -15,4 +17,6 @@ if [ -x build-calibrate/capsim-calibrate ]; then
 fi
 PYTHONUNBUFFERED=1 timeout 200 python3 tools/gpu-check/resnet50_torch.py > "$out/resnet50.json" 2> "$out/resnet50.log"
 echo "resnet50 exit $?"
-tail -5 "$out/calibrate.log"; cat "$out/resnet50.log"; cat "$out/gpu.csv"
+PYTHONUNBUFFERED=1 timeout 300 python3 tools/gpu-check/transformer_torch.py > "$out/transformer.json" 2> "$out/transformer.log"
+echo "transformer exit $?"
+tail -5 "$out/calibrate.log"; cat "$out/resnet50.log" "$out/transformer.log" "$out/gpu.csv"
