@@ -204,9 +204,11 @@ ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Ker
   cost.bwd = gemm_time(m, k, nn, g, out_elems + weights + in_elems, path, kern, bandwidth, winograd) +  // data gradient
              gemm_time(k, nn, m, g, in_elems + out_elems + weights, path, kern, bandwidth, winograd);   // weight gradient
   if (path.tensor_cores && !channels_last) {
-    // NCHW -> NHWC of the input and back for the output, forward and backward.
-    cost.transpose_fwd = 2 * (in_elems + out_elems) * path.act_bytes / bandwidth;
-    cost.transpose_bwd = 2 * 2 * (in_elems + out_elems) * path.act_bytes / bandwidth;
+    // NCHW -> NHWC of the input and back for the output, forward and backward, at no less
+    // than kTransposeBytesPerElement per element read or written.
+    const double bytes = std::max(path.act_bytes, kTransposeBytesPerElement);
+    cost.transpose_fwd = 2 * (in_elems + out_elems) * bytes / bandwidth;
+    cost.transpose_bwd = 2 * 2 * (in_elems + out_elems) * bytes / bandwidth;
   }
   return cost;
 }

@@ -105,7 +105,10 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
   auto c = common(row, catalog);
   if (!c) return c.errors();
   const int batch = row["batch"].as<int>();
-  auto step = models::cnn_inference(*c->network, batch, c->gpu, c->precision, *engine);
+  // A row that states its layout runs in it (the engine profile's default layout otherwise).
+  hardware::EngineSpec run_on = *engine;
+  if (row["channels_last"]) run_on.layout = row["channels_last"].as<bool>() ? "nhwc" : "nchw";
+  auto step = models::cnn_inference(*c->network, batch, c->gpu, c->precision, run_on);
   if (!step) return step.errors();
   double seconds = step->time.value();
   std::string path = engine->id;
