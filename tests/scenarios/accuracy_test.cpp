@@ -41,10 +41,10 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
                        << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
   CHECK(all.not_predicted == 0);
   CHECK(all.held_out >= 40);
-  CHECK(all.held_out_mean_abs <= 15.0);
+  CHECK(all.held_out_mean_abs <= 13.5);
   // The groups the issue names, at today's level (targets: 12 % each).
-  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 11.0}, {"long-seq", 14.0}, {"interleaved", 24.0},
-                                    {"fp8-h100", 17.0}, {"ge-1000-gpus", 27.0}}) {
+  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 11.0}, {"long-seq", 13.0}, {"interleaved", 24.0},
+                                    {"fp8-h100", 17.0}, {"ge-1000-gpus", 20.0}, {"megatron-3d-h100", 16.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
     INFO(name);

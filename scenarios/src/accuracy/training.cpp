@@ -110,7 +110,11 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   par.pipeline = get_or(l, "pp", 1);
   par.context = get_or(l, "cp", 1);
   par.expert = get_or(l, "ep", 1);
-  par.interleave = get_or(l, "vp", 1);
+  // vp: tuned — the source ran an interleaved schedule and tuned its virtual stages without
+  // publishing the number (Llama 3's 405B runs): the row is predicted at the count that
+  // gives the fastest valid step, as the tuning would have found it.
+  const bool vp_tuned = l["vp"] && l["vp"].IsScalar() && l["vp"].Scalar() == "tuned";
+  par.interleave = vp_tuned ? 1 : get_or(l, "vp", 1);
   par.data = get_or(l, "dp", gpus / std::max(1, par.tensor * par.pipeline * par.context));
   par.sequence_parallel = get_or(l, "sp", par.tensor > 1);
   par.micro_batch = get_or(row, "micro_batch", 1);
@@ -161,6 +165,18 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
 
   auto est = estimate_training_step(s, par, spec, o);
   if (!est) return est.errors();
+  if (vp_tuned) {
+    const Parallelism plain = par;
+    for (int v = 2; v * plain.pipeline <= s.layers; ++v) {
+      Parallelism interleaved = plain;
+      interleaved.interleave = v;
+      auto candidate = estimate_training_step(s, interleaved, spec, o);
+      if (candidate && candidate->step_time.value() < est->step_time.value()) {
+        est = std::move(candidate);
+        par = interleaved;
+      }
+    }
+  }
   const double step = est->step_time.value();
   const double tokens = static_cast<double>(row["global_batch"].as<int>()) * s.seq_len;
 
