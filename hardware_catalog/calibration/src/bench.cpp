@@ -1,3 +1,4 @@
+#include <chrono>
 #include "bench.hpp"
 
 #include <algorithm>
@@ -44,11 +45,17 @@ double timed(cudaStream_t stream, const std::function<void()>& op, int inner, Ev
 
 }  // namespace
 
-std::vector<double> time_runs(cudaStream_t stream, const std::function<void()>& op, const Options& o) {
+std::vector<double> time_runs(cudaStream_t stream, const std::function<void()>& op, const Options& o,
+                              double sustain_seconds) {
   EventPair events;
   for (int i = 0; i < o.warmup; ++i) op();
   check(cudaGetLastError(), "warm-up launch");
   check(cudaStreamSynchronize(stream), "warm-up");
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < sustain_seconds) {
+    for (int i = 0; i < 16; ++i) op();
+    check(cudaStreamSynchronize(stream), "sustained run");
+  }
   const double probe = timed(stream, op, 1, events);
   int inner = 1;
   if (probe > 0 && probe < o.min_sample_seconds)

@@ -23,6 +23,11 @@ struct Options {
   int warmup = 5;                 // untimed runs before sampling
   int repeats = 20;               // timed samples per measurement
   double min_sample_seconds = 1e-3;  // each sample repeats the operation until it lasts this long
+  // GEMMs run back to back this long before their samples, so that they are timed at the
+  // clock the power limit holds under sustained tensor work, not the boost clock a cold GPU
+  // starts at (an H100 at 700 W: 1,980 MHz for the first ~0.1 s, then 1,350-1,450 MHz, and a
+  // bf16 8192^3 GEMM 12 % slower). 0 times them cold, as a burst.
+  double sustain_seconds = 1.0;
   bool quick = false;             // fewer shapes and sizes (a smoke test, minutes -> seconds)
   std::vector<std::string> skip;  // groups: gemm, memory, transfer, p2p, nccl, launch
   std::string output = "calibration.json";
@@ -41,7 +46,10 @@ void check(cudaError_t status, const std::string& what);
 // probe to choose `inner` (runs per sample, so a sample lasts >= min_sample_seconds and
 // the event resolution of ~0.5 us does not dominate), then `repeats` samples of `inner`
 // back-to-back runs between two events; each sample is divided by `inner`.
-std::vector<double> time_runs(cudaStream_t stream, const std::function<void()>& op, const Options& o);
+// Warm-up runs, then (sustain_seconds > 0) the operation back to back for that long, then
+// o.repeats samples of at least o.min_sample_seconds each; seconds per operation.
+std::vector<double> time_runs(cudaStream_t stream, const std::function<void()>& op, const Options& o,
+                              double sustain_seconds = 0.0);
 
 // Appends a measurement built from per-run seconds: rates work/seconds in `unit`, or the
 // seconds themselves when unit is "s". Non-finite or empty samples are dropped with a note.

@@ -138,7 +138,7 @@ void measure(cublasLtHandle_t lt, const PrecisionSetup& p, const Shape& s, void*
                             problem.c, &heuristic.algo, workspace, kWorkspaceBytes, stream),
              "cublasLtMatmul");
   };
-  const auto seconds = time_runs(stream, run, o);
+  const auto seconds = time_runs(stream, run, o, o.sustain_seconds);
   Measurement m;
   m.kind = std::string("gemm");
   m.precision = std::string(p.name);

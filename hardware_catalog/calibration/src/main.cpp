@@ -3,7 +3,7 @@
 // and NCCL when it was found at build time).
 //
 //   capsim-calibrate [-o FILE] [--device N] [--quick] [--repeats N] [--warmup N]
-//                    [--skip gemm,memory,transfer,p2p,nccl,launch]
+//                    [--sustain SECONDS] [--skip gemm,memory,transfer,p2p,nccl,launch]
 #include <sys/utsname.h>
 
 #include <cstdio>
@@ -31,6 +31,8 @@ constexpr const char* kUsage =
     "  --quick             fewer shapes and sizes: a smoke test of the setup\n"
     "  --repeats N         timed samples per measurement (default 20)\n"
     "  --warmup N          untimed runs before sampling (default 5)\n"
+    "  --sustain SECONDS   run each GEMM back to back this long before sampling, so it is\n"
+    "                      timed at the clock the power limit holds (default 1; 0: cold)\n"
     "  --skip LIST         comma-separated groups to skip: gemm,memory,transfer,p2p,nccl,launch\n"
     "  -h, --help          this text\n";
 
@@ -62,6 +64,13 @@ int parse_args(int argc, char** argv, Options& o) {
       if (!v || !parse_int(v, n) || (a == "--repeats" && n < 1))
         return std::cerr << "capsim-calibrate: " << a << " needs a non-negative integer\n", 2;
       (a == "--device" ? o.device : a == "--repeats" ? o.repeats : o.warmup) = n;
+    } else if (a == "--sustain") {
+      const char* v = value();
+      char* end = nullptr;
+      const double seconds = v ? std::strtod(v, &end) : -1.0;
+      if (!v || end == v || *end != '\0' || !(seconds >= 0 && seconds <= 600))
+        return std::cerr << "capsim-calibrate: --sustain needs seconds between 0 and 600\n", 2;
+      o.sustain_seconds = seconds;
     } else if (a == "--skip") {
       const char* v = value();
       if (!v) return std::cerr << "capsim-calibrate: --skip needs a list\n", 2;
@@ -141,6 +150,8 @@ int run(int argc, char** argv) {
   p.cuda_runtime_version = cuda_version_text(runtime);
   p.measured_at = utc_iso8601(std::time(nullptr));
   p.host = host_facts();
+  // How the GEMMs were timed: the curve is the sustained rate, or a cold burst.
+  p.host.emplace_back("gemm_sustain_seconds", std::to_string(o.sustain_seconds));
   std::fprintf(stderr, "capsim-calibrate: %s (cc %s, %d SMs, %.1f GiB), %d GPU(s) visible\n", prop.name,
                p.device.compute_capability.c_str(), prop.multiProcessorCount,
                static_cast<double>(prop.totalGlobalMem) / (1 << 30), gpu_count);

@@ -87,12 +87,13 @@ struct GemmPoint {
 // outside 1e-3 <= half_saturation_dim <= 1e6.
 std::optional<GemmCurve> fit_gemm_curve(const std::vector<GemmPoint>& points);
 
-// A GEMM that takes fewer queued kernel-launch latencies than this is timing its launch
-// and minimum duration, not the tensor cores (shapes_the_curve).
+// A GEMM whose FLOPs, at its precision's best measured rate, take fewer queued kernel-launch
+// latencies than this is timing its launch and minimum duration, not the tensor cores
+// (shapes_the_curve).
 inline constexpr double kLaunchBoundLatencies = 4.0;
 
-// Whether a measured GEMM is fitted into the efficiency curve: not launch-bound, not
-// memory-bound at `f`'s triad bandwidth (see calibration.cpp).
+// Whether a measured GEMM is fitted into the efficiency curve: not launch-bound at `f`'s
+// launch latency and best rate, not memory-bound at its triad bandwidth (calibration.cpp).
 bool shapes_the_curve(const CalibrationMeasurement& m, const MeasuredFigures& f);
 
 // The figures the models use, from a valid profile: best GEMM per precision, and the curve
