@@ -85,7 +85,32 @@ struct Path {
   double act_bytes = 4;
   std::string note;
   bool tensor_cores = true;
+  // A calibration profile's GEMM curve for this precision (peak then holds its ceiling):
+  // efficiency ceiling 1 and the fitted half-saturation dimension, in place of the kernels'.
+  bool measured = false;
+  double measured_half = 0;
 };
+
+// Measured beats datasheet: where the GPU's calibration profile has a GEMM curve for the
+// path's precision, the curve replaces peak x ceiling and the half-saturation dimension
+// (the transformer model does the same in device_of, performance.cpp).
+Path with_measured(Path p, const hardware::GpuSpec& gpu) {
+  if (!gpu.measured) return p;
+  const auto curve = gpu.measured->gemm_curve.find(precision_name(p.math));
+  if (curve == gpu.measured->gemm_curve.end() || !(curve->second.ceiling.value() > 0)) return p;
+  p.peak = curve->second.ceiling.value();
+  p.measured = true;
+  p.measured_half = curve->second.half_saturation_dim;
+  return p;
+}
+
+// Streaming bandwidth: the calibration profile's triad where measured, else the datasheet's
+// at kMemoryBandwidthEfficiency.
+double streaming_bandwidth(const hardware::GpuSpec& gpu) {
+  if (gpu.measured && gpu.measured->memory_bandwidth && gpu.measured->memory_bandwidth->value() > 0)
+    return gpu.measured->memory_bandwidth->value();
+  return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
+}
 
 bool ampere_or_newer(const hardware::GpuSpec& gpu) {
   return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal" &&
@@ -173,7 +198,10 @@ double shape_factor(double m, double n, double k, bool tensor_cores, double half
 double gemm_time(double m, double n, double k, double groups, double elements_moved, const Path& path,
                  const Kernels& kern, double bandwidth, double flop_divisor) {
   const double flops = 2 * m * n * k * groups;
-  const double compute = flops / (kern.ceiling * shape_factor(m, n, k, path.tensor_cores, kern.half_saturation) * path.peak);
+  const double efficiency = path.measured
+                                ? shape_factor(m, n, k, true, path.measured_half)
+                                : kern.ceiling * shape_factor(m, n, k, path.tensor_cores, kern.half_saturation);
+  const double compute = flops / (efficiency * path.peak);
   return std::max(compute / flop_divisor, elements_moved * path.act_bytes / bandwidth);
 }
 
@@ -232,11 +260,12 @@ struct ForwardOptions {
 
 Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gpu, const Path& path,
                   bool channels_last, const Kernels& kern, const ForwardOptions& fo) {
-  const double bw = gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
+  const double bw = streaming_bandwidth(gpu);
   // The autotuner's alternative for TF32 convolutions: fp32 on the CUDA cores (Winograd
   // for 3x3), 4-byte activations either way.
   std::optional<Path> simt;
-  if (path.math == Precision::tf32 && peak_of(gpu, "fp32") > 0) simt = Path{Precision::fp32, peak_of(gpu, "fp32"), 4, "", false};
+  if (path.math == Precision::tf32 && peak_of(gpu, "fp32") > 0)
+    simt = with_measured(Path{Precision::fp32, peak_of(gpu, "fp32"), 4, "", false}, gpu);
   Work w;
   for (const auto& c : n.convs) {
     ConvCost cost = conv_cost(c, batch, path, kern, bw, channels_last);
@@ -335,8 +364,9 @@ Result<CnnStep> cnn_training_step(const CnnNetwork& n, int batch, const hardware
   if (batch < 1) return Diagnostic{{}, "batch", "must be at least 1, got " + std::to_string(batch), ""};
   auto path = path_for(gpu, requested, true, "framework");
   if (!path) return path.errors();
-  const Work w = network_work(n, batch, gpu, *path, channels_last, kernels_for(gpu, nullptr), ForwardOptions{});
-  const double bw = gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
+  const Work w = network_work(n, batch, gpu, with_measured(*path, gpu), channels_last, kernels_for(gpu, nullptr),
+                              ForwardOptions{});
+  const double bw = streaming_bandwidth(gpu);
   // SGD with momentum: fp32 weight, gradient and momentum read, weight and momentum written.
   const double optimizer = cnn_parameter_count(n) * 20.0 / bw;
   const double kernels = w.kernels_fwd + w.kernels_bwd + 4;
@@ -364,7 +394,8 @@ Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::Gp
                     .folds_batch_norm = engine.folds_batch_norm,
                     .fuses_epilogue = engine.fuses_epilogue,
                     .casts = engine.casts_per_layer && sixteen_bit};
-  const Work w = network_work(n, batch, gpu, *path, engine.channels_last(sixteen_bit), kernels_for(gpu, &engine), fo);
+  const Work w =
+      network_work(n, batch, gpu, with_measured(*path, gpu), engine.channels_last(sixteen_bit), kernels_for(gpu, &engine), fo);
   CnnStep s;
   s.gpu_time = Seconds(w.gemm + w.ew_fwd + w.kernels_fwd * kKernelGpuFloorSeconds);
   const double launches = w.kernels_fwd * engine.host_time_per_kernel.value();

@@ -751,14 +751,15 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   double compute = flops / (g.gemm_max_efficiency * g.gemm_peak) +
                    3.0 * model.activation_bytes_per_sample * batch / g.bandwidth;
   // A network with a layer list (cnn.hpp: "resnet-50" -> resnet50) is timed layer by layer,
-  // with the precision path a framework uses; the per-sample figures above are the fallback
+  // with the precision path a framework uses (and the GPU's calibration profile where one is
+  // imported: cnn.cpp, with_measured); the per-sample figures above are the fallback
   // for models without one. Mixed precision is planned channels-last, as NVIDIA's training
   // recipes run it (DeepLearningExamples ConvNets/configs.yml: memory_format nhwc for every
   // AMP entry): in NCHW the layout transposes cost mixed-precision ResNet-50 a factor 1.75
   // on an H100 (data/validation/measured-here).
   std::string layered = model.name;
   layered.erase(std::remove(layered.begin(), layered.end(), '-'), layered.end());
-  if (const CnnNetwork* net = find_cnn(layered); net != nullptr && !g.calibrated) {
+  if (const CnnNetwork* net = find_cnn(layered); net != nullptr) {
     const bool sixteen_bit = o.compute == Precision::fp16 || o.compute == Precision::bf16;
     auto step = cnn_training_step(*net, batch_per_gpu, c.gpu, o.compute, sixteen_bit);
     if (step) compute = step->gpu_time.value() > step->host_time.value() ? step->gpu_time.value() : step->host_time.value();
