@@ -185,6 +185,44 @@ TEST_CASE("accuracy: measured beats datasheet: the sustained H100 profile predic
     }
 }
 
+TEST_CASE("accuracy: a value of the wrong type in a row is an error at its line and column, every one at once") {
+  // Found by hand: `vp: fast` ended capsim accuracy with an uncaught YAML::TypedBadConversion.
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-bad-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "training.yaml") << R"(kind: training
+rows:
+  - id: bad-vp
+    source: "test fixture"
+    model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 14336, vocab: 32000}
+    seq_len: 4096
+    global_batch: 8
+    hardware: {gpu: h100-sxm-80gb, gpus: 8}
+    layout: {tp: 1, pp: 1, dp: 8, vp: fast}
+    measured: {metric: tokens_per_s_per_gpu, value: 1000}
+)";
+  std::ofstream(dir / "vision.yaml") << R"(kind: vision-inference
+rows:
+  - id: bad-batch
+    source: "test fixture"
+    model: resnet50
+    gpu: t4
+    precision: fp16
+    batch: many
+    measured: {images_per_s: 100}
+)";
+  auto report = scenarios::run_accuracy(*catalog, dir, "");
+  std::filesystem::remove_all(dir);
+  REQUIRE_FALSE(report.ok());
+  REQUIRE(report.errors().size() == 2);
+  const std::string text = format_diagnostics(report.errors());
+  CHECK(text.find("training.yaml:9:39: error: rows[bad-vp]: a value of the wrong type (yaml-cpp: bad conversion)") !=
+        std::string::npos);
+  CHECK(text.find("vision.yaml:8:12: error: rows[bad-batch]: a value of the wrong type (yaml-cpp: bad conversion)") !=
+        std::string::npos);
+}
+
 TEST_CASE("accuracy: an llm-serving row is predicted by the continuous-batching simulation") {
   // A fixture, not a measurement: the published value is a placeholder; the test checks
   // that the row reaches the simulation with its model, parallelism and lengths.

@@ -144,63 +144,80 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
       errors.push_back({{path.string(), e.mark.line + 1, e.mark.column + 1}, "", e.msg, {}});
       continue;
     }
+    // A value of the wrong type anywhere in the file (a word where a number belongs, a list
+    // where text does) is an error at its line and column, like every other bad input.
+    const auto bad_value = [&](const YAML::Exception& e, const std::string& where) {
+      errors.push_back({{path.string(), e.mark.line + 1, e.mark.column + 1},
+                        where,
+                        "a value of the wrong type (yaml-cpp: " + e.msg + ")",
+                        "see data/validation/README.md for each field's type"});
+    };
     std::string kind;
     std::vector<YAML::Node> rows;
-    if (doc.IsMap() && doc["kind"]) {
-      kind = doc["kind"].as<std::string>();
-      if (!predictor_for(kind)) {
-        errors.push_back(at(path.string(), doc["kind"], "kind",
-                            "unknown kind '" + kind + "' (expected training, cnn-training, vision-inference or llm-serving)"));
-        continue;
+    try {
+      if (doc.IsMap() && doc["kind"]) {
+        kind = doc["kind"].as<std::string>();
+        if (!predictor_for(kind)) {
+          errors.push_back(at(path.string(), doc["kind"], "kind",
+                              "unknown kind '" + kind + "' (expected training, cnn-training, vision-inference or llm-serving)"));
+          continue;
+        }
+        for (const auto& r : doc["rows"]) rows.push_back(r);
+      } else if (file == "megatron_sc21_table1.yaml") {
+        kind = "training";
+        rows = megatron_table_rows(doc);
+      } else {
+        continue;  // not a file of predicted rows (memory_rules.yaml is checked by its own test)
       }
-      for (const auto& r : doc["rows"]) rows.push_back(r);
-    } else if (file == "megatron_sc21_table1.yaml") {
-      kind = "training";
-      rows = megatron_table_rows(doc);
-    } else {
-      continue;  // not a file of predicted rows (memory_rules.yaml is checked by its own test)
+    } catch (const YAML::Exception& e) {
+      bad_value(e, "kind");
+      continue;
     }
     const Predictor predict = predictor_for(kind);
     for (const YAML::Node& r : rows) {
-      AccuracyRow row;
-      row.file = file;
-      row.kind = kind;
-      if (!r["id"] || !r["source"] || !r["measured"]) {
-        errors.push_back(at(path.string(), r, "rows", "a row needs id, source and measured"));
-        continue;
-      }
-      row.id = r["id"].as<std::string>();
-      row.source = r["source"].as<std::string>();
-      if (r["where"]) row.where = r["where"].as<std::string>();
-      row.fit = r["fit"] && r["fit"].as<bool>();
-      row.groups.push_back(kind);
-      if (r["group"]) row.groups.push_back(r["group"].as<std::string>());
-      auto predicted = predict(r, catalog);
-      if (!predicted) {
-        const auto& d = predicted.errors().front();
-        row.not_predicted = d.key_path.empty() ? d.message : d.key_path + ": " + d.message;
-        if (r["measured"]["metric"]) row.metric = r["measured"]["metric"].as<std::string>();
-      } else {
-        row.metric = predicted->metric;
-        row.published = predicted->published;
-        row.predicted = predicted->predicted;
-        row.detail = predicted->detail;
-        for (const auto& t : predicted->tags) row.groups.push_back(t);
-        if (!(row.published > 0) || !std::isfinite(row.predicted) || !(row.predicted > 0)) {
-          row.not_predicted = "no positive finite figure (published " + std::to_string(row.published) + ")";
-        } else {
-          row.error_percent = (row.predicted - row.published) / row.published * 100.0;
+      try {
+        AccuracyRow row;
+        row.file = file;
+        row.kind = kind;
+        if (!r["id"] || !r["source"] || !r["measured"]) {
+          errors.push_back(at(path.string(), r, "rows", "a row needs id, source and measured"));
+          continue;
         }
+        row.id = r["id"].as<std::string>();
+        row.source = r["source"].as<std::string>();
+        if (r["where"]) row.where = r["where"].as<std::string>();
+        row.fit = r["fit"] && r["fit"].as<bool>();
+        row.groups.push_back(kind);
+        if (r["group"]) row.groups.push_back(r["group"].as<std::string>());
+        auto predicted = predict(r, catalog);
+        if (!predicted) {
+          const auto& d = predicted.errors().front();
+          row.not_predicted = d.key_path.empty() ? d.message : d.key_path + ": " + d.message;
+          if (r["measured"]["metric"]) row.metric = r["measured"]["metric"].as<std::string>();
+        } else {
+          row.metric = predicted->metric;
+          row.published = predicted->published;
+          row.predicted = predicted->predicted;
+          row.detail = predicted->detail;
+          for (const auto& t : predicted->tags) row.groups.push_back(t);
+          if (!(row.published > 0) || !std::isfinite(row.predicted) || !(row.predicted > 0)) {
+            row.not_predicted = "no positive finite figure (published " + std::to_string(row.published) + ")";
+          } else {
+            row.error_percent = (row.predicted - row.published) / row.published * 100.0;
+          }
+        }
+        // kind, then the row's own group, then the derived tags (sorted, none repeated).
+        const std::size_t fixed = r["group"] ? 2 : 1;
+        std::vector<std::string> tags(row.groups.begin() + fixed, row.groups.end());
+        row.groups.resize(fixed);
+        std::sort(tags.begin(), tags.end());
+        for (auto& tag : tags)
+          if (std::find(row.groups.begin(), row.groups.end(), tag) == row.groups.end())
+            row.groups.push_back(std::move(tag));
+        report.rows.push_back(std::move(row));
+      } catch (const YAML::Exception& e) {
+        bad_value(e, r.IsMap() && r["id"] && r["id"].IsScalar() ? "rows[" + r["id"].Scalar() + "]" : "rows");
       }
-      // kind, then the row's own group, then the derived tags (sorted, none repeated).
-      const std::size_t fixed = r["group"] ? 2 : 1;
-      std::vector<std::string> tags(row.groups.begin() + fixed, row.groups.end());
-      row.groups.resize(fixed);
-      std::sort(tags.begin(), tags.end());
-      for (auto& tag : tags)
-        if (std::find(row.groups.begin(), row.groups.end(), tag) == row.groups.end())
-          row.groups.push_back(std::move(tag));
-      report.rows.push_back(std::move(row));
     }
   }
   if (!errors.empty()) return errors;
