@@ -8,32 +8,17 @@ device, the software versions and, per configuration, the median of the timed it
   python3 tools/gpu-check/resnet50_torch.py > resnet50.json
 """
 import json
-import statistics
 import sys
 import time
 
 import torch
 import torchvision
 
+from gpu_timing import timed
+
 torch.backends.cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True  # PyTorch's default for convolutions
-
-
-def timed(step, warmup, iters):
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times), min(times), max(times)
 
 
 def train(batch, precision, channels_last):

@@ -1,20 +1,23 @@
 """Validation rows (data/validation/measured-here/) from the GPU checks' outputs.
 
-  python3 tools/gpu-check/to_rows.py OUT_DIR GPU_ID "DEVICE DESCRIPTION" > rows.yaml
+  python3 tools/gpu-check/to_rows.py OUT_DIR GPU_ID "DEVICE DESCRIPTION" [--fit] > rows.yaml
 
 OUT_DIR holds resnet50.json and transformer.json (data/calibration/<gpu>-<date>/); GPU_ID is
-the catalog GPU. Prints three YAML documents' rows, each under a '# kind' line: cnn-training,
+the catalog GPU. --fit marks the mixed-precision ResNet-50 training pair (NCHW and
+channels-last) fit: true, as the rows a model constant was chosen on. Prints three YAML documents' rows, each under a '# kind' line: cnn-training,
 vision-inference and training rows, to be appended to the folder's three files.
 """
 import json
 import os
 import sys
 
+if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and sys.argv[4] != "--fit"):
+    sys.exit(__doc__)
 out_dir, gpu, device = sys.argv[1], sys.argv[2], sys.argv[3]
+fit_pair = len(sys.argv) == 5
 rel = os.path.relpath(out_dir, os.path.join(os.path.dirname(__file__), "..", ".."))
 res = json.load(open(os.path.join(out_dir, "resnet50.json")))
 tf = json.load(open(os.path.join(out_dir, "transformer.json")))
-fit_gpu = gpu == "h100-sxm-80gb"  # the pair kTransposeBytesPerElement was chosen on
 src = (f"capsim GPU check, tools/gpu-check/resnet50_torch.py (torchvision ResNet-50 v1.5, cudnn.benchmark, "
        f"synthetic inputs already on the GPU, CUDA-event timing, median) on {device}, PyTorch {res['torch']}, "
        f"cuDNN {res['cudnn'] // 10000}.{res['cudnn'] // 100 % 100}; output kept in {rel}/resnet50.json")
@@ -23,7 +26,7 @@ for r in res["results"]:
     cl, p = r["channels_last"], r["precision"]
     if r["kind"] == "train":
         prec = {"fp32": "fp32", "fp16": "amp-fp16", "bf16": "amp-bf16"}[p]
-        fit = fit_gpu and p == "fp16"
+        fit = fit_pair and p == "fp16"
         comment = "   # kTransposeBytesPerElement (models/cnn.hpp) was chosen on the NCHW / channels-last pair" if fit else ""
         how = ("fp32 weights and activations, TF32 convolutions (PyTorch default allow_tf32)" if p == "fp32"
                else f"autocast {p}" + (" with GradScaler" if p == "fp16" else ""))

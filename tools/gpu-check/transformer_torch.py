@@ -11,12 +11,13 @@ Prints one JSON object.
   python3 tools/gpu-check/transformer_torch.py > transformer.json
 """
 import json
-import statistics
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+from gpu_timing import timed
 
 try:
     import pynvml
@@ -106,25 +107,13 @@ def step_time(compiled, batch=2, seq=4096, layers=4):
         loss.backward()
         opt.step()
 
-    for _ in range(4):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(10):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
+    med, lo, hi = timed(step, 4, 10)
     peak = torch.cuda.max_memory_allocated()
     del model, opt, fwd
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    med = statistics.median(times)
     return {"compiled": compiled, "batch": batch, "seq": seq, "layers": layers, "params": params,
-            "step_s": med, "step_min_s": min(times), "step_max_s": max(times),
+            "step_s": med, "step_min_s": lo, "step_max_s": hi,
             "tokens_per_s": batch * seq / med, "peak_memory_bytes": peak, **clocks()}
 
 
