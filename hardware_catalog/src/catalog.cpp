@@ -97,6 +97,12 @@ std::optional<FlopsPerSecond> GpuSpec::peak(std::string_view precision) const {
   return std::nullopt;
 }
 
+std::optional<double> GpuSpec::flops_per_clock_per_sm(std::string_view precision) const {
+  const auto p = peak(precision);
+  if (!p || sm_count <= 0 || !(boost_clock_hz > 0)) return std::nullopt;
+  return p->value() / (sm_count * boost_clock_hz);
+}
+
 void Catalog::add(Entity e) {
   auto& list = entities_[e.kind];
   index_[e.id] = {e.kind, list.size()};
@@ -205,6 +211,9 @@ GpuSpec to_gpu_spec(const Entity& e) {
   for (auto p : kPrecisions)
     if (auto v = e.quantity<FlopsPerSecond>("peak_dense." + std::string(p))) g.peak_dense.emplace(p, *v);
   g.tdp = e.quantity<Watts>("tdp").value_or(Watts{});
+  if (auto sms = e.integer("sm_count")) g.sm_count = static_cast<int>(*sms);
+  if (const FieldValue* clock = e.find("boost_clock"); clock != nullptr && clock->type == FieldType::quantity)
+    g.boost_clock_hz = clock->number;
   if (auto gen = e.integer("pcie.generation")) g.pcie_generation = static_cast<int>(*gen);
   g.nvlink_bandwidth = e.quantity<BytesPerSecond>("nvlink.bandwidth");
   // A TPU's chips talk over ICI, the counterpart of NVLink for the collective models: same

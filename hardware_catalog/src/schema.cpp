@@ -60,6 +60,8 @@ std::vector<FieldDef> gpu_fields() {
   for (auto& field : f)
     if (std::string_view(field.name).ends_with(".int8")) field.display_unit = "TOPS";
   f.push_back(quantity("tdp", dims::watts, false, "board power"));
+  f.push_back(integer("sm_count", false, "streaming multiprocessors (NVIDIA) or compute units (AMD) enabled on the product"));
+  f.push_back(quantity("boost_clock", kFrequency, false, "the boost clock the dense peaks are quoted at"));
   f.push_back(integer("pcie.generation", false, "PCIe generation of the host interface"));
   f.push_back(integer("pcie.lanes", false, "PCIe lanes"));
   f.push_back(integer("nvlink.generation", false, "NVLink generation"));

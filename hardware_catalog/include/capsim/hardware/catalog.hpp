@@ -97,6 +97,10 @@ struct GpuSpec {
   BytesPerSecond memory_bandwidth;
   std::map<std::string, FlopsPerSecond, std::less<>> peak_dense;  // by precision
   Watts tdp;
+  // Streaming multiprocessors (compute units) and the boost clock the peaks are quoted at;
+  // 0 where the catalog does not give them.
+  int sm_count = 0;
+  double boost_clock_hz = 0;
   std::optional<int> pcie_generation;
   std::optional<BytesPerSecond> nvlink_bandwidth;  // total, both directions
   std::vector<MigProfile> mig_profiles;
@@ -110,6 +114,9 @@ struct GpuSpec {
   // Dense peak for a precision, falling back as hardware does: bf16 -> fp16 and
   // tf32 -> fp32 when the chip has no separate figure. nullopt when unsupported.
   std::optional<FlopsPerSecond> peak(std::string_view precision) const;
+  // Dense FLOPs one SM issues per clock at a precision: peak / (sm_count x boost_clock).
+  // nullopt without an SM count, a boost clock or that peak.
+  std::optional<double> flops_per_clock_per_sm(std::string_view precision) const;
 };
 
 // Typed view of an inference engine's efficiency profile (data/catalog/engines.yaml): the
