@@ -112,6 +112,14 @@ double streaming_bandwidth(const hardware::GpuSpec& gpu) {
   return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
 }
 
+// SM-clocks per second: SMs x boost clock from the catalog, else the 16-bit peak over the
+// generation's FLOPs per clock per SM (tensor_rate_per_sm, performance.hpp).
+double sm_clocks_per_second(const hardware::GpuSpec& gpu) {
+  if (gpu.sm_count > 0 && gpu.boost_clock_hz > 0) return gpu.sm_count * gpu.boost_clock_hz;
+  const auto peak = gpu.peak("fp16");
+  return peak ? peak->value() / (tensor_rate_per_sm(gpu) * kReferenceFlopsPerClockPerSm) : 0.0;
+}
+
 bool ampere_or_newer(const hardware::GpuSpec& gpu) {
   return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal" &&
          gpu.architecture != "volta" && gpu.architecture != "turing";
@@ -123,6 +131,20 @@ bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
 
 double peak_of(const hardware::GpuSpec& gpu, const char* p) { return gpu.peak(p) ? gpu.peak(p)->value() : 0.0; }
 
+// The fp32 rate CUDA-core convolution kernels can reach. GA10x (Ampere other than GA100)
+// and Ada doubled the SM's fp32 lanes to 128 by letting the INT32 datapath also run fp32
+// (NVIDIA GA102 and Ada architecture whitepapers), so the datasheet's fp32 peak counts
+// lanes that the kernels' own integer work (addresses, loop counters) also needs; Volta,
+// Turing, GA100 and Hopper have separate INT32 units. Such an SM issues 256 fp32 FLOPs per
+// clock where GA100's issues 128: with the catalog's SM count and clock that identifies it.
+double cuda_core_fp32_peak(const hardware::GpuSpec& gpu) {
+  const double peak = peak_of(gpu, "fp32");
+  const auto per_sm = gpu.flops_per_clock_per_sm("fp32");
+  const bool shared_int_datapath =
+      (gpu.architecture == "ampere" || gpu.architecture == "ada-lovelace") && per_sm && *per_sm > 192;
+  return shared_int_datapath ? peak * kSharedDatapathFp32Share : peak;
+}
+
 // The precision a framework (or an engine running `tf32`) runs the convolutions at.
 Result<Path> path_for(const hardware::GpuSpec& gpu, Precision requested, bool tf32_allowed = true,
                       const std::string& who = "PyTorch") {
@@ -133,7 +155,7 @@ Result<Path> path_for(const hardware::GpuSpec& gpu, Precision requested, bool tf
            requested == Precision::fp32 ? "fp32 runs convolutions in TF32 on " + gpu.architecture + " (" + who + " default)"
                                         : ""};
     } else {
-      p = {Precision::fp32, peak_of(gpu, "fp32"), 4, "", false};
+      p = {Precision::fp32, cuda_core_fp32_peak(gpu), 4, "", false};
     }
   } else {
     const char* want = requested == Precision::bf16 ? "bf16" : "fp16";
@@ -172,14 +194,16 @@ double gemm_ceiling(const hardware::GpuSpec& gpu) {
 }
 
 // The kernels' GEMM efficiency: the GPU generation's ceiling (or the engine's own, for an
-// engine whose kernels reach more), and the half-saturation dimension of its tiles.
+// engine whose kernels reach more), and the half-saturation dimension of its tiles at the
+// path's precision, which grows with the GPU's tensor FLOPs per clock per SM
+// (gemm_half_saturation_dim, performance.hpp).
 struct Kernels {
   double ceiling = kGemmMaxEfficiency;
   double half_saturation = kGemmHalfSaturationDim;
 };
 
-Kernels kernels_for(const hardware::GpuSpec& gpu, const hardware::EngineSpec* engine) {
-  Kernels k{gemm_ceiling(gpu), kGemmHalfSaturationDim};
+Kernels kernels_for(const hardware::GpuSpec& gpu, const hardware::EngineSpec* engine, Precision math) {
+  Kernels k{gemm_ceiling(gpu), gemm_half_saturation_dim(gpu, math)};
   if (engine != nullptr && engine->gemm_ceiling > 0) k.ceiling = engine->gemm_ceiling;
   if (engine != nullptr && engine->gemm_half_saturation > 0) k.half_saturation = engine->gemm_half_saturation;
   return k;
@@ -213,7 +237,7 @@ struct ConvCost {
 
 // One convolution on one path: forward GEMM, data and weight gradients, NCHW transposes.
 ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Kernels& kern, double bandwidth,
-                   bool channels_last) {
+                   double sm_clocks, bool channels_last) {
   const double pixels = static_cast<double>(c.out_size) * c.out_size;
   const double m = batch * pixels;
   const double g = c.groups;
@@ -232,11 +256,13 @@ ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Ker
   cost.bwd = gemm_time(m, k, nn, g, out_elems + weights + in_elems, path, kern, bandwidth, winograd) +  // data gradient
              gemm_time(k, nn, m, g, in_elems + out_elems + weights, path, kern, bandwidth, winograd);   // weight gradient
   if (path.tensor_cores && !channels_last) {
-    // NCHW -> NHWC of the input and back for the output, forward and backward, at no less
-    // than kTransposeBytesPerElement per element read or written.
-    const double bytes = std::max(path.act_bytes, kTransposeBytesPerElement);
-    cost.transpose_fwd = 2 * (in_elems + out_elems) * bytes / bandwidth;
-    cost.transpose_bwd = 2 * 2 * (in_elems + out_elems) * bytes / bandwidth;
+    // NCHW -> NHWC of the input and back for the output (each element read and written),
+    // forward and twice in backward: HBM traffic or the SMs' shuffle, whichever is longer.
+    const double elements = in_elems + out_elems;
+    const double once = std::max(2 * elements * path.act_bytes / bandwidth,
+                                 elements / (kTransposeElementsPerSmClock * sm_clocks));
+    cost.transpose_fwd = once;
+    cost.transpose_bwd = 2 * once;
   }
   return cost;
 }
@@ -261,16 +287,17 @@ struct ForwardOptions {
 Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gpu, const Path& path,
                   bool channels_last, const Kernels& kern, const ForwardOptions& fo) {
   const double bw = streaming_bandwidth(gpu);
+  const double sm_clocks = sm_clocks_per_second(gpu);
   // The autotuner's alternative for TF32 convolutions: fp32 on the CUDA cores (Winograd
   // for 3x3), 4-byte activations either way.
   std::optional<Path> simt;
   if (path.math == Precision::tf32 && peak_of(gpu, "fp32") > 0)
-    simt = with_measured(Path{Precision::fp32, peak_of(gpu, "fp32"), 4, "", false}, gpu);
+    simt = with_measured(Path{Precision::fp32, cuda_core_fp32_peak(gpu), 4, "", false}, gpu);
   Work w;
   for (const auto& c : n.convs) {
-    ConvCost cost = conv_cost(c, batch, path, kern, bw, channels_last);
+    ConvCost cost = conv_cost(c, batch, path, kern, bw, sm_clocks, channels_last);
     if (simt) {
-      const ConvCost alt = conv_cost(c, batch, *simt, kern, bw, channels_last);
+      const ConvCost alt = conv_cost(c, batch, *simt, kern, bw, sm_clocks, channels_last);
       const auto total = [&](const ConvCost& x) {
         return x.fwd + x.transpose_fwd + (fo.training ? x.bwd + x.transpose_bwd : 0.0);
       };
@@ -364,8 +391,8 @@ Result<CnnStep> cnn_training_step(const CnnNetwork& n, int batch, const hardware
   if (batch < 1) return Diagnostic{{}, "batch", "must be at least 1, got " + std::to_string(batch), ""};
   auto path = path_for(gpu, requested, true, "framework");
   if (!path) return path.errors();
-  const Work w = network_work(n, batch, gpu, with_measured(*path, gpu), channels_last, kernels_for(gpu, nullptr),
-                              ForwardOptions{});
+  const Work w = network_work(n, batch, gpu, with_measured(*path, gpu), channels_last,
+                              kernels_for(gpu, nullptr, path->math), ForwardOptions{});
   const double bw = streaming_bandwidth(gpu);
   // SGD with momentum: fp32 weight, gradient and momentum read, weight and momentum written.
   const double optimizer = cnn_parameter_count(n) * 20.0 / bw;
@@ -395,7 +422,8 @@ Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::Gp
                     .fuses_epilogue = engine.fuses_epilogue,
                     .casts = engine.casts_per_layer && sixteen_bit};
   const Work w =
-      network_work(n, batch, gpu, with_measured(*path, gpu), engine.channels_last(sixteen_bit), kernels_for(gpu, &engine), fo);
+      network_work(n, batch, gpu, with_measured(*path, gpu), engine.channels_last(sixteen_bit),
+                   kernels_for(gpu, &engine, path->math), fo);
   CnnStep s;
   s.gpu_time = Seconds(w.gemm + w.ew_fwd + w.kernels_fwd * kKernelGpuFloorSeconds);
   const double launches = w.kernels_fwd * engine.host_time_per_kernel.value();

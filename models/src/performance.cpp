@@ -406,17 +406,33 @@ Seconds total(const StepBreakdown& b) {
          b.expert_parallel_comm + b.optimizer + b.data_loading;
 }
 
-// Dense 16-bit tensor-core FLOPs per clock per SM, relative to GA100 (A100): Volta through
-// Ampere and Ada issue at most as much as GA100 per SM; Hopper's warpgroup MMA doubles it
-// (989 TFLOP/s / (132 SMs x 1.83 GHz) = 4096 against A100's 312 / (108 x 1.41) = 2048:
-// NVIDIA H100 and A100 whitepapers); Blackwell doubles it again (B200: 2,250 TFLOP/s on 148
-// SMs). The fixed cost of a GEMM tile (prologue, epilogue, the last partial wave) is a number
-// of clocks, so in FLOPs it grows with the rate: kGemmHalfSaturationDim scales with it.
-double tensor_rate_per_sm(std::string_view architecture) {
-  if (architecture == "hopper") return 2.0;
-  if (architecture == "blackwell") return 4.0;
+}  // namespace
+
+// The fixed cost of a GEMM tile (prologue, epilogue, the last partial wave) is a number of
+// clocks, so in FLOPs it grows with what one SM's tensor cores do per clock: the
+// half-saturation dimension scales with the GPU's dense 16-bit FLOPs per clock per SM
+// (peak / (SMs x boost clock), catalog) over GA100's. Where the catalog lacks the SM count
+// or the clock, the generation's rate stands in: Volta through Ada at most GA100's, Hopper's
+// warpgroup MMA twice it (989 TFLOP/s on 132 SMs at 1.83 GHz), Blackwell four times
+// (2,250 TFLOP/s on 148 SMs). GPUs without tensor cores keep GA100's dimension.
+double tensor_rate_per_sm(const hardware::GpuSpec& gpu) {
+  const bool tensor_cores = gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
+  if (const auto rate = gpu.flops_per_clock_per_sm("fp16"); rate && tensor_cores)
+    return *rate / kReferenceFlopsPerClockPerSm;
+  if (gpu.architecture == "hopper") return 2.0;
+  if (gpu.architecture == "blackwell") return 4.0;
   return 1.0;
 }
+
+double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p) {
+  // An 8-bit GEMM does twice the math per operand byte of a 16-bit one, so the same
+  // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
+  // wgmma takes K = 32 per instruction where BF16 takes 16): the dimension at which a
+  // GEMM dimension halves the efficiency scales with 2 B / operand bytes.
+  return kGemmHalfSaturationDim * std::max(1.0, 2.0 / operand_bytes(p)) * tensor_rate_per_sm(gpu);
+}
+
+namespace {
 
 Result<Device> device_of(const ClusterSpec& c, Precision p) {
   const auto peak = c.gpu.peak(peak_key(p));
@@ -425,12 +441,7 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
                                           " peak in the catalog");
   const bool hopper_or_newer = c.gpu.architecture == "hopper" || c.gpu.architecture == "blackwell";
   const double eff = hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
-  // An 8-bit GEMM does twice the math per operand byte of a 16-bit one, so the same
-  // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
-  // wgmma takes K = 32 per instruction where BF16 takes 16): the dimension at which a
-  // GEMM dimension halves the efficiency scales with 2 B / operand bytes.
-  const double half_dim =
-      kGemmHalfSaturationDim * std::max(1.0, 2.0 / operand_bytes(p)) * tensor_rate_per_sm(c.gpu.architecture);
+  const double half_dim = gemm_half_saturation_dim(c.gpu, p);
   // A power limit below the TDP lowers the sustained clock as (limit / TDP)^(1/3)
   // (ClusterSpec::power_limit), and every compute rate with it; HBM keeps its bandwidth.
   const double clock = c.power_limit.value() > 0 && c.gpu.tdp.value() > 0

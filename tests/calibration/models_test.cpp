@@ -87,16 +87,19 @@ TEST_CASE("a one-GPU step moves from the datasheet figure to the calibrated one,
 }
 
 TEST_CASE("a fitted curve with the model's own half-saturation dimension equals the datasheet model rescaled") {
-  // A measured ceiling C and bandwidth M with Hopper's d_half (2 x 96) must predict what the
+  // A measured ceiling C and bandwidth M with the H100's d_half (about 2 x 96: its 16-bit
+  // FLOPs per clock per SM over GA100's) must predict what the
   // datasheet model predicts for a GPU with peak C / 0.57 (Hopper's ceiling) and bandwidth
   // M / 0.8: same formula. Attention runs eager here (GEMMs): fused flash kernels run at a
   // fraction of the datasheet peak, which a measured GEMM curve does not change.
   hardware::MeasuredFigures m;
   m.device_name = "hand-made";
   m.measured_at = "2025-01-01T00:00:00Z";
-  m.gemm_curve["bf16"] = {FlopsPerSecond(650e12), 2 * kGemmHalfSaturationDim, 10, 0.0};
-  m.memory_bandwidth = BytesPerSecond(2.9e12);
   hardware::Catalog catalog = testing::shipped_catalog();
+  const auto h100 = catalog.gpu("h100-sxm-80gb");
+  REQUIRE(h100.ok());
+  m.gemm_curve["bf16"] = {FlopsPerSecond(650e12), gemm_half_saturation_dim(*h100, Precision::bf16), 10, 0.0};
+  m.memory_bandwidth = BytesPerSecond(2.9e12);
   catalog.set_measured("h100-sxm-80gb", m);
   auto measured = cluster_from_catalog(catalog, "h100-sxm-80gb", 8, "nvswitch-h100", "", 0);
   REQUIRE(measured.ok());

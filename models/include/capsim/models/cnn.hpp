@@ -76,14 +76,18 @@ double cnn_activation_elements_per_sample(const CnnNetwork& n);
 // host_time_per_kernel (data/catalog/engines.yaml), chosen on the vision-inference row
 // marked fit: true (ResNet-50, PyTorch, V100, batch 1: 10.37 ms over 159 operators).
 inline constexpr double kCnnHostTimePerKernel = 65e-6;
-// A layout transpose (NCHW <-> NHWC around a tensor-core convolution) costs at least this
-// many bytes of HBM traffic per element read or written: 16-bit elements take as long as
-// 32-bit ones, because the transpose's strided side moves whole memory transactions for
-// half-full words. Measured on an H100 80GB HBM3 (data/validation/measured-here/, rows
-// marked fit: true): mixed-precision ResNet-50 at batch 256 takes 94.8 ms per step in NCHW
-// and 54.2 ms channels-last; the 40.6 ms between them is what the transposes of 4-byte
-// elements cost at the streaming bandwidth, 1.6x what 2-byte ones would.
-inline constexpr double kTransposeBytesPerElement = 4.0;
+// A layout transpose (NCHW <-> NHWC around a tensor-core convolution) passes every element
+// through an SM (a strided load, a shared-memory shuffle, a coalesced store): it takes the
+// longer of its HBM traffic and its elements at this many per SM per clock. Chosen on an
+// H100 80GB HBM3 (data/validation/measured-here/, rows marked fit: true): mixed-precision
+// ResNet-50 at batch 256 takes 94.8 ms per step in NCHW and 54.2 ms channels-last, and
+// the 40.6 ms between them is 1.67e10 transposed elements on 132 SMs at 1.83 GHz. The
+// H200, the same SMs with 1.43x the HBM bandwidth, pays 41.1 ms: the SMs bound it.
+inline constexpr double kTransposeElementsPerSmClock = 1.7;
+// Share of the datasheet fp32 peak that CUDA-core convolutions reach on an SM whose second
+// fp32 datapath is also its INT32 datapath (GA10x, Ada; cnn.cpp): the kernels' integer
+// instructions take those lanes. CHOSEN on cnn_training row rn50-rtx-3090-fp32-1g-lambda-pt.
+inline constexpr double kSharedDatapathFp32Share = 0.66;
 // GPU time a kernel costs however small its work: the device-side launch and drain
 // between dependent kernels, which a CUDA graph or a TensorRT engine does not remove.
 // Chosen on the vision-inference row rn50-l4-trt-int8-b1-singlestream-mlperf-v30

@@ -55,6 +55,15 @@ inline constexpr double kGemmMaxEfficiencyHopper = 0.57;
 // tensor-core kernels (CUTLASS): a dimension of about one tile leaves much of the tile
 // idle in the last wave.
 inline constexpr double kGemmHalfSaturationDim = 96.0;
+// Dense 16-bit tensor-core FLOPs per clock per SM of GA100, the GPU kGemmHalfSaturationDim
+// was chosen on: 312 TFLOP/s on 108 SMs at 1.41 GHz (NVIDIA A100 Tensor Core GPU
+// Architecture whitepaper, 2020), about 1,024 FMA per clock per SM.
+inline constexpr double kReferenceFlopsPerClockPerSm = 312e12 / (108 * 1.41e9);
+// The GPU's dense 16-bit FLOPs per clock per SM over GA100's (kReferenceFlopsPerClockPerSm),
+// and the half-saturation dimension of its GEMMs at precision p: kGemmHalfSaturationDim
+// times that rate, doubled for 8-bit operands (performance.cpp says why).
+double tensor_rate_per_sm(const hardware::GpuSpec& gpu);
+double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p);
 // Fraction of HBM peak that streaming element-wise kernels achieve (BabelStream on A100
 // and H100 reports 80-90 % of the datasheet bandwidth).
 inline constexpr double kMemoryBandwidthEfficiency = 0.8;
