@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "capsim/hardware/loader.hpp"
 #include "capsim/hardware/precision_fallback.hpp"
 #include "capsim/hardware/query.hpp"
@@ -290,6 +292,34 @@ TEST_CASE("every GPU in the shipped catalog is carried by an instance or a serve
     if (known_gaps.contains(gpu.id)) CHECK_FALSE(carried.contains(gpu.id));
     else CHECK(carried.contains(gpu.id));
   }
+}
+
+// SM counts and boost clocks are typed in by hand from datasheets; the peaks are too. A
+// tensor core or an SM lane does a power-of-two number of FLOPs per clock, so the dense
+// fp16 peak over SMs x clock lands on one (256 on P100's CUDA cores, 512 on GeForce GA102
+// with fp32 accumulate, 1,024 on Volta/Turing/GA10x, 2,048 on GA100 and MI300X, 4,096 on
+// Hopper) unless a count, a clock or a peak was mistyped.
+TEST_CASE("every GPU's SM count and boost clock agree with its fp16 peak") {
+  int checked = 0;
+  for (const auto& e : shipped().all(EntityKind::gpu)) {
+    CAPTURE(e.id);
+    auto gpu = shipped().gpu(e.id);
+    REQUIRE(gpu.ok());
+    CHECK(gpu->sm_count >= 0);
+    if ((gpu->sm_count > 0) != (gpu->boost_clock_hz > 0)) FAIL_CHECK("sm_count and boost_clock come together");
+    const auto rate = gpu->flops_per_clock_per_sm("fp16");
+    if (!rate) continue;
+    const double nearest = std::exp2(std::round(std::log2(*rate)));
+    CHECK(*rate == doctest::Approx(nearest).epsilon(0.02));
+    ++checked;
+  }
+  CHECK(checked >= 20);
+  auto rtx3090 = shipped().gpu("rtx-3090");
+  REQUIRE(rtx3090.ok());
+  CHECK(*rtx3090->flops_per_clock_per_sm("fp16") == doctest::Approx(512).epsilon(0.01));
+  auto b200 = shipped().gpu("b200");  // NVIDIA publishes no B200 clock: no rate
+  REQUIRE(b200.ok());
+  CHECK_FALSE(b200->flops_per_clock_per_sm("fp16").has_value());
 }
 
 TEST_CASE("the shipped catalog rents from many providers and prices owned servers") {

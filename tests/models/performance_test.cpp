@@ -8,6 +8,7 @@
 #include "capsim/models/cluster.hpp"
 #include "capsim/models/collectives.hpp"
 #include "capsim/models/performance.hpp"
+#include "support/test_support.hpp"
 
 using namespace capsim;
 using namespace capsim::models;
@@ -85,6 +86,27 @@ TEST_CASE("collective: hierarchical all-reduce = 2 intra reduce-scatters + inter
   const LinkModel inter{gigabytes_per_second(20), seconds(0)};
   // intra: 2 * 7/8 * 8e9 / 2e11 = 0.07; inter on 1e9 B over 4 nodes: 2 * 3/4 * 1e9 / 2e10 = 0.075
   CHECK(hierarchical_all_reduce(gigabytes(8), 8, 4, intra, inter).value() == doctest::Approx(0.145));
+}
+
+TEST_CASE("perf: the GEMM half-saturation dimension follows the GPU's tensor FLOPs per clock per SM") {
+  const auto& c = testing::shipped_catalog();
+  auto half = [&](const char* id, Precision p) {
+    auto gpu = c.gpu(id);
+    REQUIRE(gpu.ok());
+    return gemm_half_saturation_dim(*gpu, p);
+  };
+  // GA100 is the reference; an RTX 3090's SM does a quarter of its fp16 math per clock
+  // (fp32 accumulate), a V100's or T4's half, an H100's twice; 8-bit operands double it.
+  CHECK(half("a100-sxm-80gb", Precision::bf16) == doctest::Approx(kGemmHalfSaturationDim).epsilon(1e-9));
+  CHECK(half("rtx-3090", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim / 4).epsilon(0.01));
+  CHECK(half("v100-sxm2-16gb", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim / 2).epsilon(0.01));
+  CHECK(half("t4", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim / 2).epsilon(0.01));
+  CHECK(half("h100-sxm-80gb", Precision::bf16) == doctest::Approx(2 * kGemmHalfSaturationDim).epsilon(0.01));
+  CHECK(half("h100-sxm-80gb", Precision::fp8) == doctest::Approx(4 * kGemmHalfSaturationDim).epsilon(0.01));
+  // Without an SM count or clock the generation stands in: the B200 (no published clock) at
+  // four times GA100's; GPUs without tensor cores keep GA100's dimension.
+  CHECK(half("b200", Precision::bf16) == doctest::Approx(4 * kGemmHalfSaturationDim).epsilon(1e-9));
+  CHECK(half("p100-sxm2-16gb", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim).epsilon(1e-9));
 }
 
 TEST_CASE("perf: a single-GPU step without communication is compute plus the optimizer") {
