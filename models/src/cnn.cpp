@@ -259,8 +259,8 @@ ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Ker
     // NCHW -> NHWC of the input and back for the output (each element read and written),
     // forward and twice in backward: HBM traffic or the SMs' shuffle, whichever is longer.
     const double elements = in_elems + out_elems;
-    const double once = std::max(2 * elements * path.act_bytes / bandwidth,
-                                 elements / (kTransposeElementsPerSmClock * sm_clocks));
+    const double shuffle = sm_clocks > 0 ? elements / (kTransposeElementsPerSmClock * sm_clocks) : 0.0;
+    const double once = std::max(2 * elements * path.act_bytes / bandwidth, shuffle);
     cost.transpose_fwd = once;
     cost.transpose_bwd = 2 * once;
   }
