@@ -793,6 +793,8 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   b.data_parallel_comm_exposed = Seconds(exposed_gradient_sync(sync, grad_bytes, compute * 2.0 / 3.0));
   b.optimizer = Seconds(optimizer_time(model.params, o, g.bandwidth));
   b.data_loading = Seconds(loading);
+  r.gradient_bytes_per_gpu = Bytes(grad_bytes);
+  r.data_parallel_all_reduce = Seconds(gpus > 1 ? sync : 0.0);
   r.step_time = total(b);
   r.bottleneck = largest(b);
   const double step = r.step_time.value();
