@@ -197,7 +197,7 @@ TEST_CASE("an unmatched device is refused with the closest catalog GPUs named") 
   CHECK(r.errors()[0].key_path == "device.name");
   CHECK(r.errors()[0].message ==
         "cannot match device 'NVIDIA Hypothetical X9 48GB' (51 GB) to a catalog GPU; closest catalog GPUs: "
-        "a40 (NVIDIA A40, 48 GB), rtx-a6000 (NVIDIA RTX A6000, 48 GB), l40 (NVIDIA L40, 48 GB)");
+        "quadro-rtx-8000 (NVIDIA Quadro RTX 8000, 48 GB), a40 (NVIDIA A40, 48 GB), rtx-a6000 (NVIDIA RTX A6000, 48 GB)");
   CHECK(r.errors()[0].hint == "pass --gpu ID to choose the catalog GPU yourself");
 
   CalibrationDevice wrong_memory;
