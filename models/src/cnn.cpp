@@ -14,7 +14,8 @@ namespace {
 // ResNet bottleneck stages (He et al., "Deep Residual Learning", CVPR 2016, Table 1; v1.5:
 // the stride on the 3x3 convolution). widths: bottleneck width per stage; ResNeXt 32x4d
 // (Xie et al. 2017, Table 1) doubles the width and groups the 3x3 convolution by 32.
-CnnNetwork resnet(std::string name, std::array<int, 4> blocks, int width_factor, int groups, std::string source) {
+CnnNetwork resnet(std::string name, std::array<int, 4> blocks, int width_factor, int groups, std::string source,
+                  int se_reduction = 0) {
   CnnNetwork n;
   n.name = std::move(name);
   n.source = std::move(source);
@@ -32,7 +33,7 @@ CnnNetwork resnet(std::string name, std::array<int, 4> blocks, int width_factor,
       const int stride = (b == 0 && s > 0) ? 2 : 1;  // v1.5: the 3x3 and the shortcut downsample
       n.convs.push_back({in, mid, 1, in_size, 1, true, true, false, 1});
       n.convs.push_back({mid, mid, 3, size, groups, true, true, false, stride});
-      n.convs.push_back({mid, out, 1, size, 1, true, false, true, 1});
+      n.convs.push_back({mid, out, 1, size, 1, true, false, true, 1, se_reduction > 0 ? out / se_reduction : 0});
       if (b == 0) n.convs.push_back({in, out, 1, size, 1, true, false, false, stride});  // projection shortcut
       in = out;
     }
@@ -73,6 +74,10 @@ const std::vector<CnnNetwork>& networks() {
         resnet("resnext101-32x4d", {3, 4, 23, 3}, 2, 32,
                "Xie et al., Aggregated Residual Transformations (ResNeXt), CVPR 2017, Table 1, "
                "https://arxiv.org/abs/1611.05431"),
+        resnet("se-resnext101-32x4d", {3, 4, 23, 3}, 2, 32,
+               "Hu et al., Squeeze-and-Excitation Networks, CVPR 2018, Table 1 (SE-ResNeXt-50 (32x4d) pattern, "
+               "reduction ratio 16) on ResNeXt-101 32x4d, https://arxiv.org/abs/1709.01507",
+               16),
         vgg16(),
     };
   }();
@@ -235,6 +240,10 @@ struct ConvCost {
   bool simt = false;                    // the autotuner kept the fp32 CUDA-core algorithm
 };
 
+// Kernels of one squeeze-and-excitation block in an eager framework: pool, the two fully
+// connected layers, their activation, the sigmoid, the channel-wise scale.
+constexpr int kSqueezeExcitationKernels = 6;
+
 // One convolution on one path: forward GEMM, data and weight gradients, NCHW transposes.
 ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Kernels& kern, double bandwidth,
                    double sm_clocks, bool channels_last) {
@@ -322,6 +331,14 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
       w.ew_bwd += elems * bwd_passes * path.act_bytes / bw;
       w.kernels_fwd += 1 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
       w.kernels_bwd += 2 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
+      if (c.se_channels > 0) {
+        // Squeeze-and-excitation: the pool reads the output, the scale reads and writes it;
+        // backward reads the output and its gradient for both and writes the gradient.
+        w.ew_fwd += elems * 3 * path.act_bytes / bw;
+        w.ew_bwd += elems * 5 * path.act_bytes / bw;
+        w.kernels_fwd += kSqueezeExcitationKernels;
+        w.kernels_bwd += kSqueezeExcitationKernels + 1;
+      }
     } else {
       // Inference: batch norm in eval mode normalizes with its running statistics (one read,
       // one write) unless folded into the weights; ReLU reads and writes; the add reads two
@@ -332,6 +349,10 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
       const double passes = (bn ? 2 : 0) + (relu ? 2 : 0) + (add ? 3 : 0) + (c.residual_add && fo.fuses_epilogue ? 1 : 0);
       w.ew_fwd += elems * passes * path.act_bytes / bw;
       w.kernels_fwd += 1 + (bn ? 1 : 0) + (relu ? 1 : 0) + (add ? 1 : 0) + (fo.casts ? 1 : 0);
+      if (c.se_channels > 0) {
+        w.ew_fwd += elems * 3 * path.act_bytes / bw;  // pool reads; the scale reads and writes
+        w.kernels_fwd += kSqueezeExcitationKernels;
+      }
     }
   }
   for (const auto& [in, out] : n.fully_connected) {
@@ -366,7 +387,8 @@ double cnn_parameter_count(const CnnNetwork& n) {
   double p = 0;
   for (const auto& c : n.convs)
     p += static_cast<double>(c.in_channels) / c.groups * c.out_channels * c.kernel * c.kernel +
-         (c.batch_norm ? 2.0 * c.out_channels : 0.0);
+         (c.batch_norm ? 2.0 * c.out_channels : 0.0) +
+         (c.se_channels > 0 ? 2.0 * c.out_channels * c.se_channels + c.out_channels + c.se_channels : 0.0);
   for (const auto& [in, out] : n.fully_connected) p += static_cast<double>(in) * out + out;
   return p;
 }

@@ -107,3 +107,24 @@ TEST_CASE("cnn: the autotuner runs 3x3 convolutions in fp32 Winograd where TF32 
   CHECK(a100->math == Precision::tf32);
   CHECK(a100->note.find("convolutions faster") == std::string::npos);
 }
+
+TEST_CASE("cnn: squeeze-and-excitation adds its two small layers and three passes over each block's output") {
+  const auto* plain = find_cnn("resnext101-32x4d");
+  const auto* se = find_cnn("se-resnext101-32x4d");
+  REQUIRE(plain != nullptr);
+  REQUIRE(se != nullptr);
+  // ResNeXt-101 32x4d has 44.2 M parameters (Xie et al. 2017); the SE blocks (reduction 16
+  // on every bottleneck's output: 3 x 256, 4 x 512, 23 x 1024, 3 x 2048 channels) add
+  // 2 C^2 / 16 + C + C / 16 each, 4.8 M in all: 49.0 M, as SE-ResNeXt-101 is published.
+  CHECK(cnn_parameter_count(*plain) == doctest::Approx(44.2e6).epsilon(0.01));
+  CHECK(cnn_parameter_count(*se) - cnn_parameter_count(*plain) == doctest::Approx(4.80e6).epsilon(0.01));
+  // The same FLOPs (the SE layers' are negligible and not counted), a slower step: the pool
+  // and the scale stream every block output.
+  CHECK(cnn_forward_flops_per_sample(*se) == cnn_forward_flops_per_sample(*plain));
+  auto a = cnn_training_step(*plain, 128, gpu("a100-sxm-80gb"), Precision::fp16, true);
+  auto b = cnn_training_step(*se, 128, gpu("a100-sxm-80gb"), Precision::fp16, true);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(b->time.value() > a->time.value() * 1.05);
+  CHECK(b->kernels == a->kernels + 33 * (6 + 7));
+}

@@ -67,9 +67,9 @@ TEST_CASE("accuracy: an unknown group is refused with a suggestion") {
 
 TEST_CASE("accuracy: CNN training and vision inference from the networks' layers") {
   // The levels reached (the issue's targets are mean <= 15 %, worst <= 35 %): held-out CNN
-  // training 10.0 % over 90 rows, worst 40.9 % (VGG16 fp16 in TensorFlow on a V100 SXM3;
-  // the 22 rows on V100 SXM3, Turing and RTX 6000 Ada GPUs joined after the constants were
-  // chosen: 8.8 % and 23.8 % without them); held-out vision
+  // training 10.1 % over 94 rows, worst 40.9 % (VGG16 fp16 in TensorFlow on a V100 SXM3;
+  // the 22 rows on V100 SXM3, Turing and RTX 6000 Ada GPUs and the 4 SE-ResNeXt rows joined
+  // after the constants were chosen: 8.8 % and 23.8 % without them); held-out vision
   // inference 15.9 % with the engine profiles of data/catalog/engines.yaml (TensorFlow 1 at
   // batch 256 on an A100 and TensorRT INT8 at batch 32 on an L4 are 40-50 % off; V100 and
   // T4 at batch 256 15-31 % fast).
@@ -79,7 +79,7 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   REQUIRE_MESSAGE(cnn.ok(), format_diagnostics(cnn.errors()));
   MESSAGE("cnn-training: " << cnn->overall.rows << " rows, held-out mean " << cnn->overall.held_out_mean_abs
                            << " % worst " << cnn->overall.held_out_max_abs << " %");
-  CHECK(cnn->overall.rows >= 91);
+  CHECK(cnn->overall.rows >= 95);
   CHECK(cnn->overall.held_out_mean_abs <= 10.5);
   CHECK(cnn->overall.held_out_max_abs <= 42.0);
   const auto* hopper = group(*cnn, "hopper");

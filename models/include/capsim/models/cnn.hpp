@@ -51,6 +51,10 @@ struct ConvLayer {
   bool relu = true;
   bool residual_add = false;  // the block's add follows this convolution
   int stride = 1;             // the input side is out_size x stride
+  // Squeeze-and-excitation on this convolution's output (Hu et al., SENet, CVPR 2018):
+  // global average pool, two fully connected layers through se_channels, a sigmoid, and the
+  // output scaled channel by channel. 0: none.
+  int se_channels = 0;
 };
 
 struct CnnNetwork {
@@ -62,7 +66,8 @@ struct CnnNetwork {
   std::string source;
 };
 
-// resnet50, resnet101, resnet152, resnext101-32x4d, vgg16; nullptr for another name.
+// resnet50, resnet101, resnet152, resnext101-32x4d, se-resnext101-32x4d, vgg16; nullptr
+// for another name.
 const CnnNetwork* find_cnn(std::string_view name);
 std::span<const CnnNetwork> cnn_networks();
 
