@@ -152,6 +152,14 @@ class FileLoader {
     for (const auto& f : fields_of(kind))
       if (f.required && !present_.contains(std::string(f.name)))
         error(node, path, "missing required field '" + std::string(f.name) + "'");
+    // What one SM does per clock is peak / (SMs x clock): one figure without the other
+    // would leave the models on the generation's rate without saying so.
+    if (kind == EntityKind::gpu && present_.contains("sm_count") != present_.contains("boost_clock")) {
+      const bool has_sms = present_.contains("sm_count");
+      error(node[has_sms ? "sm_count" : "boost_clock"], path + (has_sms ? ".sm_count" : ".boost_clock"),
+            has_sms ? "an SM count needs 'boost_clock' beside it" : "a boost clock needs 'sm_count' beside it",
+            "the models divide the peaks by SMs x clock: give both or neither");
+    }
 
     if (entity.id.empty()) return;
     // An id counts as taken even when its entry has errors, so a later duplicate is still found.
