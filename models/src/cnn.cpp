@@ -109,14 +109,6 @@ Path with_measured(Path p, const hardware::GpuSpec& gpu) {
   return p;
 }
 
-// Streaming bandwidth: the calibration profile's triad where measured, else the datasheet's
-// at kMemoryBandwidthEfficiency.
-double streaming_bandwidth(const hardware::GpuSpec& gpu) {
-  if (gpu.measured && gpu.measured->memory_bandwidth && gpu.measured->memory_bandwidth->value() > 0)
-    return gpu.measured->memory_bandwidth->value();
-  return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
-}
-
 // SM-clocks per second: SMs x boost clock from the catalog, else the 16-bit peak over the
 // generation's FLOPs per clock per SM (tensor_rate_per_sm, performance.hpp).
 double sm_clocks_per_second(const hardware::GpuSpec& gpu) {
@@ -128,10 +120,6 @@ double sm_clocks_per_second(const hardware::GpuSpec& gpu) {
 bool ampere_or_newer(const hardware::GpuSpec& gpu) {
   return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal" &&
          gpu.architecture != "volta" && gpu.architecture != "turing";
-}
-
-bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
-  return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
 }
 
 double peak_of(const hardware::GpuSpec& gpu, const char* p) { return gpu.peak(p) ? gpu.peak(p)->value() : 0.0; }

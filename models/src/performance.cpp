@@ -415,9 +415,18 @@ Seconds total(const StepBreakdown& b) {
 // or the clock, the generation's rate stands in: Volta through Ada at most GA100's, Hopper's
 // warpgroup MMA twice it (989 TFLOP/s on 132 SMs at 1.83 GHz), Blackwell four times
 // (2,250 TFLOP/s on 148 SMs). GPUs without tensor cores keep GA100's dimension.
+bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
+  return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
+}
+
+double streaming_bandwidth(const hardware::GpuSpec& gpu) {
+  if (gpu.measured && gpu.measured->memory_bandwidth && gpu.measured->memory_bandwidth->value() > 0)
+    return gpu.measured->memory_bandwidth->value();
+  return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
+}
+
 double tensor_rate_per_sm(const hardware::GpuSpec& gpu) {
-  const bool tensor_cores = gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
-  if (const auto rate = gpu.flops_per_clock_per_sm("fp16"); rate && tensor_cores)
+  if (const auto rate = gpu.flops_per_clock_per_sm("fp16"); rate && has_16bit_tensor_cores(gpu))
     return *rate / kReferenceFlopsPerClockPerSm;
   if (gpu.architecture == "hopper") return 2.0;
   if (gpu.architecture == "blackwell") return 4.0;
@@ -447,9 +456,8 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
   const double clock = c.power_limit.value() > 0 && c.gpu.tdp.value() > 0
                            ? std::cbrt(std::min(1.0, c.power_limit.value() / c.gpu.tdp.value()))
                            : 1.0;
-  Device d{peak->value(), peak->value() * clock, eff, half_dim,
-           c.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency, operand_bytes(p), false, hopper_or_newer,
-           clock};
+  Device d{peak->value(), peak->value() * clock, eff, half_dim, streaming_bandwidth(c.gpu), operand_bytes(p), false,
+           hopper_or_newer, clock};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
   // the achieved triad bandwidth replaces peak x kMemoryBandwidthEfficiency. Lookups by
@@ -461,10 +469,7 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
       d.gemm_half_dim = curve->second.half_saturation_dim;
       d.calibrated = true;
     }
-    if (measured->memory_bandwidth && measured->memory_bandwidth->value() > 0) {
-      d.bandwidth = measured->memory_bandwidth->value();
-      d.calibrated = true;
-    }
+    if (measured->memory_bandwidth && measured->memory_bandwidth->value() > 0) d.calibrated = true;
   }
   return d;
 }
@@ -773,7 +778,7 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   if (const CnnNetwork* net = find_cnn(layered); net != nullptr) {
     const bool sixteen_bit = o.compute == Precision::fp16 || o.compute == Precision::bf16;
     auto step = cnn_training_step(*net, batch_per_gpu, c.gpu, o.compute, sixteen_bit);
-    if (step) compute = step->gpu_time.value() > step->host_time.value() ? step->gpu_time.value() : step->host_time.value();
+    if (step) compute = step->time.value();
   }
 
   const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};

@@ -67,6 +67,11 @@ double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p);
 // Fraction of HBM peak that streaming element-wise kernels achieve (BabelStream on A100
 // and H100 reports 80-90 % of the datasheet bandwidth).
 inline constexpr double kMemoryBandwidthEfficiency = 0.8;
+// Streaming bandwidth: the calibration profile's triad where one is imported, else the
+// datasheet's at kMemoryBandwidthEfficiency (measured beats datasheet).
+double streaming_bandwidth(const hardware::GpuSpec& gpu);
+// Tensor cores for 16-bit matrix math: Volta and every later generation.
+bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu);
 // Communication that overlaps compute still costs some of it: NCCL runs one thread block
 // per channel, and with 16-32 channels on NVLink/InfiniBand systems it holds 12-24 % of an
 // H100's 132 SMs (and HBM bandwidth) while the layer computes. The compute under a hidden
