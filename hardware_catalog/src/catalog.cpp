@@ -214,6 +214,7 @@ GpuSpec to_gpu_spec(const Entity& e) {
   if (auto sms = e.integer("sm_count")) g.sm_count = static_cast<int>(*sms);
   if (const FieldValue* clock = e.find("boost_clock"); clock != nullptr && clock->type == FieldType::quantity)
     g.boost_clock_hz = clock->number;
+  g.l2_cache = e.quantity<Bytes>("l2_cache").value_or(Bytes{});
   if (auto gen = e.integer("pcie.generation")) g.pcie_generation = static_cast<int>(*gen);
   g.nvlink_bandwidth = e.quantity<BytesPerSecond>("nvlink.bandwidth");
   // A TPU's chips talk over ICI, the counterpart of NVLink for the collective models: same

@@ -62,6 +62,8 @@ std::vector<FieldDef> gpu_fields() {
   f.push_back(quantity("tdp", dims::watts, false, "board power"));
   f.push_back(integer("sm_count", false, "streaming multiprocessors (NVIDIA) or compute units (AMD) enabled on the product"));
   f.push_back(quantity("boost_clock", kFrequency, false, "the boost clock the dense peaks are quoted at"));
+  f.push_back(quantity("l2_cache", dims::bytes, false, "last-level (L2) cache on the chip, all partitions together"));
+  f.back().display_unit = "MiB";  // vendors' "MB" of cache are binary
   f.push_back(integer("pcie.generation", false, "PCIe generation of the host interface"));
   f.push_back(integer("pcie.lanes", false, "PCIe lanes"));
   f.push_back(integer("nvlink.generation", false, "NVLink generation"));

@@ -232,9 +232,18 @@ struct ConvCost {
 // connected layers, their activation, the sigmoid, the channel-wise scale.
 constexpr int kSqueezeExcitationKernels = 6;
 
+// Bytes an inference kernel moves through DRAM for activations whose working set (what it
+// reads and writes) is `working_set`: none when the working set fits in the L2 cache (the
+// producer's output is still there when the consumer reads it, and the engine's reused
+// buffers are overwritten there), all of it otherwise (a stream larger than the cache
+// evicts its own head before the consumer reaches it). `l2` is 0 for a training step,
+// whose activations are kept for backward and go to DRAM.
+double dram_share(double working_set, double l2) { return l2 > 0 && working_set <= l2 ? 0.0 : 1.0; }
+
 // One convolution on one path: forward GEMM, data and weight gradients, NCHW transposes.
+// l2: the GPU's L2 cache in bytes for an inference forward, 0 for a training step.
 ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Kernels& kern, double bandwidth,
-                   double sm_clocks, bool channels_last) {
+                   double sm_clocks, bool channels_last, double l2) {
   const double pixels = static_cast<double>(c.out_size) * c.out_size;
   const double m = batch * pixels;
   const double g = c.groups;
@@ -248,8 +257,9 @@ ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Ker
   // 2x2 output tile instead of 36, 2.25x fewer (Lavin & Gray, "Fast Algorithms for
   // Convolutional Neural Networks", CVPR 2016); tensor-core paths use implicit GEMM.
   const double winograd = (!path.tensor_cores && c.kernel == 3 && c.groups == 1 && c.stride == 1) ? 2.25 : 1.0;
+  const double activations = (in_elems + out_elems) * dram_share((in_elems + out_elems) * path.act_bytes, l2);
   ConvCost cost;
-  cost.fwd = gemm_time(m, nn, k, g, in_elems + weights + out_elems, path, kern, bandwidth, winograd);
+  cost.fwd = gemm_time(m, nn, k, g, activations + weights, path, kern, bandwidth, winograd);
   cost.bwd = gemm_time(m, k, nn, g, out_elems + weights + in_elems, path, kern, bandwidth, winograd) +  // data gradient
              gemm_time(k, nn, m, g, in_elems + out_elems + weights, path, kern, bandwidth, winograd);   // weight gradient
   if (path.tensor_cores && !channels_last) {
@@ -257,7 +267,8 @@ ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Ker
     // forward and twice in backward: HBM traffic or the SMs' shuffle, whichever is longer.
     const double elements = in_elems + out_elems;
     const double shuffle = sm_clocks > 0 ? elements / (kTransposeElementsPerSmClock * sm_clocks) : 0.0;
-    const double once = std::max(2 * elements * path.act_bytes / bandwidth, shuffle);
+    const double dram = dram_share(2 * elements * path.act_bytes, l2);  // each tensor and its transpose
+    const double once = std::max(2 * elements * path.act_bytes * dram / bandwidth, shuffle);
     cost.transpose_fwd = once;
     cost.transpose_bwd = 2 * once;
   }
@@ -285,6 +296,7 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
                   bool channels_last, const Kernels& kern, const ForwardOptions& fo) {
   const double bw = streaming_bandwidth(gpu);
   const double sm_clocks = sm_clocks_per_second(gpu);
+  const double l2 = fo.training ? 0.0 : gpu.l2_cache.value();
   // The autotuner's alternative for TF32 convolutions: fp32 on the CUDA cores (Winograd
   // for 3x3), 4-byte activations either way.
   std::optional<Path> simt;
@@ -292,9 +304,9 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
     simt = with_measured(Path{Precision::fp32, cuda_core_fp32_peak(gpu), 4, "", false}, gpu);
   Work w;
   for (const auto& c : n.convs) {
-    ConvCost cost = conv_cost(c, batch, path, kern, bw, sm_clocks, channels_last);
+    ConvCost cost = conv_cost(c, batch, path, kern, bw, sm_clocks, channels_last, l2);
     if (simt) {
-      const ConvCost alt = conv_cost(c, batch, *simt, kern, bw, sm_clocks, channels_last);
+      const ConvCost alt = conv_cost(c, batch, *simt, kern, bw, sm_clocks, channels_last, l2);
       const auto total = [&](const ConvCost& x) {
         return x.fwd + x.transpose_fwd + (fo.training ? x.bwd + x.transpose_bwd : 0.0);
       };
@@ -334,11 +346,16 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
       const bool bn = c.batch_norm && !fo.folds_batch_norm;
       const bool relu = c.relu && !fo.fuses_epilogue;
       const bool add = c.residual_add && !fo.fuses_epilogue;
-      const double passes = (bn ? 2 : 0) + (relu ? 2 : 0) + (add ? 3 : 0) + (c.residual_add && fo.fuses_epilogue ? 1 : 0);
-      w.ew_fwd += elems * passes * path.act_bytes / bw;
+      // Passes next to their producer (batch norm, ReLU, the add's own input and output) work
+      // on a tensor pair of the output's size, in L2 when it fits; the residual was written a
+      // whole block earlier, with the block's other tensors in between, and comes from DRAM.
+      const double near = (bn ? 2 : 0) + (relu ? 2 : 0) + (add ? 2 : 0);
+      const double residual = c.residual_add ? 1 : 0;
+      const double dram = dram_share(2 * elems * path.act_bytes, l2);
+      w.ew_fwd += elems * (near * dram + residual) * path.act_bytes / bw;
       w.kernels_fwd += 1 + (bn ? 1 : 0) + (relu ? 1 : 0) + (add ? 1 : 0) + (fo.casts ? 1 : 0);
       if (c.se_channels > 0) {
-        w.ew_fwd += elems * 3 * path.act_bytes / bw;  // pool reads; the scale reads and writes
+        w.ew_fwd += elems * 3 * path.act_bytes * dram / bw;  // pool reads; the scale reads and writes
         w.kernels_fwd += kSqueezeExcitationKernels;
       }
     }

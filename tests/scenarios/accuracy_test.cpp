@@ -102,7 +102,7 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   CHECK(v.rows >= 39);
   CHECK(v.not_predicted <= 4);
   CHECK(v.held_out >= 33);
-  CHECK(v.held_out_mean_abs <= 16.0);
+  CHECK(v.held_out_mean_abs <= 15.5);
   CHECK(v.held_out_max_abs <= 50.0);
   CHECK(v.fit_mean_abs <= 1.0);  // the constants reproduce the rows they were chosen on
   const auto* tensorrt = group(*vision, "tensorrt");

@@ -101,6 +101,8 @@ struct GpuSpec {
   // 0 where the catalog does not give them.
   int sm_count = 0;
   double boost_clock_hz = 0;
+  // The chip's L2 cache, all partitions together; 0 where the catalog does not give it.
+  Bytes l2_cache;
   std::optional<int> pcie_generation;
   std::optional<BytesPerSecond> nvlink_bandwidth;  // total, both directions
   std::vector<MigProfile> mig_profiles;
