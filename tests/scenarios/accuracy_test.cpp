@@ -13,6 +13,7 @@
 
 #include "capsim/hardware/loader.hpp"
 #include "capsim/models/cluster.hpp"
+#include "capsim/models/serving.hpp"
 #include "capsim/models/serving_llm.hpp"
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/scenarios/accuracy.hpp"
@@ -101,9 +102,10 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   // the source does not name exactly and networks without a layer list.
   CHECK(v.rows >= 39);
   CHECK(v.not_predicted <= 4);
-  CHECK(v.held_out >= 33);
-  CHECK(v.held_out_mean_abs <= 15.5);
-  CHECK(v.held_out_max_abs <= 50.0);
+  CHECK(v.held_out >= 32);
+  // Issue 14's bounds: held-out mean at most 15 %, no row beyond 35 %.
+  CHECK(v.held_out_mean_abs <= 15.0);
+  CHECK(v.max_abs <= 35.0);
   CHECK(v.fit_mean_abs <= 1.0);  // the constants reproduce the rows they were chosen on
   const auto* tensorrt = group(*vision, "tensorrt");
   REQUIRE(tensorrt != nullptr);
@@ -229,6 +231,57 @@ rows:
         std::string::npos);
   CHECK(text.find("vision.yaml:8:12: error: rows[bad-batch]: a value of the wrong type (yaml-cpp: bad conversion)") !=
         std::string::npos);
+}
+
+TEST_CASE("accuracy: a vision row fed by a host input pipeline waits for it when the GPU is faster") {
+  // Fixtures, not measurements. TensorRT INT8 at batch 64 on an A100 needs about a
+  // millisecond; one decode thread needs 64 x kTfInputSecondsPerImage. With 1000 threads the
+  // GPU binds again.
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-input-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "vision.yaml") << R"(kind: vision-inference
+rows:
+  - id: one-thread
+    source: "test fixture"
+    model: resnet50
+    gpu: a100-sxm-80gb
+    engine: tensorrt
+    precision: int8
+    batch: 64
+    input_threads: 1
+    measured: {latency_ms: 100}
+  - id: many-threads
+    source: "test fixture"
+    model: resnet50
+    gpu: a100-sxm-80gb
+    engine: tensorrt
+    precision: int8
+    batch: 64
+    input_threads: 1000
+    measured: {latency_ms: 100}
+  - id: no-threads
+    source: "test fixture"
+    model: resnet50
+    gpu: a100-sxm-80gb
+    engine: tensorrt
+    precision: int8
+    batch: 64
+    input_threads: 0
+    measured: {latency_ms: 100}
+)";
+  auto report = scenarios::run_accuracy(*catalog, dir, "vision-inference");
+  std::filesystem::remove_all(dir);
+  REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
+  REQUIRE(report->rows.size() == 3);
+  const auto& slow = report->rows[0];
+  const auto& fast = report->rows[1];
+  CHECK(slow.predicted == doctest::Approx(64 * models::kTfInputSecondsPerImage * 1e3));
+  CHECK(slow.detail.find("input-bound (input_threads 1)") != std::string::npos);
+  CHECK(fast.predicted < 5.0);
+  CHECK(fast.detail.find("input-bound") == std::string::npos);
+  CHECK(report->rows[2].not_predicted == "input_threads: expected a whole number of threads, at least 1");
 }
 
 TEST_CASE("accuracy: an llm-serving row is predicted by the continuous-batching simulation") {

@@ -121,6 +121,19 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
     seconds += models::kTritonRequestOverheadSeconds + batch * input_bytes / models::kTritonPayloadBytesPerSecond;
     path = "Triton + onnxruntime/TensorRT";
   }
+  // A benchmark that feeds the engine from a host input pipeline (decoding JPEGs on
+  // `input_threads` CPU threads, prefetched ahead of the GPU) waits for it when it is slower.
+  bool input_bound = false;
+  if (const YAML::Node threads = row["input_threads"]) {
+    int n = 0;
+    if (!YAML::convert<int>::decode(threads, n) || n < 1)
+      return row_error(threads, "input_threads", "expected a whole number of threads, at least 1");
+    const double feed = batch * models::kTfInputSecondsPerImage / n;
+    if (feed > seconds) {
+      seconds = feed;
+      input_bound = true;
+    }
+  }
   const YAML::Node m = row["measured"];
   RowPrediction r;
   if (m["latency_ms"]) {
@@ -134,7 +147,9 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
   }
   r.detail = path + ", " + std::string(models::precision_name(step->math)) + ", batch " + std::to_string(batch) + ", " +
              std::to_string(step->kernels) + " kernels" +
-             (step->host_time > step->gpu_time ? ", host-bound" : "") + (step->note.empty() ? "" : "; " + step->note);
+             (input_bound ? ", input-bound (input_threads " + row["input_threads"].as<std::string>() + ")"
+                          : step->host_time > step->gpu_time ? ", host-bound" : "") +
+             (step->note.empty() ? "" : "; " + step->note);
   r.tags.push_back(c->gpu.architecture);
   r.tags.push_back(engine->id == "tensorrt" ? (triton ? "onnxruntime" : "tensorrt") : engine->id);
   return r;

@@ -57,6 +57,14 @@ inline constexpr double kKernelLaunchSeconds = 5e-6;
 // the other six Triton rows are held out.
 inline constexpr double kTritonRequestOverheadSeconds = 1.54e-3;
 inline constexpr double kTritonPayloadBytesPerSecond = 0.96e9;
+// CPU time one thread of TensorFlow's tf.data input pipeline spends on one ImageNet
+// validation image: parse its TFRecord, decode the JPEG, resize and crop to 224 x 224.
+// DeepLearningExamples' TensorFlow inference benchmark (inference_benchmark.sh) reads real
+// TFRecords without DALI, on 10 preprocessing threads (runtime/runner.py), and prefetches
+// ahead of the GPU: a batch takes at least batch x this / threads. Chosen on the
+// vision-inference row marked fit: true, rn50-a100-sxm-40gb-tf-amp-fp16-b64-dle (18.14 ms
+// per batch of 64 on a DGX A100, 3,570 images/s, where the GPU needs 13.7 ms).
+inline constexpr double kTfInputSecondsPerImage = 2.83e-3;
 // GPU memory a process's CUDA context and framework runtime take before any model weight
 // is loaded (cuBLAS/cuDNN workspaces and kernels). Assumption: 0.5 GB, the order observed
 // for a PyTorch/Triton backend process on A100/H100 (nvidia-smi after torch.cuda.init());
