@@ -241,36 +241,12 @@ TEST_CASE("accuracy: a vision row fed by a host input pipeline waits for it when
   REQUIRE(catalog.ok());
   const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-input-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "vision.yaml") << R"(kind: vision-inference
-rows:
-  - id: one-thread
-    source: "test fixture"
-    model: resnet50
-    gpu: a100-sxm-80gb
-    engine: tensorrt
-    precision: int8
-    batch: 64
-    input_threads: 1
-    measured: {latency_ms: 100}
-  - id: many-threads
-    source: "test fixture"
-    model: resnet50
-    gpu: a100-sxm-80gb
-    engine: tensorrt
-    precision: int8
-    batch: 64
-    input_threads: 1000
-    measured: {latency_ms: 100}
-  - id: no-threads
-    source: "test fixture"
-    model: resnet50
-    gpu: a100-sxm-80gb
-    engine: tensorrt
-    precision: int8
-    batch: 64
-    input_threads: 0
-    measured: {latency_ms: 100}
-)";
+  std::ofstream yaml(dir / "vision.yaml");
+  yaml << "kind: vision-inference\nrows:\n";
+  for (const auto& [id, threads] : {std::pair{"one-thread", 1}, {"many-threads", 1000}, {"no-threads", 0}})
+    yaml << "  - {id: " << id << ", source: test fixture, model: resnet50, gpu: a100-sxm-80gb, engine: tensorrt,\n"
+         << "     precision: int8, batch: 64, input_threads: " << threads << ", measured: {latency_ms: 100}}\n";
+  yaml.close();
   auto report = scenarios::run_accuracy(*catalog, dir, "vision-inference");
   std::filesystem::remove_all(dir);
   REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
