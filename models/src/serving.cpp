@@ -126,11 +126,14 @@ namespace {
 
 bool sixteen_bit(Precision p) { return p == Precision::fp16 || p == Precision::bf16; }
 
-// The GPU as a share of it sees it: peaks and bandwidth scaled by the share's fractions.
+// The GPU as a share of it sees it: peaks and bandwidth scaled by the share's fractions,
+// and the L2 cache with the bandwidth (a MIG instance owns the L2 slices of its memory
+// slices; MPS clients and time-sliced processes share the one cache).
 hardware::GpuSpec shared_gpu(const hardware::GpuSpec& gpu, const GpuShare& share) {
   hardware::GpuSpec g = gpu;
   for (auto& [precision, peak] : g.peak_dense) peak = peak * share.compute_fraction;
   g.memory_bandwidth = g.memory_bandwidth * share.bandwidth_fraction;
+  g.l2_cache = g.l2_cache * share.bandwidth_fraction;
   return g;
 }
 

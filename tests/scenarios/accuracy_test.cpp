@@ -109,7 +109,10 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   CHECK(v.fit_mean_abs <= 1.0);  // the constants reproduce the rows they were chosen on
   const auto* tensorrt = group(*vision, "tensorrt");
   REQUIRE(tensorrt != nullptr);
-  CHECK(tensorrt->held_out_mean_abs <= 12.5);
+  CHECK(tensorrt->held_out_mean_abs <= 8.0);
+  const auto* tensorflow = group(*vision, "tensorflow");
+  REQUIRE(tensorflow != nullptr);
+  CHECK(tensorflow->held_out_mean_abs <= 15.5);
   const auto* framework = group(*vision, "framework");
   REQUIRE(framework != nullptr);
   CHECK(framework->held_out_mean_abs <= 15.0);

@@ -63,7 +63,9 @@ inline constexpr double kTritonPayloadBytesPerSecond = 0.96e9;
 // TFRecords without DALI, on 10 preprocessing threads (runtime/runner.py), and prefetches
 // ahead of the GPU: a batch takes at least batch x this / threads. Chosen on the
 // vision-inference row marked fit: true, rn50-a100-sxm-40gb-tf-amp-fp16-b64-dle (18.14 ms
-// per batch of 64 on a DGX A100, 3,570 images/s, where the GPU needs 13.7 ms).
+// per batch of 64 on a DGX A100, 3,570 images/s, where the engine call takes 13.0 ms). The
+// CPU time is the DGX A100's (AMD EPYC 7742); other hosts' rows use it too, a stand-in
+// for their own CPUs' figures, which are not published.
 inline constexpr double kTfInputSecondsPerImage = 2.83e-3;
 // GPU memory a process's CUDA context and framework runtime take before any model weight
 // is loaded (cuBLAS/cuDNN workspaces and kernels). Assumption: 0.5 GB, the order observed
