@@ -408,13 +408,6 @@ Seconds total(const StepBreakdown& b) {
 
 }  // namespace
 
-// The fixed cost of a GEMM tile (prologue, epilogue, the last partial wave) is a number of
-// clocks, so in FLOPs it grows with what one SM's tensor cores do per clock: the
-// half-saturation dimension scales with the GPU's dense 16-bit FLOPs per clock per SM
-// (peak / (SMs x boost clock), catalog) over GA100's. Where the catalog lacks the SM count
-// or the clock, the generation's rate stands in: Volta through Ada at most GA100's, Hopper's
-// warpgroup MMA twice it (989 TFLOP/s on 132 SMs at 1.83 GHz), Blackwell four times
-// (2,250 TFLOP/s on 148 SMs). GPUs without tensor cores keep GA100's dimension.
 bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
   return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";
 }
@@ -425,6 +418,13 @@ double streaming_bandwidth(const hardware::GpuSpec& gpu) {
   return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
 }
 
+// The fixed cost of a GEMM tile (prologue, epilogue, the last partial wave) is a number of
+// clocks, so in FLOPs it grows with what one SM's tensor cores do per clock: the
+// half-saturation dimension scales with the GPU's dense 16-bit FLOPs per clock per SM
+// (peak / (SMs x boost clock), catalog) over GA100's. Where the catalog lacks the SM count
+// or the clock, the generation's rate stands in: Volta through Ada at most GA100's, Hopper's
+// warpgroup MMA twice it (989 TFLOP/s on 132 SMs at 1.83 GHz), Blackwell four times
+// (2,250 TFLOP/s on 148 SMs). GPUs without tensor cores keep GA100's dimension.
 double tensor_rate_per_sm(const hardware::GpuSpec& gpu) {
   if (const auto rate = gpu.flops_per_clock_per_sm("fp16"); rate && has_16bit_tensor_cores(gpu))
     return *rate / kReferenceFlopsPerClockPerSm;

@@ -123,17 +123,14 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
   }
   // A benchmark that feeds the engine from a host input pipeline (decoding JPEGs on
   // `input_threads` CPU threads, prefetched ahead of the GPU) waits for it when it is slower.
-  bool input_bound = false;
+  int input_threads = 0;  // 0: the engine is fed at once
   if (const YAML::Node threads = row["input_threads"]) {
-    int n = 0;
-    if (!YAML::convert<int>::decode(threads, n) || n < 1)
+    if (!YAML::convert<int>::decode(threads, input_threads) || input_threads < 1)
       return row_error(threads, "input_threads", "expected a whole number of threads, at least 1");
-    const double feed = batch * models::kTfInputSecondsPerImage / n;
-    if (feed > seconds) {
-      seconds = feed;
-      input_bound = true;
-    }
   }
+  const double feed = input_threads > 0 ? batch * models::kTfInputSecondsPerImage / input_threads : 0.0;
+  const bool input_bound = feed > seconds;
+  if (input_bound) seconds = feed;
   const YAML::Node m = row["measured"];
   RowPrediction r;
   if (m["latency_ms"]) {
@@ -147,7 +144,7 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
   }
   r.detail = path + ", " + std::string(models::precision_name(step->math)) + ", batch " + std::to_string(batch) + ", " +
              std::to_string(step->kernels) + " kernels" +
-             (input_bound ? ", input-bound (input_threads " + row["input_threads"].as<std::string>() + ")"
+             (input_bound ? ", input-bound (input_threads " + std::to_string(input_threads) + ")"
                           : step->host_time > step->gpu_time ? ", host-bound" : "") +
              (step->note.empty() ? "" : "; " + step->note);
   r.tags.push_back(c->gpu.architecture);
