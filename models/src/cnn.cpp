@@ -39,7 +39,7 @@ CnnNetwork resnet(std::string name, std::array<int, 4> blocks, int width_factor,
     }
   }
   n.fully_connected = {{2048, 1000}};
-  n.pools = 2;  // the stem's max pool, the global average pool
+  n.pools = {{64, 112, 56, true}, {2048, 7, 1, false}};  // the stem's 3x3 max pool, the global average pool
   return n;
 }
 
@@ -53,13 +53,15 @@ CnnNetwork vgg16() {
   int in = 3, size = 224;
   for (const auto& [c, count] : stages) {
     for (int k = 0; k < count; ++k) {
-      n.convs.push_back({in, c, 3, size, 1, false, true, false, 1});
+      ConvLayer conv{in, c, 3, size, 1, false, true, false, 1};
+      conv.bias = true;
+      n.convs.push_back(conv);
       in = c;
     }
+    n.pools.push_back({c, size, size / 2, true});  // 2x2 max pool, stride 2
     size /= 2;
   }
   n.fully_connected = {{512 * 7 * 7, 4096}, {4096, 4096}, {4096, 1000}};
-  n.pools = 5;  // a max pool after each stage
   return n;
 }
 
@@ -325,12 +327,16 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
       // Element-wise passes over the output (bytes per element x passes): batch norm reads
       // the output twice (statistics, normalize) and writes once; ReLU reads and writes; the
       // residual add reads two and writes one. Backward: batch norm 5, ReLU 3, add 3.
-      const double fwd_passes = (c.batch_norm ? 3 : 0) + (c.relu ? 2 : 0) + (c.residual_add ? 3 : 0);
-      const double bwd_passes = (c.batch_norm ? 5 : 0) + (c.relu ? 3 : 0) + (c.residual_add ? 3 : 0);
+      // A bias reads and writes; its gradient reads the output gradient once.
+      const double fwd_passes =
+          (c.batch_norm ? 3 : 0) + (c.bias ? 2 : 0) + (c.relu ? 2 : 0) + (c.residual_add ? 3 : 0);
+      const double bwd_passes =
+          (c.batch_norm ? 5 : 0) + (c.bias ? 1 : 0) + (c.relu ? 3 : 0) + (c.residual_add ? 3 : 0);
+      const int passes = (c.batch_norm ? 1 : 0) + (c.bias ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
       w.ew_fwd += elems * fwd_passes * path.act_bytes / bw;
       w.ew_bwd += elems * bwd_passes * path.act_bytes / bw;
-      w.kernels_fwd += 1 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
-      w.kernels_bwd += 2 + (c.batch_norm ? 1 : 0) + (c.relu ? 1 : 0) + (c.residual_add ? 1 : 0);
+      w.kernels_fwd += 1 + passes;
+      w.kernels_bwd += 2 + passes;
       if (c.se_channels > 0) {
         // Squeeze-and-excitation: the pool reads the output, the scale reads and writes it;
         // backward reads the output and its gradient for both and writes the gradient.
@@ -344,16 +350,17 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
       // one write) unless folded into the weights; ReLU reads and writes; the add reads two
       // and writes one. Fused into the epilogue, ReLU is free and the add reads the residual.
       const bool bn = c.batch_norm && !fo.folds_batch_norm;
+      const bool bias = c.bias && !fo.fuses_epilogue;
       const bool relu = c.relu && !fo.fuses_epilogue;
       const bool add = c.residual_add && !fo.fuses_epilogue;
       // Passes next to their producer (batch norm, ReLU, the add's own input and output) work
       // on a tensor pair of the output's size, in L2 when it fits; the residual was written a
       // whole block earlier, with the block's other tensors in between, and comes from DRAM.
-      const double near = (bn ? 2 : 0) + (relu ? 2 : 0) + (add ? 2 : 0);
+      const double near = (bn ? 2 : 0) + (bias ? 2 : 0) + (relu ? 2 : 0) + (add ? 2 : 0);
       const double residual = c.residual_add ? 1 : 0;
       const double dram = dram_share(2 * elems * path.act_bytes, l2);
       w.ew_fwd += elems * (near * dram + residual) * path.act_bytes / bw;
-      w.kernels_fwd += 1 + (bn ? 1 : 0) + (relu ? 1 : 0) + (add ? 1 : 0) + (fo.casts ? 1 : 0);
+      w.kernels_fwd += 1 + (bn ? 1 : 0) + (bias ? 1 : 0) + (relu ? 1 : 0) + (add ? 1 : 0) + (fo.casts ? 1 : 0);
       if (c.se_channels > 0) {
         w.ew_fwd += elems * 3 * path.act_bytes * dram / bw;  // pool reads; the scale reads and writes
         w.kernels_fwd += kSqueezeExcitationKernels;
@@ -373,8 +380,17 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
     }
   }
   if (fo.casts) w.ew_fwd += cnn_parameter_count(n) * (4 + 2) / bw;  // fp32 weights read, 16-bit written
-  w.kernels_fwd += n.pools;
-  if (fo.training) w.kernels_bwd += n.pools;
+  for (const auto& p : n.pools) {
+    const double in = batch * p.channels * static_cast<double>(p.in_size) * p.in_size;
+    const double out = batch * p.channels * static_cast<double>(p.out_size) * p.out_size;
+    const double dram = fo.training ? 1.0 : dram_share((in + out) * path.act_bytes, l2);
+    w.ew_fwd += (in + out) * dram * path.act_bytes / bw;
+    w.kernels_fwd += 1;
+    if (fo.training) {
+      w.ew_bwd += (p.max ? 2 : 1) * (in + out) * path.act_bytes / bw;
+      w.kernels_bwd += 1;
+    }
+  }
   return w;
 }
 
@@ -392,7 +408,7 @@ double cnn_parameter_count(const CnnNetwork& n) {
   double p = 0;
   for (const auto& c : n.convs)
     p += static_cast<double>(c.in_channels) / c.groups * c.out_channels * c.kernel * c.kernel +
-         (c.batch_norm ? 2.0 * c.out_channels : 0.0) +
+         (c.batch_norm ? 2.0 * c.out_channels : 0.0) + (c.bias ? static_cast<double>(c.out_channels) : 0.0) +
          (c.se_channels > 0 ? 2.0 * c.out_channels * c.se_channels + c.out_channels + c.se_channels : 0.0);
   for (const auto& [in, out] : n.fully_connected) p += static_cast<double>(in) * out + out;
   return p;

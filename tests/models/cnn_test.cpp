@@ -167,3 +167,44 @@ TEST_CASE("cnn: squeeze-and-excitation adds its two small layers and three passe
   CHECK(b->time.value() > a->time.value() * 1.05);
   CHECK(b->kernels == a->kernels + 33 * (6 + 7));
 }
+
+TEST_CASE("cnn: a convolution's bias and a pooling layer are memory passes of their own in a training step") {
+  // VGG-16 has biases instead of batch norm and a 2 x 2 max pool after each stage: with
+  // the biases it has the 138,357,544 parameters Simonyan & Zisserman's network has.
+  const auto* vgg = find_cnn("vgg16");
+  REQUIRE(vgg != nullptr);
+  CHECK(cnn_parameter_count(*vgg) == 138357544.0);
+  CHECK(vgg->pools.size() == 5);
+  // One 64-channel convolution at 56 x 56 in mixed precision on an A100, then the same with
+  // a bias: forward reads and writes the output, backward reads its gradient once; two
+  // kernels more, and the optimizer updates 64 more parameters (20 bytes each).
+  const auto a100 = gpu("a100-sxm-80gb");
+  const double bw = streaming_bandwidth(a100);
+  const int batch = 64;
+  const double out = 64.0 * batch * 56 * 56;
+  auto biased = one_conv(64);
+  biased.convs[0].bias = true;
+  const auto plain_step = cnn_training_step(one_conv(64), batch, a100, Precision::fp16, true);
+  const auto biased_step = cnn_training_step(biased, batch, a100, Precision::fp16, true);
+  REQUIRE(plain_step.ok());
+  REQUIRE(biased_step.ok());
+  CHECK(biased_step->kernels == plain_step->kernels + 2);
+  CHECK(biased_step->gpu_time.value() - plain_step->gpu_time.value() ==
+        doctest::Approx(3 * out * 2 / bw + 64 * 20 / bw + 2 * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+  // A max pool to 28 x 28: forward reads its input and writes its output; backward reads
+  // the output gradient and where the maxima were and writes the input gradient (2 x both).
+  // An average pool's backward reads the output gradient and writes the input's (1 x both).
+  auto pooled = one_conv(64);
+  pooled.pools.push_back({64, 56, 28, true});
+  auto averaged = one_conv(64);
+  averaged.pools.push_back({64, 56, 28, false});
+  const double pool_elements = out + out / 4;
+  const auto max_step = cnn_training_step(pooled, batch, a100, Precision::fp16, true);
+  const auto avg_step = cnn_training_step(averaged, batch, a100, Precision::fp16, true);
+  REQUIRE(max_step.ok());
+  REQUIRE(avg_step.ok());
+  CHECK(max_step->gpu_time.value() - plain_step->gpu_time.value() ==
+        doctest::Approx(3 * pool_elements * 2 / bw + 2 * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+  CHECK(avg_step->gpu_time.value() - plain_step->gpu_time.value() ==
+        doctest::Approx(2 * pool_elements * 2 / bw + 2 * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+}

@@ -6,8 +6,8 @@
 // kernel area; Chetlur et al., "cuDNN", 2014) under the same size-dependent GEMM roofline
 // as the transformer model (performance.hpp). Implicit means the im2col matrix is never
 // written: a convolution moves its input feature map, its weights and its output through
-// memory once, not the K-times-larger im2col view. Batch norm, ReLU and residual adds are
-// memory-bound passes over the activations; backward is the data and the weight gradient
+// memory once, not the K-times-larger im2col view. Batch norm, biases, ReLU, residual adds
+// and pooling are memory-bound passes over the activations; backward is the data and the weight gradient
 // (two more GEMMs of the forward's shape) and the element-wise backward passes; the
 // optimizer is SGD with momentum over fp32 master weights. The framework launches each
 // kernel from the host: a step takes at least kernels x kCnnHostTimePerKernel, so small
@@ -58,6 +58,22 @@ struct ConvLayer {
   // global average pool, two fully connected layers through se_channels, a sigmoid, and the
   // output scaled channel by channel. 0: none.
   int se_channels = 0;
+  // A bias added after the convolution (networks without batch norm, e.g. VGG): a separate
+  // element-wise kernel in a framework (tf.nn.bias_add, PyTorch's add), its gradient a
+  // reduction of the output gradient over the batch and pixels.
+  bool bias = false;
+};
+
+// A pooling layer: a memory-bound pass that reads its input and writes its (smaller)
+// output. Backward, a max pool reads the output gradient and where the maxima were (the
+// forward's input and output in TensorFlow's MaxPoolGrad, the saved indices in PyTorch) and
+// writes the input gradient; an average pool reads the output gradient and writes the
+// input's.
+struct PoolLayer {
+  int channels = 0;
+  int in_size = 0;   // input side in pixels (square)
+  int out_size = 0;  // output side
+  bool max = true;   // max pool; false: average pool
 };
 
 struct CnnNetwork {
@@ -65,7 +81,7 @@ struct CnnNetwork {
   int input_size = 224;
   std::vector<ConvLayer> convs;
   std::vector<std::pair<int, int>> fully_connected;  // (in, out) of each classifier layer
-  int pools = 0;  // pooling kernels (max pools, the global average pool): one launch each
+  std::vector<PoolLayer> pools;  // max pools, the global average pool
   std::string source;
 };
 
