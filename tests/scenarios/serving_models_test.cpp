@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "capsim/scenarios/report.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/serving_report.hpp"
@@ -122,6 +123,43 @@ TEST_CASE("served model: described by FLOPs, bytes and parameters, timed by the 
   // Eager batch 1: 54 x 4 kernels (convolution, batch norm, activation, autocast cast) x 65 us.
   CHECK(t_eager == doctest::Approx(54 * 4 * 65e-6).epsilon(0.01));
   CHECK(t_trt < t_eager / 5);
+}
+
+TEST_CASE("served model: a measured table and a FLOPs description both go through size, simulate and report") {
+  // No deployment, a GPU list: the plan sizes the service, simulates its recommendation and
+  // the report shows it, for a model given as a latency table and one given as FLOPs/bytes.
+  const std::string sized = R"(
+arrivals: {kind: poisson, rate: 300}
+slo: {p99: 100 ms}
+hardware: {gpus: [t4]}
+simulate: {duration: 5 s, warmup: 1 s, seed: 1}
+)";
+  const auto own = [&](const std::string& model) {
+    return "name: own\nworkload:\n  type: inference\n  precision: fp16\n  engine: tensorrt\n  graph:\n"
+           "    - {name: classifier, model: " +
+           model + "}" + sized;
+  };
+  for (const std::string model :
+       {"{name: my-net, latency: [{gpu: t4, batch: 1, latency: 4 ms}, {gpu: t4, batch: 8, latency: 12 ms}]}",
+        "{name: my-net, flops_per_sample: 8.2 GFLOP, bytes_per_sample: 42 MB, params: 25.6 M, input_bytes: 602 KB, "
+        "resolution: 224, layers: 54}"}) {
+    CAPTURE(model);
+    auto s = load_scenario("own.yaml", own(model), catalog());
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    auto plan = make_plan(*s, catalog());
+    REQUIRE_MESSAGE(plan.ok(), format_diagnostics(plan.errors()));
+    REQUIRE(plan->serving_sizing);
+    REQUIRE(plan->serving_simulation);
+    CHECK(plan->simulated_recommendation);
+    CHECK(plan->plan.gpu == "t4");
+    REQUIRE(plan->plan.p99);
+    CHECK(plan->plan.p99->value() < 0.1);
+    REQUIRE(plan->plan.throughput);
+    CHECK(*plan->plan.throughput == doctest::Approx(300).epsilon(0.05));
+    const std::string md = report_markdown(build_report(*plan, catalog()));
+    CHECK(md.find("classifier") != std::string::npos);
+    CHECK(md.find("t4") != std::string::npos);
+  }
 }
 
 TEST_CASE("engines: ONNX FP32 to TensorRT FP16 on a T4 is the users' 5.8x within 30 %, with no speed-up typed in") {
