@@ -626,7 +626,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // last micro-batch's backward.
   const int dp_ranks = d * cp;
   const GroupPlacement dp_group = data_parallel_placement(dp_ranks, t, c.gpus_per_node);
-  const double grad_bytes = trainable_gpu * gradient_bytes(o.compute);
+  const double param_bytes = trainable_gpu * gradient_bytes(o.compute);
+  const double grad_bytes = o.fp32_gradient_reduce ? trainable_gpu * 4.0 : param_bytes;
   double dp_sync = 0, dp_exposed = 0, zero = 0, zero_total = 0, zero_gather = 0, zero_scatter = 0;
   const int shard = par.zero_stage == 3 ? par.sharding_ranks() * cp : 1;
   if (par.zero_stage == 3 && shard > 1) {
@@ -660,7 +661,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
       const int replicas = dp_ranks / shard;
       const GroupPlacement rg = data_parallel_placement(replicas, t * shard, c.gpus_per_node);
       dp_sync = all_reduce_over(grad_bytes / shard, rg, replicas, intra, inter);
-      dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes / shard, bwd_mb);
+      dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(dp_sync, grad_bytes / shard, bwd_mb) : dp_sync;
       dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
     }
   } else {
@@ -670,12 +671,16 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     if (par.zero_stage >= 1) {
       // ZeRO-1/2 (Megatron's distributed optimizer): the all-reduce is a reduce-scatter of the
       // gradients, hidden under the last micro-batch's backward, then an all-gather of the
-      // updated parameters, hidden under the next step's first forward (--overlap-param-gather:
-      // each bucket is gathered just before the layers that use it).
-      const double half = dp_sync / 2.0;
-      dp_exposed = exposed_gradient_sync(half, grad_bytes, bwd_mb) + exposed_gradient_sync(half, grad_bytes, fwd_mb);
+      // updated 16-bit parameters, hidden under the next step's first forward
+      // (--overlap-param-gather: each bucket is gathered just before the layers that use it).
+      const double scatter = dp_sync / 2.0;
+      const double gather = scatter * param_bytes / grad_bytes;
+      dp_sync = scatter + gather;
+      dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(scatter, grad_bytes, bwd_mb) +
+                                                   exposed_gradient_sync(gather, param_bytes, fwd_mb)
+                                             : dp_sync;
     } else {
-      dp_exposed = exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb);
+      dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb) : dp_sync;
     }
     dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
   }

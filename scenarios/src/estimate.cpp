@@ -70,12 +70,19 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                          ? "gradient all-reduce of " + to_string(r.gradient_bytes_per_gpu) + " per GPU over d x cp=" +
                                std::to_string(par.data * par.context) + " ranks: " +
                                ms(r.data_parallel_all_reduce.value()) +
-                               (par.zero_stage >= 1 && par.zero_stage < 3
+                               (o.fp32_gradient_reduce ? " (fp32 gradients)" : "") +
+                               (!o.overlap_gradient_reduce
+                                    ? (par.zero_stage >= 1 && par.zero_stage < 3
+                                           ? " as a reduce-scatter and an all-gather of the updated parameters"
+                                           : "") +
+                                          std::string(" after the last micro-batch's backward, not overlapped")
+                                : par.zero_stage >= 1 && par.zero_stage < 3
                                     ? " as a reduce-scatter hidden under the last micro-batch's backward and an "
                                       "all-gather of the updated parameters under the next step's first forward, "
-                                      "each except its last bucket"
-                                    : ", hidden under the last micro-batch's backward except the last bucket") +
-                               "; overlapped collectives hold SMs, so 20 % of their hidden time counts"
+                                      "each except its last bucket; overlapped collectives hold SMs, so 20 % of their "
+                                      "hidden time counts"
+                                    : ", hidden under the last micro-batch's backward except the last bucket; "
+                                      "overlapped collectives hold SMs, so 20 % of their hidden time counts")
                          : "no gradient all-reduce"});
   e.parts.push_back({"zero_comm", b.zero_comm, r.zero_comm_total,
                      r.zero_ranks > 1

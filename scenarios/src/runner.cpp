@@ -106,6 +106,8 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
                                              : "flash (" + std::string(models::flash_kernel_name(opt.flash_kernel)) + ")");
     q.emplace_back("workload.kernels", std::string(models::kernels_name(opt.kernels)));
     q.emplace_back("workload.tp_comm_overlap", opt.tp_comm_overlap ? "true" : "false");
+    q.emplace_back("workload.grad_reduce_overlap", opt.overlap_gradient_reduce ? "true" : "false");
+    q.emplace_back("workload.grad_reduce", opt.fp32_gradient_reduce ? "fp32" : "compute");
     q.emplace_back("hardware.gpus", joined(s.hardware.gpus));
     q.emplace_back("hardware.min_gpus", std::to_string(s.hardware.min_gpus));
     q.emplace_back("hardware.max_gpus", std::to_string(s.hardware.max_gpus));

@@ -280,6 +280,15 @@ SchemaNode build() {
                            "tensor-parallel communication overlapped with the linear layers' GEMMs (Transformer "
                            "Engine --tp-comm-overlap, PyTorch async TP)",
                            "false"),
+                      leaf("grad_reduce_overlap", ValueKind::boolean,
+                           "data-parallel gradient reduction overlapped with the last micro-batch's backward, bucket "
+                           "by bucket (PyTorch DDP, Megatron --overlap-grad-reduce); false: it runs after the backward "
+                           "and the step waits for it (Megatron-LM's default without that flag)",
+                           "true"),
+                      choice("grad_reduce", {"compute", "fp32"},
+                             "precision of the gradient reduction: the compute precision's 16 bits, or fp32 (Megatron-LM "
+                             "with bf16 unless --grad-reduce-in-bf16)",
+                             "compute"),
                       integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
                       quantity("memory_overhead", dims::none,
                                "framework and fragmentation overhead on top of the computed memory", "10 %"),
@@ -578,6 +587,8 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.attention", {"training"}},
       {"workload.kernels", {"training"}},
       {"workload.tp_comm_overlap", {"training"}},
+      {"workload.grad_reduce_overlap", {"training"}},
+      {"workload.grad_reduce", {"training"}},
       {"workload.lora_rank", {"training"}},
       {"workload.memory_overhead", {"training", "llm-serving"}},
       {"hardware", {"training", "inference", "llm-serving"}},

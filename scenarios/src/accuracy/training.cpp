@@ -162,6 +162,11 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   if (kernels != "fused" && kernels != "eager") return row_error(row["kernels"], "kernels", "expected fused or eager");
   o.kernels = kernels == "eager" ? Kernels::eager : Kernels::fused;
   o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
+  o.overlap_gradient_reduce = get_or(l, "grad_reduce_overlap", true);
+  const std::string grad_reduce = get_or<std::string>(l, "grad_reduce", "compute");
+  if (grad_reduce != "compute" && grad_reduce != "fp32")
+    return row_error(l["grad_reduce"], "layout.grad_reduce", "expected compute or fp32");
+  o.fp32_gradient_reduce = grad_reduce == "fp32";
 
   auto est = estimate_training_step(s, par, spec, o);
   if (!est) return est.errors();

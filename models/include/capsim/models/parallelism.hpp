@@ -95,6 +95,17 @@ struct TrainingOptions {
   // neighbouring linear layers' GEMMs (Transformer Engine's --tp-comm-overlap, PyTorch's
   // async TP); without it they sit between the GEMMs, exposed.
   bool tp_comm_overlap = false;
+  // The data-parallel gradient reduction (and the distributed optimizer's parameter
+  // all-gather) runs bucket by bucket under the last micro-batch's backward (and the next
+  // step's first forward): PyTorch DDP, Megatron's --overlap-grad-reduce and
+  // --overlap-param-gather. Without it (Megatron-LM's default, the flags being opt-in) the
+  // reduction starts after the last backward and the step waits for all of it.
+  bool overlap_gradient_reduce = true;
+  // Gradients reduced in fp32 (4 B each) rather than at the 16-bit compute precision:
+  // Megatron-LM accumulates and all-reduces bf16 models' gradients in fp32 unless told
+  // otherwise (arguments.py: "bfloat16 requires gradient accumulation and all-reduce to be
+  // done in fp32"). The distributed optimizer still gathers 16-bit parameters.
+  bool fp32_gradient_reduce = false;
 };
 
 }  // namespace capsim::models
