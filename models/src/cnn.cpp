@@ -347,13 +347,14 @@ Work network_work(const CnnNetwork& n, double batch, const hardware::GpuSpec& gp
       }
     } else {
       // Inference: batch norm in eval mode normalizes with its running statistics (one read,
-      // one write) unless folded into the weights; ReLU reads and writes; the add reads two
-      // and writes one. Fused into the epilogue, ReLU is free and the add reads the residual.
+      // one write) unless folded into the weights; a bias and ReLU read and write; the add
+      // reads two and writes one. Fused into the epilogue, the bias and ReLU are free and the
+      // add reads the residual.
       const bool bn = c.batch_norm && !fo.folds_batch_norm;
       const bool bias = c.bias && !fo.fuses_epilogue;
       const bool relu = c.relu && !fo.fuses_epilogue;
       const bool add = c.residual_add && !fo.fuses_epilogue;
-      // Passes next to their producer (batch norm, ReLU, the add's own input and output) work
+      // Passes next to their producer (batch norm, a bias, ReLU, the add's own input and output) work
       // on a tensor pair of the output's size, in L2 when it fits; the residual was written a
       // whole block earlier, with the block's other tensors in between, and comes from DRAM.
       const double near = (bn ? 2 : 0) + (bias ? 2 : 0) + (relu ? 2 : 0) + (add ? 2 : 0);
