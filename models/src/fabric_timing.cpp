@@ -34,9 +34,19 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
   fabric::CollectiveRequest request;
   request.pattern = fabric::Pattern::ring_all_reduce;
   request.bytes = analytic->gradient_bytes_per_gpu;
-  const int per_rank = par.tensor * par.pipeline;
-  request.group = {per_rank >= cluster.gpus_per_node ? fabric::GroupKind::one_per_node : fabric::GroupKind::all_gpus, 0};
-  if (request.group.kind == fabric::GroupKind::one_per_node) topo.nodes = par.data;  // one rank per node
+  // The group as the formula places it (data_parallel_placement): its ranks t apart, so a
+  // node holds gpus_per_node / t of them. The fabric times that group alone, on nodes of
+  // that many GPUs, each with its own NIC share, as the formula does.
+  const GroupPlacement where = data_parallel_placement(par.data * par.context, par.tensor, cluster.gpus_per_node);
+  if (where.in_node <= 1) {
+    request.group = {fabric::GroupKind::one_per_node, 0};
+    topo.nodes = where.nodes;
+  } else {
+    request.group = {fabric::GroupKind::all_gpus, 0};
+    topo.nodes = where.nodes;
+    topo.gpus_per_node = where.in_node;
+    topo.network.nics_per_node = where.in_node;
+  }
   auto timing = fabric::default_simulator().time(topo, request);
   if (!timing) return timing.errors();
   out.time = timing->total;

@@ -331,19 +331,6 @@ std::vector<Diagnostic> check_layout(const TransformerShape& s, const Parallelis
   return e;
 }
 
-// Where a data-parallel group sits: Megatron orders ranks tensor-fastest, then data, then
-// pipeline, so the d replicas of one shard are t ranks apart.
-struct GroupPlacement {
-  int in_node = 1;
-  int nodes = 1;
-};
-GroupPlacement data_parallel_placement(int data, int stride, int gpus_per_node) {
-  GroupPlacement p;
-  p.in_node = std::max(1, std::min(data, gpus_per_node / stride));
-  p.nodes = (data + p.in_node - 1) / p.in_node;
-  return p;
-}
-
 double all_reduce_over(double bytes, GroupPlacement where, int n, LinkModel intra, LinkModel inter) {
   if (n <= 1) return 0.0;
   if (where.nodes <= 1) return ring_all_reduce(Bytes(bytes), n, intra).value();
@@ -407,6 +394,13 @@ Seconds total(const StepBreakdown& b) {
 }
 
 }  // namespace
+
+GroupPlacement data_parallel_placement(int data, int stride, int gpus_per_node) {
+  GroupPlacement p;
+  p.in_node = std::max(1, std::min(data, gpus_per_node / stride));
+  p.nodes = (data + p.in_node - 1) / p.in_node;
+  return p;
+}
 
 bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
   return gpu.architecture != "kepler" && gpu.architecture != "maxwell" && gpu.architecture != "pascal";

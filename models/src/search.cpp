@@ -2,6 +2,7 @@
 #include "capsim/core/text.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <set>
 
@@ -391,9 +392,14 @@ class Search {
 
   void finish() {
     // Pareto frontier in (time, cost): sort by time, keep each strictly cheaper one.
+    // Equal time and cost (selective recompute with flash attention redoes nothing): the
+    // simpler layout first, less recompute, a lower ZeRO stage, fewer virtual stages.
     std::vector<Candidate> by_time = fits_;
-    std::sort(by_time.begin(), by_time.end(), [](const Candidate& a, const Candidate& b) {
-      return a.total_time.value() != b.total_time.value() ? a.total_time < b.total_time : cost_of(a) < cost_of(b);
+    std::stable_sort(by_time.begin(), by_time.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.total_time.value() != b.total_time.value()) return a.total_time < b.total_time;
+      if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
+      return std::tuple(static_cast<int>(a.par.recompute), a.par.zero_stage, a.par.interleave) <
+             std::tuple(static_cast<int>(b.par.recompute), b.par.zero_stage, b.par.interleave);
     });
     double best_cost = HUGE_VAL;
     for (const auto& c : by_time)

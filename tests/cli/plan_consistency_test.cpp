@@ -3,6 +3,8 @@
 // simulate, cost, run, report and in the export's annotations; no text output uses exponents.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -252,7 +254,15 @@ TEST_CASE("the cases of issue 16: what used to contradict itself") {
     CHECK(sim.out.starts_with("The scenario states no deployment: simulating the plan's recommended one"));
   }
   SUBCASE("a server that carries another GPU than the one asked for is said") {
-    const json plan = plan_of(capsim("size " + q(kExamples / "gpt3-175b-megatron.yaml") + " --format json").out);
+    // A100 80 GB asked for, the owned DGX A100 (40 GB GPUs) offered beside them, and the
+    // only cloud instances with A100 80 GB those of a provider without a network figure:
+    // the 256 GPUs can only be DGX A100s.
+    const fs::path f = cli_testing::scratch() / "dgx-a100-40gb.yaml";
+    std::ofstream(f) << "name: dgx-a100-40gb\n"
+                        "workload: {type: training, model: gpt3-175b, tokens: 300B, global_batch: 1536, precision: fp16}\n"
+                        "hardware: {gpus: [a100-sxm-80gb], servers: [dgx-a100], providers: [lambda], "
+                        "min_gpus: 256, max_gpus: 1024}\n";
+    const json plan = plan_of(capsim("size " + q(f) + " --format json").out);
     REQUIRE(plan.at("warnings").size() >= 1);
     CHECK(plan.at("warnings")[0].get<std::string>().find("carries a100-sxm-40gb, not one of the GPUs the scenario names") !=
           std::string::npos);

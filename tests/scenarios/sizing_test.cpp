@@ -8,6 +8,7 @@
 #include "capsim/hardware/loader.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/simulation.hpp"
+#include "capsim/scenarios/overrides.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/estimate.hpp"
 #include "support/test_support.hpp"
@@ -84,16 +85,28 @@ TEST_CASE("node count grid: powers of two and one and a half times them") {
 }
 
 TEST_CASE("the SimGrid fabric re-times the recommended all-reduce and agrees with the formula on a non-blocking fabric") {
-  auto s = load_scenario_file(testing::example_scenario("gpt3-175b-megatron"), catalog());
-  REQUIRE(s.ok());
-  auto r = size_scenario(*s, catalog(), nullptr, CollectiveTiming::simgrid);
-  if (!r.ok()) FAIL(format_diagnostics(r.errors()));
-  REQUIRE(r->fabric.has_value());
-  CHECK(r->fabric->fabric_all_reduce.value() > 0);
-  CHECK(r->fabric->fabric_all_reduce.value() ==
-        doctest::Approx(r->fabric->analytic_all_reduce.value()).epsilon(0.01));
-  CHECK(r->fabric->fabric_step.value() == doctest::Approx(r->fabric->analytic_step.value()).epsilon(0.01));
-  CHECK_FALSE(r->fabric->bottleneck_link.empty());
+  // GPT-3 175B on A100 80 GB nodes with the tensor-parallel degree pinned: at t = 8 each
+  // node holds one rank of a data-parallel group, and the fabric's ring and the formula's
+  // agree; at t = 4 a node holds two, which the formula reduces hierarchically (NVLink,
+  // then the two NICs) and the fabric over NCCL-style rings: within 10 % of each other.
+  const auto text = testing::read_file(testing::example_scenario("gpt3-175b-megatron"));
+  for (const auto& [tp, tolerance] : {std::pair{8, 0.01}, std::pair{4, 0.10}}) {
+    CAPTURE(tp);
+    auto yaml = apply_overrides(text, {*parse_override("search.tensor_parallel=[" + std::to_string(tp) + "]")});
+    REQUIRE(yaml.ok());
+    auto s = load_scenario("gpt3.yaml", *yaml, catalog());
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    auto r = size_scenario(*s, catalog(), nullptr, CollectiveTiming::simgrid);
+    if (!r.ok()) FAIL(format_diagnostics(r.errors()));
+    REQUIRE(r->fabric.has_value());
+    REQUIRE(r->search.recommended);
+    CHECK(r->search.recommended->par.tensor == tp);
+    CHECK(r->fabric->fabric_all_reduce.value() > 0);
+    CHECK(r->fabric->fabric_all_reduce.value() ==
+          doctest::Approx(r->fabric->analytic_all_reduce.value()).epsilon(tolerance));
+    CHECK(r->fabric->fabric_step.value() == doctest::Approx(r->fabric->analytic_step.value()).epsilon(tolerance));
+    CHECK_FALSE(r->fabric->bottleneck_link.empty());
+  }
 }
 
 // capsim estimate: the step of each shipped training example's layout, term by term.

@@ -70,6 +70,14 @@ inline constexpr double kMemoryBandwidthEfficiency = 0.8;
 // Streaming bandwidth: the calibration profile's triad where one is imported, else the
 // datasheet's at kMemoryBandwidthEfficiency (measured beats datasheet).
 double streaming_bandwidth(const hardware::GpuSpec& gpu);
+// Where a data-parallel group of `data` ranks sits: Megatron orders ranks tensor-fastest,
+// then data, then pipeline, so the replicas of one shard are `stride` (t) ranks apart and a
+// node of gpus_per_node GPUs holds gpus_per_node / stride of them (at least one).
+struct GroupPlacement {
+  int in_node = 1;
+  int nodes = 1;
+};
+GroupPlacement data_parallel_placement(int data, int stride, int gpus_per_node);
 // Tensor cores for 16-bit matrix math: Volta and every later generation.
 bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu);
 // Communication that overlaps compute still costs some of it: NCCL runs one thread block
