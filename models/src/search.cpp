@@ -393,13 +393,18 @@ class Search {
   void finish() {
     // Pareto frontier in (time, cost): sort by time, keep each strictly cheaper one.
     // Equal time and cost (selective recompute with flash attention redoes nothing): the
-    // simpler layout first, less recompute, a lower ZeRO stage, fewer virtual stages.
+    // simpler layout first, less recompute, a lower ZeRO stage, fewer virtual stages, then
+    // the rest of the layout, so that the order is total and the same on every run.
     std::vector<Candidate> by_time = fits_;
-    std::stable_sort(by_time.begin(), by_time.end(), [](const Candidate& a, const Candidate& b) {
+    const auto layout = [](const Candidate& c) {
+      return std::tuple(static_cast<int>(c.par.recompute), c.par.zero_stage, c.par.interleave, c.node_type, c.nodes,
+                        c.par.tensor, c.par.pipeline, c.par.context, c.par.expert, c.par.micro_batch, c.batch_per_gpu,
+                        c.par.sequence_parallel, c.par.shard_group);
+    };
+    std::sort(by_time.begin(), by_time.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.total_time.value() != b.total_time.value()) return a.total_time < b.total_time;
       if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
-      return std::tuple(static_cast<int>(a.par.recompute), a.par.zero_stage, a.par.interleave) <
-             std::tuple(static_cast<int>(b.par.recompute), b.par.zero_stage, b.par.interleave);
+      return layout(a) < layout(b);
     });
     double best_cost = HUGE_VAL;
     for (const auto& c : by_time)
