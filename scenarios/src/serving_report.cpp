@@ -184,7 +184,16 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   ServingSizingReport r;
   r.scenario = s.name;
   r.node_types = std::move(types).value();
-  r.conversions = prices_in_usd(r.node_types, catalog, s);
+  std::vector<std::string> conversion_of_type;
+  prices_in_usd(r.node_types, catalog, s, &conversion_of_type);
+  // The conversions a reader needs: those of node types some deployment in the output uses.
+  const auto keep_conversions = [&](const auto& deployments) {
+    for (const auto& d : deployments)
+      for (std::size_t i = 0; i < r.node_types.size(); ++i)
+        if (r.node_types[i].id == d.node_type && !conversion_of_type[i].empty() &&
+            std::find(r.conversions.begin(), r.conversions.end(), conversion_of_type[i]) == r.conversions.end())
+          r.conversions.push_back(conversion_of_type[i]);
+  };
   if (inf.llm) {
     models::LlmSizingRequest req;
     req.shape = inf.shape;
@@ -199,6 +208,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     auto result = models::size_llm_serving(req);
     if (!result) return with_file(result.errors(), s.file);
     r.llm = std::move(result).value();
+    keep_conversions(r.llm->candidates);
     if (r.llm->recommended)
       if (auto refused = beyond_max_gpus(s, r.llm->recommended->gpus)) return *refused;
     return r;
@@ -217,6 +227,8 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   auto result = models::size_serving(req);
   if (!result) return with_file(result.errors(), s.file);
   r.graph = std::move(result).value();
+  keep_conversions(r.graph->candidates);
+  keep_conversions(r.graph->verified);
   if (r.graph->recommended)
     if (auto refused = beyond_max_gpus(s, r.graph->recommended->gpus)) return *refused;
   return r;

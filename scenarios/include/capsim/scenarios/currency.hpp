@@ -22,7 +22,8 @@ std::optional<UsdRate> usd_rate(const hardware::Catalog& catalog, const Scenario
 
 // Converts every node type's price to USD in place. Returns one note per currency converted
 // ("1 EUR = 1.0411 USD: <source>"); a price whose currency has no rate is dropped, with a note.
+// per_type, when given, receives each node type's note (empty for a USD price or none).
 std::vector<std::string> prices_in_usd(std::vector<models::NodeType>& types, const hardware::Catalog& catalog,
-                                       const Scenario& s);
+                                       const Scenario& s, std::vector<std::string>* per_type = nullptr);
 
 }  // namespace capsim::scenarios
