@@ -418,7 +418,8 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   add_format_option(*size, size_options->format, {"table", "json"});
   size->add_option("--fabric", size_options->fabric,
                    "Collective timing: analytic (alpha-beta, the search) or simgrid (re-time the recommendation's "
-                   "data-parallel all-reduce on the SimGrid fabric)")
+                   "data-parallel all-reduce on the SimGrid fabric; a ZeRO-3 recommendation, which reduces layer "
+                   "by layer, is not re-timed)")
       ->check(CLI::IsMember({"analytic", "simgrid"}));
 #ifdef CAPSIM_HAVE_RENDER
   size->add_option("--chart", size_options->chart, "Also write the time/cost frontier chart (.png or .svg)")

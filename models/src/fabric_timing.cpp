@@ -12,7 +12,9 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
   if (!analytic) return analytic.errors();
   FabricAllReduce out{};
   out.analytic = analytic->data_parallel_all_reduce;
-  if (par.data <= 1) return out;  // nothing to reduce
+  if (par.data * par.context <= 1) return out;  // nothing to reduce
+  if (par.zero_stage == 3)
+    return Diagnostic{{}, "", "ZeRO-3 reduces per layer, inside the step; the fabric re-times only a gradient all-reduce", ""};
   if (!(cluster.inter_node_bandwidth.value() > 0) && nodes > 1)
     return Diagnostic{{}, "", "the node type has no network bandwidth in the catalog; the fabric cannot time it", ""};
 
@@ -33,7 +35,12 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
 
   fabric::CollectiveRequest request;
   request.pattern = fabric::Pattern::ring_all_reduce;
-  request.bytes = analytic->gradient_bytes_per_gpu;
+  // With the distributed optimizer the formula's figure is a reduce-scatter of the gradients
+  // and an all-gather of the parameters (16-bit when the gradients are reduced in fp32): on a
+  // ring that is an all-reduce of their mean size.
+  const double gather = analytic->parameter_gather_bytes_per_gpu.value();
+  request.bytes = gather > 0 ? Bytes((analytic->gradient_bytes_per_gpu.value() + gather) / 2)
+                             : analytic->gradient_bytes_per_gpu;
   // The group as the formula places it (data_parallel_placement): its ranks t apart, so a
   // node holds gpus_per_node / t of them. The fabric times that group alone, on nodes of
   // that many GPUs, each with its own NIC share, as the formula does.

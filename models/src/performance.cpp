@@ -636,7 +636,10 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     const GroupPlacement sg = data_parallel_placement(shard, t, c.gpus_per_node);
     const double layer_bytes = layer.params / t * gradient_bytes(o.compute);
     const double gather = ring_gather_over(layer_bytes, sg, shard, intra, inter);
-    const double scatter = gather;  // reduce-scatter: the same ring, the other way
+    // Reduce-scatter: the same ring the other way, of the gradients (fp32 when so reduced).
+    const double scatter = o.fp32_gradient_reduce
+                               ? ring_gather_over(layer.params / t * 4.0, sg, shard, intra, inter)
+                               : gather;
     zero_gather = gather;
     zero_scatter = scatter;
     const double recompute_gathers = full_recompute;
@@ -667,9 +670,15 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
       // gradients, hidden under the last micro-batch's backward, then an all-gather of the
       // updated 16-bit parameters, hidden under the next step's first forward
       // (--overlap-param-gather: each bucket is gathered just before the layers that use it).
-      const double scatter = dp_sync / 2.0;
-      const double gather = scatter * param_bytes / grad_bytes;
-      dp_sync = scatter + gather;
+      // Without an override dp_sync is the all-reduce of the gradients, whose two halves are
+      // these two collectives when the bytes match; an override (the fabric's re-timing) is
+      // already their total.
+      const double total = overrides && overrides->data_parallel_all_reduce
+                               ? dp_sync
+                               : dp_sync / 2.0 * (1.0 + param_bytes / grad_bytes);
+      const double scatter = total * grad_bytes / (grad_bytes + param_bytes);
+      const double gather = total - scatter;
+      dp_sync = total;
       dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(scatter, grad_bytes, bwd_mb) +
                                                    exposed_gradient_sync(gather, param_bytes, fwd_mb)
                                              : dp_sync;
@@ -692,6 +701,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   b.pipeline_bubble = Seconds(m * p2p_mb + bubble);
   b.data_parallel_comm_exposed = Seconds(dp_exposed);
   r.gradient_bytes_per_gpu = Bytes(grad_bytes);
+  r.parameter_gather_bytes_per_gpu =
+      Bytes(par.zero_stage >= 1 && par.zero_stage < 3 && dp_ranks > 1 ? param_bytes : 0.0);
   r.data_parallel_all_reduce = Seconds(dp_sync);
   b.zero_comm = Seconds(zero);
   r.zero_comm_total = Seconds(zero_total);
@@ -783,7 +794,7 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
   const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
   const GroupPlacement group = data_parallel_placement(gpus, 1, c.gpus_per_node);
-  const double grad_bytes = model.params * gradient_bytes(o.compute);
+  const double grad_bytes = model.params * (o.fp32_gradient_reduce ? 4.0 : gradient_bytes(o.compute));
   const double sync = all_reduce_over(grad_bytes, group, gpus, intra, inter);
 
   // Input tensors cross PCIe while the previous step computes (DataLoader prefetch).
@@ -794,7 +805,8 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   TrainingEstimate r;
   StepBreakdown& b = r.breakdown;
   b.compute = Seconds(compute);
-  b.data_parallel_comm_exposed = Seconds(exposed_gradient_sync(sync, grad_bytes, compute * 2.0 / 3.0));
+  b.data_parallel_comm_exposed =
+      Seconds(o.overlap_gradient_reduce ? exposed_gradient_sync(sync, grad_bytes, compute * 2.0 / 3.0) : sync);
   b.optimizer = Seconds(optimizer_time(model.params, o, g.bandwidth));
   b.data_loading = Seconds(loading);
   r.gradient_bytes_per_gpu = Bytes(grad_bytes);

@@ -398,7 +398,8 @@ class Search {
     std::vector<Candidate> by_time = fits_;
     const auto layout = [](const Candidate& c) {
       return std::tuple(static_cast<int>(c.par.recompute), c.par.zero_stage, c.par.interleave, c.node_type, c.nodes,
-                        c.par.tensor, c.par.pipeline, c.par.context, c.par.expert, c.par.micro_batch, c.batch_per_gpu,
+                        c.par.tensor, c.par.pipeline, c.par.data, c.par.context, c.par.expert, c.par.micro_batch,
+                        c.batch_per_gpu,
                         c.par.sequence_parallel, c.par.shard_group);
     };
     std::sort(by_time.begin(), by_time.end(), [&](const Candidate& a, const Candidate& b) {

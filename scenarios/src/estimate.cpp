@@ -70,7 +70,11 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                          ? "gradient all-reduce of " + to_string(r.gradient_bytes_per_gpu) + " per GPU over d x cp=" +
                                std::to_string(par.data * par.context) + " ranks: " +
                                ms(r.data_parallel_all_reduce.value()) +
-                               (o.fp32_gradient_reduce ? " (fp32 gradients)" : "") +
+                               (o.fp32_gradient_reduce
+                                    ? (par.zero_stage >= 1 && par.zero_stage < 3
+                                           ? " (fp32 gradients; the parameters are gathered in 16 bits)"
+                                           : " (fp32 gradients)")
+                                    : "") +
                                (!o.overlap_gradient_reduce
                                     ? (par.zero_stage >= 1 && par.zero_stage < 3
                                            ? " as a reduce-scatter and an all-gather of the updated parameters"
@@ -151,8 +155,11 @@ Result<StepEstimate> estimate_scenario(const Scenario& s, const hardware::Catalo
     const auto& b = step->breakdown;
     e.parts.push_back({"compute", b.compute, b.compute, "forward + backward of the batch on one GPU"});
     e.parts.push_back({"data_parallel_comm", b.data_parallel_comm_exposed, step->data_parallel_all_reduce,
-                       e.gpus > 1 ? "gradient all-reduce of " + to_string(step->gradient_bytes_per_gpu) + " over " +
-                                        std::to_string(e.gpus) + " GPUs, overlapped with backward"
+                       e.gpus > 1 ? "gradient all-reduce of " + to_string(step->gradient_bytes_per_gpu) +
+                                        (options.fp32_gradient_reduce ? " (fp32 gradients)" : "") + " over " +
+                                        std::to_string(e.gpus) + " GPUs, " +
+                                        (options.overlap_gradient_reduce ? "overlapped with backward"
+                                                                         : "after the backward, not overlapped")
                                   : "one GPU: no gradient all-reduce"});
     e.parts.push_back({"optimizer", b.optimizer, b.optimizer, "optimizer step, memory-bound on its states"});
     e.parts.push_back({"data_loading", b.data_loading, b.data_loading, "input transfer not hidden under compute"});

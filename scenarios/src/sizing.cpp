@@ -170,7 +170,8 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   }
   SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes),
                       std::move(conversions), "", false};
-  if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer()) {
+  if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer() &&
+      report.search.recommended->par.zero_stage != 3) {
     auto check = check_on_fabric(report);
     if (!check) return attach_file(check.errors());
     report.fabric = *check;

@@ -565,3 +565,38 @@ TEST_CASE("perf: a gradient reduction that is not overlapped is exposed whole, a
   REQUIRE(z32.ok());
   CHECK(z32->data_parallel_all_reduce.value() == doctest::Approx(1.5 * z16->data_parallel_all_reduce.value()).epsilon(0.02));
 }
+
+TEST_CASE("perf: fp32 gradient reduction reaches ZeRO-3's reduce-scatters and a sample model's all-reduce") {
+  // ZeRO-3 over 32 ranks: the per-layer reduce-scatter carries fp32 gradients, twice the
+  // bytes of the 16-bit parameter all-gather (less the ring's latency steps, paid by both).
+  Parallelism p;
+  p.data = 32;
+  p.zero_stage = 3;
+  p.micro_batch = 1;
+  p.global_batch = 32;
+  TrainingOptions fp32;
+  fp32.fp32_gradient_reduce = true;
+  const auto z = estimate_training_step(gpt_1_3b(), p, test_cluster(), fp32);
+  const auto z16 = estimate_training_step(gpt_1_3b(), p, test_cluster(), TrainingOptions{});
+  REQUIRE(z.ok());
+  REQUIRE(z16.ok());
+  CHECK(z16->zero_layer_reduce_scatter.value() == doctest::Approx(z16->zero_layer_all_gather.value()));
+  CHECK(z->zero_layer_all_gather.value() == doctest::Approx(z16->zero_layer_all_gather.value()));
+  CHECK(z->zero_layer_reduce_scatter.value() > 1.8 * z->zero_layer_all_gather.value());
+  // A sample model (ResNet-50's per-sample figures) on 8 GPUs: fp32 doubles the all-reduce's
+  // bytes; not overlapped, all of it is exposed.
+  SampleModel resnet;
+  resnet.name = "custom-cnn";
+  resnet.params = 25.6e6;
+  resnet.forward_flops_per_sample = 8.2e9;
+  resnet.activation_bytes_per_sample = 0.1e9;
+  TrainingOptions exposed = fp32;
+  exposed.overlap_gradient_reduce = false;
+  const auto a = estimate_sample_model_step(resnet, 64, 8, test_cluster(), TrainingOptions{});
+  const auto b = estimate_sample_model_step(resnet, 64, 8, test_cluster(), exposed);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(b->gradient_bytes_per_gpu.value() == doctest::Approx(2 * a->gradient_bytes_per_gpu.value()));
+  CHECK(b->breakdown.data_parallel_comm_exposed.value() == doctest::Approx(b->data_parallel_all_reduce.value()));
+  CHECK(a->breakdown.data_parallel_comm_exposed.value() < 0.5 * a->data_parallel_all_reduce.value());
+}

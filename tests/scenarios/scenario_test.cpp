@@ -119,3 +119,15 @@ TEST_CASE("every key of every shipped scenario is in the schema and every exampl
     if (!s.ok()) FAIL(format_diagnostics(s.errors()));
   }
 }
+
+TEST_CASE("the gradient-reduction keys take only their documented values") {
+  const std::string yaml = R"(name: x
+workload: {type: training, model: gpt3-175b, tokens: 1B, grad_reduce: bf16, grad_reduce_overlap: sometimes}
+hardware: {gpus: [h100-sxm-80gb]}
+)";
+  auto s = load_scenario("x.yaml", yaml, catalog());
+  REQUIRE_FALSE(s.ok());
+  const std::string text = format_diagnostics(s.errors());
+  CHECK(text.find("workload.grad_reduce: expected one of compute, fp32, got 'bf16'") != std::string::npos);
+  CHECK(text.find("workload.grad_reduce_overlap:") != std::string::npos);
+}

@@ -90,9 +90,23 @@ TEST_CASE("the SimGrid fabric re-times the recommended all-reduce and agrees wit
   // agree; at t = 4 a node holds two, which the formula reduces hierarchically (NVLink,
   // then the two NICs) and the fabric over NCCL-style rings: within 10 % of each other.
   const auto text = testing::read_file(testing::example_scenario("gpt3-175b-megatron"));
-  for (const auto& [tp, tolerance] : {std::pair{8, 0.01}, std::pair{4, 0.10}}) {
+  // The third case reduces fp32 gradients with the distributed optimizer: a reduce-scatter of
+  // 4-byte gradients and an all-gather of 2-byte parameters, which the fabric times as an
+  // all-reduce of their mean size.
+  struct Case {
+    int tp;
+    double tolerance;
+    bool fp32;
+  };
+  for (const auto& [tp, tolerance, fp32] : {Case{8, 0.01, false}, Case{4, 0.10, false}, Case{8, 0.01, true}}) {
     CAPTURE(tp);
-    auto yaml = apply_overrides(text, {*parse_override("search.tensor_parallel=[" + std::to_string(tp) + "]")});
+    CAPTURE(fp32);
+    std::vector<Override> set{*parse_override("search.tensor_parallel=[" + std::to_string(tp) + "]")};
+    if (fp32) {
+      set.push_back(*parse_override("workload.grad_reduce=fp32"));
+      set.push_back(*parse_override("search.zero_stage=[1]"));
+    }
+    auto yaml = apply_overrides(text, set);
     REQUIRE(yaml.ok());
     auto s = load_scenario("gpt3.yaml", *yaml, catalog());
     REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));

@@ -2,11 +2,12 @@
 // formula (`capsim size --fabric simgrid`): the cluster of a candidate becomes a fabric
 // topology, its data-parallel gradient all-reduce a collective request.
 //
-// Data-parallel groups map onto the fabric's groups: when tensor x pipeline fills whole
-// nodes, each data-parallel rank sits on its own node (group: one GPU per node); otherwise
-// the t x p concurrent rings span every GPU, which the fabric times as one all-GPU ring of
-// the same bytes per GPU (exact for pure data parallelism). Nodes hang off a non-blocking
-// leaf/spine fat-tree with one NIC per GPU at the cluster's per-GPU network bandwidth.
+// A data-parallel group (d x cp ranks) sits where the formula places it
+// (data_parallel_placement): its ranks t apart, so a node holds gpus_per_node / t of them,
+// or one when t fills the node. The fabric times that group alone, on nodes of that many
+// GPUs, each with its own NIC at the cluster's per-GPU network bandwidth, off a non-blocking
+// leaf/spine fat-tree. ZeRO-3 layouts, which reduce layer by layer inside the step, are
+// not re-timed (an error says so).
 #pragma once
 
 #include <string>

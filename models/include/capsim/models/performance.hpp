@@ -173,6 +173,9 @@ struct TrainingEstimate {
   Bottleneck bottleneck = Bottleneck::compute;
   // The data-parallel gradient all-reduce before overlap: its size per GPU and its time.
   Bytes gradient_bytes_per_gpu;
+  // ZeRO-1/2: the distributed optimizer's all-gather of the updated 16-bit parameters
+  // after the gradients' reduce-scatter (0 otherwise).
+  Bytes parameter_gather_bytes_per_gpu;
   Seconds data_parallel_all_reduce;
   // ZeRO-3 / FSDP: every per-layer all-gather and reduce-scatter of the step before overlap,
   // one such all-gather of one layer, and the ranks they run over.
