@@ -43,10 +43,10 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
                        << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
   CHECK(all.not_predicted == 0);
   CHECK(all.held_out >= 40);
-  CHECK(all.held_out_mean_abs <= 13.5);
+  CHECK(all.held_out_mean_abs <= 13.0);
   // The groups the issue names, at today's level (targets: 12 % each).
-  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 11.0}, {"long-seq", 13.0}, {"interleaved", 24.0},
-                                    {"fp8-h100", 17.0}, {"ge-1000-gpus", 20.0}, {"megatron-3d-h100", 16.0}}) {
+  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 11.0}, {"long-seq", 13.0}, {"interleaved", 23.0},
+                                    {"fp8-h100", 17.0}, {"ge-1000-gpus", 19.0}, {"megatron-3d-h100", 16.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
     INFO(name);
@@ -77,7 +77,7 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   MESSAGE("cnn-training: " << cnn->overall.rows << " rows, held-out mean " << cnn->overall.held_out_mean_abs
                            << " % worst " << cnn->overall.held_out_max_abs << " %");
   CHECK(cnn->overall.rows >= 95);
-  CHECK(cnn->overall.held_out_mean_abs <= 10.5);
+  CHECK(cnn->overall.held_out_mean_abs <= 10.0);
   CHECK(cnn->overall.max_abs <= 35.0);
   const auto* hopper = group(*cnn, "hopper");
   REQUIRE(hopper != nullptr);
