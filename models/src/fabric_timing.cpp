@@ -45,12 +45,11 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
   // node holds gpus_per_node / t of them. The fabric times that group alone, on nodes of
   // that many GPUs, each with its own NIC share, as the formula does.
   const GroupPlacement where = data_parallel_placement(par.data * par.context, par.tensor, cluster.gpus_per_node);
+  topo.nodes = where.nodes;
   if (where.in_node <= 1) {
     request.group = {fabric::GroupKind::one_per_node, 0};
-    topo.nodes = where.nodes;
   } else {
     request.group = {fabric::GroupKind::all_gpus, 0};
-    topo.nodes = where.nodes;
     topo.gpus_per_node = where.in_node;
     topo.network.nics_per_node = where.in_node;
   }

@@ -2,9 +2,9 @@
 #include "capsim/core/text.hpp"
 
 #include <algorithm>
-#include <tuple>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "capsim/core/suggest.hpp"
 #include "capsim/models/memory.hpp"
@@ -399,8 +399,7 @@ class Search {
     const auto layout = [](const Candidate& c) {
       return std::tuple(static_cast<int>(c.par.recompute), c.par.zero_stage, c.par.interleave, c.node_type, c.nodes,
                         c.par.tensor, c.par.pipeline, c.par.data, c.par.context, c.par.expert, c.par.micro_batch,
-                        c.batch_per_gpu,
-                        c.par.sequence_parallel, c.par.shard_group);
+                        c.batch_per_gpu, c.par.sequence_parallel, c.par.shard_group);
     };
     std::sort(by_time.begin(), by_time.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.total_time.value() != b.total_time.value()) return a.total_time < b.total_time;

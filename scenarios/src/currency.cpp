@@ -26,22 +26,24 @@ std::optional<UsdRate> usd_rate(const hardware::Catalog& catalog, const Scenario
 }
 
 std::vector<std::string> prices_in_usd(std::vector<models::NodeType>& types, const hardware::Catalog& catalog,
-                                       const Scenario& s, std::vector<std::string>* per_type) {
-  std::vector<std::string> notes;
-  if (per_type) per_type->assign(types.size(), "");
+                                       const Scenario& s) {
+  std::vector<std::string> notes(types.size());
   for (std::size_t i = 0; i < types.size(); ++i) {
     auto& t = types[i];
     if (!t.price || t.price->currency() == Currency::usd || t.price->currency() == Currency::none) continue;
     const std::string code(currency_code(t.price->currency()));
     const auto rate = usd_rate(catalog, s, t.price->currency());
-    std::string note = rate ? "1 " + code + " = " + significant(rate->usd_per_unit, 5) + " USD (" + rate->source + ")"
-                            : "no exchange rate from " + code + " to USD: prices in " + code + " are left out";
-    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
-    if (per_type) (*per_type)[i] = note;
+    notes[i] = rate ? "1 " + code + " = " + significant(rate->usd_per_unit, 5) + " USD (" + rate->source + ")"
+                    : "no exchange rate from " + code + " to USD: prices in " + code + " are left out";
     if (rate) t.price = MoneyPerSecond(t.price->value() * rate->usd_per_unit, Currency::usd);
     else t.price.reset();
   }
   return notes;
+}
+
+void add_conversion(std::vector<std::string>& conversions, const std::string& note) {
+  if (!note.empty() && std::find(conversions.begin(), conversions.end(), note) == conversions.end())
+    conversions.push_back(note);
 }
 
 }  // namespace capsim::scenarios

@@ -24,6 +24,25 @@ bool pinned_layout(const Scenario& s) {
          g.zero_stage.size() == 1 && g.recompute.size() == 1 && g.virtual_stages.size() == 1;
 }
 
+// How the data-parallel gradients are reduced: the collectives, their precision and what
+// hides them.
+std::string data_parallel_how(const models::Parallelism& par, const models::TrainingOptions& o,
+                              const models::TrainingEstimate& r) {
+  if (!(r.data_parallel_all_reduce.value() > 0)) return "no gradient all-reduce";
+  const bool distributed = par.zero_stage >= 1 && par.zero_stage < 3;
+  std::string how = "gradient all-reduce of " + to_string(r.gradient_bytes_per_gpu) + " per GPU over d x cp=" +
+                    std::to_string(par.data * par.context) + " ranks: " + ms(r.data_parallel_all_reduce.value());
+  if (o.fp32_gradient_reduce)
+    how += distributed ? " (fp32 gradients; the parameters are gathered in 16 bits)" : " (fp32 gradients)";
+  if (!o.overlap_gradient_reduce)
+    return how + (distributed ? " as a reduce-scatter and an all-gather of the updated parameters" : "") +
+           " after the last micro-batch's backward, not overlapped";
+  how += distributed ? " as a reduce-scatter hidden under the last micro-batch's backward and an all-gather of the "
+                       "updated parameters under the next step's first forward, each except its last bucket"
+                     : ", hidden under the last micro-batch's backward except the last bucket";
+  return how + "; overlapped collectives hold SMs, so 20 % of their hidden time counts";
+}
+
 void transformer_parts(StepEstimate& e, const models::Parallelism& par, const models::TrainingOptions& o) {
   const auto& r = e.step;
   const auto& b = r.breakdown;
@@ -66,28 +85,7 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                           std::to_string(par.expert)
                                     : "no expert parallelism"});
   e.parts.push_back({"data_parallel_comm", b.data_parallel_comm_exposed, r.data_parallel_all_reduce,
-                     r.data_parallel_all_reduce.value() > 0
-                         ? "gradient all-reduce of " + to_string(r.gradient_bytes_per_gpu) + " per GPU over d x cp=" +
-                               std::to_string(par.data * par.context) + " ranks: " +
-                               ms(r.data_parallel_all_reduce.value()) +
-                               (o.fp32_gradient_reduce
-                                    ? (par.zero_stage >= 1 && par.zero_stage < 3
-                                           ? " (fp32 gradients; the parameters are gathered in 16 bits)"
-                                           : " (fp32 gradients)")
-                                    : "") +
-                               (!o.overlap_gradient_reduce
-                                    ? (par.zero_stage >= 1 && par.zero_stage < 3
-                                           ? " as a reduce-scatter and an all-gather of the updated parameters"
-                                           : "") +
-                                          std::string(" after the last micro-batch's backward, not overlapped")
-                                : par.zero_stage >= 1 && par.zero_stage < 3
-                                    ? " as a reduce-scatter hidden under the last micro-batch's backward and an "
-                                      "all-gather of the updated parameters under the next step's first forward, "
-                                      "each except its last bucket; overlapped collectives hold SMs, so 20 % of their "
-                                      "hidden time counts"
-                                    : ", hidden under the last micro-batch's backward except the last bucket; "
-                                      "overlapped collectives hold SMs, so 20 % of their hidden time counts")
-                         : "no gradient all-reduce"});
+                     data_parallel_how(par, o, r)});
   e.parts.push_back({"zero_comm", b.zero_comm, r.zero_comm_total,
                      r.zero_ranks > 1
                          ? fmt::format("per layer and micro-batch: all-gather {} (forward, backward{}) + reduce-scatter "

@@ -52,8 +52,7 @@ std::optional<models::NodeType> usd_node_type(const hardware::Catalog& catalog, 
   auto node = models::node_type_by_id(catalog, id, commitment_price_field(s.commitment));
   if (!node) return std::nullopt;
   std::vector<models::NodeType> one{*node};
-  for (const auto& c : prices_in_usd(one, catalog, s))
-    if (std::find(conversions.begin(), conversions.end(), c) == conversions.end()) conversions.push_back(c);
+  add_conversion(conversions, prices_in_usd(one, catalog, s).front());
   return one.front();
 }
 

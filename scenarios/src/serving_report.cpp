@@ -184,15 +184,12 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   ServingSizingReport r;
   r.scenario = s.name;
   r.node_types = std::move(types).value();
-  std::vector<std::string> conversion_of_type;
-  prices_in_usd(r.node_types, catalog, s, &conversion_of_type);
-  // The conversions a reader needs: those of node types some deployment in the output uses.
+  const auto conversion_of_type = prices_in_usd(r.node_types, catalog, s);
+  // The conversions a reader needs: those of node types some deployment the sizing compared uses.
   const auto keep_conversions = [&](const auto& deployments) {
     for (const auto& d : deployments)
       for (std::size_t i = 0; i < r.node_types.size(); ++i)
-        if (r.node_types[i].id == d.node_type && !conversion_of_type[i].empty() &&
-            std::find(r.conversions.begin(), r.conversions.end(), conversion_of_type[i]) == r.conversions.end())
-          r.conversions.push_back(conversion_of_type[i]);
+        if (r.node_types[i].id == d.node_type) add_conversion(r.conversions, conversion_of_type[i]);
   };
   if (inf.llm) {
     models::LlmSizingRequest req;

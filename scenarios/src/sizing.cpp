@@ -153,8 +153,7 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   req.budget = s.budget;
   req.grid = search_grid(s);
   req.node_types = std::move(types).value();
-  std::vector<std::string> conversion_of_type;
-  prices_in_usd(req.node_types, catalog, s, &conversion_of_type);
+  const auto conversion_of_type = prices_in_usd(req.node_types, catalog, s);
   auto precision_notes = apply_precision_fallback(req.node_types, catalog, req.options.compute);
   const auto start = std::chrono::steady_clock::now();
   auto result = models::run_search(req, progress);
@@ -163,11 +162,7 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   // The conversions a reader needs: those of node types with a fitting configuration (every
   // price the outputs show is one of theirs), not of every candidate the search discarded.
   std::vector<std::string> conversions;
-  for (const auto& c : result->fastest) {
-    const auto& note = conversion_of_type[static_cast<std::size_t>(c.node_type)];
-    if (!note.empty() && std::find(conversions.begin(), conversions.end(), note) == conversions.end())
-      conversions.push_back(note);
-  }
+  for (const auto& c : result->fastest) add_conversion(conversions, conversion_of_type[static_cast<std::size_t>(c.node_type)]);
   SizingReport report{s, std::move(result).value(), wall, std::nullopt, std::move(precision_notes),
                       std::move(conversions), "", false};
   if (collectives == CollectiveTiming::simgrid && report.search.recommended && s.training.is_transformer() &&

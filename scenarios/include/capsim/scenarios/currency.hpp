@@ -20,10 +20,13 @@ struct UsdRate {
 // The scenario's cost.exchange_rates first, else the catalog's newest dated rate.
 std::optional<UsdRate> usd_rate(const hardware::Catalog& catalog, const Scenario& s, Currency currency);
 
-// Converts every node type's price to USD in place. Returns one note per currency converted
-// ("1 EUR = 1.0411 USD: <source>"); a price whose currency has no rate is dropped, with a note.
-// per_type, when given, receives each node type's note (empty for a USD price or none).
+// Converts every node type's price to USD in place. Returns each node type's note, in the
+// same order: "1 EUR = 1.0411 USD (<source>)", or that a currency has no rate and its price
+// was dropped; empty for a USD price or none. A plan keeps the notes of the node types its
+// comparison used (add_conversion).
 std::vector<std::string> prices_in_usd(std::vector<models::NodeType>& types, const hardware::Catalog& catalog,
-                                       const Scenario& s, std::vector<std::string>* per_type = nullptr);
+                                       const Scenario& s);
+// Appends a node type's note to a plan's conversions unless it is empty or already there.
+void add_conversion(std::vector<std::string>& conversions, const std::string& note);
 
 }  // namespace capsim::scenarios
