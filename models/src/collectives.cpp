@@ -1,5 +1,6 @@
 #include "capsim/models/collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace capsim::models {
@@ -27,6 +28,18 @@ Seconds all_gather(Bytes size, int n, LinkModel link) { return ring_pass(size, n
 Seconds reduce_scatter(Bytes size, int n, LinkModel link) { return ring_pass(size, n, link); }
 
 Seconds all_to_all(Bytes size, int n, LinkModel link) { return ring_pass(size, n, link); }
+
+Seconds all_to_all(Bytes size, int n, int in_node, LinkModel intra, LinkModel inter) {
+  if (n <= 1) return Seconds{};
+  in_node = std::clamp(in_node, 1, n);
+  const double share = size.value() / n;
+  const double off = n - in_node, on = in_node - 1;
+  // A side with no peers costs nothing (a single node may have no inter-node link at all).
+  const double inter_time = off > 0 ? off * share / inter.bandwidth.value() : 0.0;
+  const double intra_time = on > 0 ? on * share / intra.bandwidth.value() : 0.0;
+  const double latency = (off > 0 ? off * inter.latency.value() : 0.0) + (on > 0 ? on * intra.latency.value() : 0.0);
+  return Seconds(std::max(inter_time, intra_time) + latency);
+}
 
 Seconds point_to_point(Bytes size, LinkModel link) {
   return Seconds(link.latency.value() + size.value() / link.bandwidth.value());

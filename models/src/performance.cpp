@@ -97,6 +97,20 @@ double gemm_time(const Device& g, double m, double n, double k, double count = 1
   return std::max(flops / (gemm_efficiency(g, m, n, k) * g.gemm_peak), bytes / g.bandwidth);
 }
 
+}  // namespace
+
+double moe_routing_bytes(const TransformerShape& s, const Parallelism& par, double act) {
+  if (s.experts <= 1) return 0.0;
+  const double tokens = static_cast<double>(par.micro_batch) * s.seq_len / par.context;
+  const double own = tokens / (par.sequence_parallel ? par.tensor : 1);  // before dispatch
+  const double routed = std::max(1, s.experts_per_token);
+  const double rows = tokens * routed;  // what this GPU's experts receive (balanced routing)
+  const double sorts = s.experts / par.expert > 1 ? 2.0 * 2.0 * rows : 0.0;  // sort + unsort, read + write
+  return (2.0 * own * (1.0 + routed) + sorts) * s.hidden * act + own * s.experts * kRouterLogitBytes;
+}
+
+namespace {
+
 // A linear layer y[T x n] = x[T x k] W[k x n] in forward; backward is the data gradient
 // [T x n][n x k] and, when W is trained, the weight gradient [k x T][T x n].
 struct Linear {
@@ -114,6 +128,7 @@ struct LayerTimes {
   double linear_backward = 0;
   double params = 0;           // whole layer
   double trainable = 0;        // whole layer (LoRA: adapters only)
+  double routing = 0;          // MoE permutations and router, forward + backward (in the above)
 };
 
 // One transformer layer for one micro-batch on one GPU of the tensor-parallel group.
@@ -207,6 +222,16 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
     const double rotary_elems = tokens * (q_out + kv_out) / t;
     ew_fwd_bytes += hidden_elems * 2 * (36.0 - 4.0) + rotary_elems * (20.0 - 4.0) + ffn_elems * (10.0 - 6.0);
     ew_bwd_bytes += hidden_elems * 2 * 2 * (36.0 - 4.0) + rotary_elems * (20.0 - 4.0) + ffn_elems * (18.0 - 10.0);
+  }
+  if (s.experts > 1) {
+    // Routing: the token permutations in HBM (moe_routing_bytes), the same again for the
+    // gradients in backward, and the router GEMM [tokens x h][h x E] (data and weight
+    // gradients in backward).
+    const double bytes = moe_routing_bytes(s, par, act);
+    const double gate = gemm_time(g16, tokens / sp, experts, h);
+    r.routing = 2.0 * bytes / g.bandwidth + 3.0 * gate;
+    r.forward += bytes / g.bandwidth + gate;
+    r.backward += bytes / g.bandwidth + 2.0 * gate;
   }
   r.forward += ew_fwd_bytes / g.bandwidth;
   r.backward += ew_bwd_bytes / g.bandwidth;
@@ -554,9 +579,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   double ep_layer = 0;
   if (par.expert > 1) {
     const GroupPlacement ep_group = data_parallel_placement(par.expert, t * cp, c.gpus_per_node);
-    const LinkModel link = ep_group.nodes > 1 ? inter : intra;
     const double routed = std::max(1, s.experts_per_token);
-    const double one = all_to_all(Bytes(tokens * routed * h * act), par.expert, link).value();
+    const double one = all_to_all(Bytes(tokens * routed * h * act), par.expert, ep_group.in_node, intra, inter).value();
     ep_layer = (4.0 + 2.0 * full_recompute) * one;
   }
 
@@ -716,6 +740,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   r.tensor_parallel_per_microbatch = Seconds(tp_mb);
   r.point_to_point_per_microbatch = Seconds(p2p_mb);
   r.zero_layer_reduce_scatter = Seconds(zero_scatter);
+  r.moe_routing_per_microbatch = Seconds(stage_layers * layer.routing);
   r.optimizer_params_per_gpu = optimizer_params;
   b.optimizer = Seconds(optimizer_time(optimizer_params, o, g.bandwidth));
   b.data_loading = Seconds(0.0);  // token ids: a few bytes per token, prefetched

@@ -54,7 +54,12 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
   e.parts.push_back({"compute", b.compute, b.compute,
                      "m=" + m + " micro-batches x (forward " + ms(r.forward_per_microbatch.value()) + " + backward " +
                          ms(r.backward_per_microbatch.value()) + ") of " + stage +
-                         " (GEMM roofline at the size-dependent efficiency, element-wise work at HBM bandwidth)"});
+                         " (GEMM roofline at the size-dependent efficiency, element-wise work at HBM bandwidth" +
+                         (r.moe_routing_per_microbatch.value() > 0
+                              ? "; of it, MoE routing " + ms(r.moe_routing_per_microbatch.value()) +
+                                    " per micro-batch: token permutations and the router"
+                              : "") +
+                         ")"});
   e.parts.push_back({"recompute", b.recompute, b.recompute,
                      par.recompute == models::Recompute::none ? "no activation recompute"
                      : r.recompute_per_microbatch.value() == 0

@@ -81,6 +81,21 @@ TEST_CASE("collective: all-gather, reduce-scatter, all-to-all, tree, point-to-po
   CHECK(point_to_point(Bytes(1e6), link).value() == doctest::Approx(1.5e-5));
 }
 
+TEST_CASE("collective: an all-to-all across nodes sends only the other nodes' shares over the NIC") {
+  const LinkModel intra{gigabytes_per_second(400), seconds(2e-6)};
+  const LinkModel inter{gigabytes_per_second(40), seconds(5e-6)};
+  // 16 ranks, 8 to a node: 8 shares of 1e9/16 B cross the NIC, 7 take NVLink, at once.
+  // NIC: 8 * 6.25e7 / 4e10 = 0.0125 s; NVLink: 7 * 6.25e7 / 4e11 = 0.00109 s;
+  // latency 8 * 5e-6 + 7 * 2e-6 = 5.4e-5 s.
+  CHECK(all_to_all(gigabytes(1), 16, 8, intra, inter).value() == doctest::Approx(0.0125 + 5.4e-5));
+  // One rank per node: the flat all-to-all over the NIC.
+  CHECK(all_to_all(gigabytes(1), 16, 1, intra, inter).value() ==
+        doctest::Approx(all_to_all(gigabytes(1), 16, inter).value()));
+  // Inside one node a cluster may have no network at all: NVLink only, never NaN.
+  const LinkModel none{BytesPerSecond(0), seconds(0)};
+  CHECK(all_to_all(gigabytes(1), 8, 8, intra, none).value() == doctest::Approx(7 * 1.25e8 / 4e11 + 7 * 2e-6));
+}
+
 TEST_CASE("collective: hierarchical all-reduce = 2 intra reduce-scatters + inter ring of S/g") {
   const LinkModel intra{gigabytes_per_second(200), seconds(0)};
   const LinkModel inter{gigabytes_per_second(20), seconds(0)};
@@ -599,4 +614,64 @@ TEST_CASE("perf: fp32 gradient reduction reaches ZeRO-3's reduce-scatters and a 
   CHECK(b->gradient_bytes_per_gpu.value() == doctest::Approx(2 * a->gradient_bytes_per_gpu.value()));
   CHECK(b->breakdown.data_parallel_comm_exposed.value() == doctest::Approx(b->data_parallel_all_reduce.value()));
   CHECK(a->breakdown.data_parallel_comm_exposed.value() < 0.5 * a->data_parallel_all_reduce.value());
+}
+
+TEST_CASE("perf: MoE routing moves each routed token through its permutations in HBM") {
+  TransformerShape moe = llama_style_1b();
+  moe.experts = 16;
+  moe.experts_per_token = 4;
+  moe.ffn_hidden = 1024;
+  Parallelism par = one_gpu();  // micro-batch 2 x 2048 tokens
+  const double h_act = 2048 * 2.0;
+  // own 4096 tokens: permute + unpermute 2 x 4096 x (1 + 4) vectors; 16 local experts, so
+  // the 4096 x 4 received rows are sorted and unsorted (read + write each); router logits
+  // 4096 x 16 x 16 B.
+  CHECK(moe_routing_bytes(moe, par, 2.0) == doctest::Approx((2.0 * 4096 * 5 + 4.0 * 16384) * h_act + 4096 * 16 * 16.0));
+  // One expert per GPU: nothing to sort.
+  par.expert = 16;
+  par.data = 16;
+  CHECK(moe_routing_bytes(moe, par, 2.0) == doctest::Approx(2.0 * 4096 * 5 * h_act + 4096 * 16 * 16.0));
+  // Sequence parallelism: a GPU permutes its 1/t share, its experts still receive 4 rows
+  // per token of the micro-batch.
+  par = one_gpu();
+  par.tensor = 2;
+  par.sequence_parallel = true;
+  CHECK(moe_routing_bytes(moe, par, 2.0) == doctest::Approx((2.0 * 2048 * 5 + 4.0 * 16384) * h_act + 2048 * 16 * 16.0));
+  CHECK(moe_routing_bytes(llama_style_1b(), one_gpu(), 2.0) == 0.0);
+}
+
+TEST_CASE("perf: MoE routing is in the step: more experts per layer cost their router logits") {
+  // Two MoE models whose expert GEMMs are identical: E experts over ep = E GPUs, one expert
+  // each receiving every routed row (tokens x k x ep / E). Only the router differs: E
+  // logits per token (16 B each, forward and backward) and the router GEMM [4096 x 2048] x
+  // [2048 x E], memory-bound at this width (operands and result once, 2 B each; forward,
+  // then data and weight gradients).
+  const ClusterSpec c = ideal_fabric_cluster();
+  auto run = [&](int experts) {
+    TransformerShape s = llama_style_1b();
+    s.experts = experts;
+    s.experts_per_token = 2;
+    Parallelism par = one_gpu();
+    par.expert = experts;
+    par.data = experts;
+    par.global_batch = 2 * experts;
+    auto e = estimate_training_step(s, par, c, TrainingOptions{});
+    REQUIRE(e.ok());
+    return *e;
+  };
+  const auto e8 = run(8), e16 = run(16);
+  const double bw = 0.8 * 2e12;
+  const auto gate = [&](double experts) { return 2.0 * (4096 * 2048 + 2048 * experts + 4096 * experts) / bw; };
+  const double per_layer = 2.0 * 4096 * (16 - 8) * 16.0 / bw + 3.0 * (gate(16) - gate(8));
+  CHECK(e16.breakdown.compute.value() - e8.breakdown.compute.value() == doctest::Approx(24 * per_layer).epsilon(1e-6));
+  // The estimate reports the routing part of the micro-batch (24 layers, one stage).
+  TransformerShape s8 = llama_style_1b();
+  s8.experts = 8;
+  s8.experts_per_token = 2;
+  Parallelism p8 = one_gpu();
+  p8.expert = 8;
+  p8.data = 8;
+  p8.global_batch = 16;
+  const double routing8 = 2.0 * moe_routing_bytes(s8, p8, 2.0) / bw + 3.0 * gate(8);
+  CHECK(e8.moe_routing_per_microbatch.value() == doctest::Approx(24 * routing8).epsilon(1e-9));
 }

@@ -43,6 +43,13 @@ Seconds reduce_scatter(Bytes size, int n, LinkModel link);
 // Pairwise all-to-all, a rank sending S in total (S/n to each peer, its own share stays):
 //   (n-1)/n S/B + (n-1) alpha.
 Seconds all_to_all(Bytes size, int n, LinkModel link);
+// The same all-to-all over n ranks placed in_node to a node (n / in_node nodes): the S/n
+// shares for peers in other nodes cross the NIC, those for peers in the node NVLink, both
+// at once (NCCL sends to every peer concurrently), so the slower of the two sets the time:
+//   max((n - in_node)/n S/B_inter, (in_node - 1)/n S/B_intra)
+//   + (n - in_node) alpha_inter + (in_node - 1) alpha_intra.
+// in_node = 1 is the flat all_to_all over the inter-node link.
+Seconds all_to_all(Bytes size, int n, int in_node, LinkModel intra, LinkModel inter);
 // One message between two ranks: alpha + S/B.
 Seconds point_to_point(Bytes size, LinkModel link);
 // Hierarchical all-reduce over nodes x gpus_per_node ranks (NCCL-style for data

@@ -91,6 +91,9 @@ inline constexpr double kOverlapComputeSlowdown = 0.2;
 // last bucket, or what does not fit under the last micro-batch's backward, is exposed.
 // 25 MB is PyTorch DDP's default bucket_cap_mb.
 inline constexpr double kGradientBucketBytes = 25e6;
+// A mixture-of-experts router writes fp32 logits, which the softmax reads and rewrites and
+// the top-k reads: 16 bytes per token and expert.
+inline constexpr double kRouterLogitBytes = 16.0;
 // Adam with mixed precision touches per parameter: fp32 master weight, m and v read and
 // written (24 B), the fp32 gradient read (4 B) and the 16-bit weight copy written (2 B).
 // Without mixed precision: w, m, v, g read (16 B) and w, m, v written (12 B).
@@ -190,6 +193,9 @@ struct TrainingEstimate {
   Seconds forward_per_microbatch, backward_per_microbatch, recompute_per_microbatch;
   Seconds tensor_parallel_per_microbatch, point_to_point_per_microbatch;
   Seconds zero_layer_reduce_scatter;
+  // Mixture of experts: the routing part of forward + backward (token permutations and the
+  // router), already inside forward_per_microbatch and backward_per_microbatch.
+  Seconds moe_routing_per_microbatch;
   double optimizer_params_per_gpu = 0;
   // True when calibrated figures were used: the GPU's fitted GEMM curve for the compute
   // precision or its measured memory bandwidth (GpuSpec::measured), or measured link
@@ -202,6 +208,20 @@ struct TrainingEstimate {
 struct CollectiveOverrides {
   std::optional<Seconds> data_parallel_all_reduce;  // one gradient all-reduce per step
 };
+
+// HBM bytes one GPU moves to route one micro-batch through one mixture-of-experts layer in
+// forward (backward moves the gradients through the same passes), as Megatron-Core's
+// all-to-all token dispatcher runs it (megatron/core/transformer/moe/token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher), for k = experts_per_token and h = hidden, act bytes each:
+//   permute      this GPU's tokens (its sequence-parallel share) gathered into expert
+//                order, k copies each: read 1, write k vectors per token
+//   sort chunks  the rows received from the all-to-all (and the TP all-gather), k per token
+//                of the micro-batch, reordered by local expert when the GPU holds more
+//                than one: read + write; unsort after the experts the same
+//   unpermute    the k outputs summed with the router's weights: read k, write 1
+// plus the router's fp32 logits (kRouterLogitBytes per token and expert). Routing is
+// taken as balanced. 0 for a dense model.
+double moe_routing_bytes(const TransformerShape& shape, const Parallelism& par, double activation_bytes);
 
 // One optimizer step of global_batch sequences of shape.seq_len tokens.
 // Layers need not divide evenly over pipeline stages: the busiest stage holds
