@@ -159,6 +159,10 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
   const std::array<Linear, 2> attention{{{(q_out + 2 * kv_out) / t, h}, {h, q_out / t}}};
   const std::array<Linear, 2> mlp{{{mlp_in / t, h}, {h, s.ffn_hidden / t}}};
 
+  // The weights' FP8 casts per micro-batch: all of them, or one micro-batch's share when the
+  // copy cast on the step's first micro-batch is reused (TrainingOptions).
+  const double weight_casts = options.fp8_weights_cast_once_per_step ? 1.0 / std::max(1, par.microbatches()) : 1.0;
+
   LayerTimes r;
   auto add_linear = [&](const Linear& w, double m, double count) {
     const double fwd = gemm_time(g, m, w.n, w.k, count);
@@ -173,11 +177,11 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
       // Transformer Engine casts each GEMM input to FP8 with a scaling factor: read 16-bit,
       // write 8-bit (3 B per element) for the activation and the weight in forward, the
       // output gradient in backward (Micikevicius et al. 2022; NVIDIA TE user guide).
-      r.forward += 3.0 * (m * w.k + w.k * w.n) * count / g.bandwidth;
+      r.forward += 3.0 * (m * w.k + weight_casts * w.k * w.n) * count / g.bandwidth;
       // Backward: the output gradient is cast, and Hopper's FP8 GEMMs take only the TN
       // layout, so the saved activation (weight gradient) and the weight (data gradient)
       // are also written transposed in FP8.
-      r.backward += 3.0 * (m * w.n + m * w.k + w.k * w.n) * count / g.bandwidth;
+      r.backward += 3.0 * (m * w.n + m * w.k + weight_casts * w.k * w.n) * count / g.bandwidth;
     }
   };
   for (const auto& w : attention) add_linear(w, tokens, 1.0);

@@ -59,6 +59,10 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                               ? "; of it, MoE routing " + ms(r.moe_routing_per_microbatch.value()) +
                                     " per micro-batch: token permutations and the router"
                               : "") +
+                         (o.compute == models::Precision::fp8
+                              ? std::string("; FP8 casts of each GEMM input, the weights ") +
+                                    (o.fp8_weights_cast_once_per_step ? "once per step" : "every micro-batch")
+                              : "") +
                          ")"});
   e.parts.push_back({"recompute", b.recompute, b.recompute,
                      par.recompute == models::Recompute::none ? "no activation recompute"

@@ -289,6 +289,11 @@ SchemaNode build() {
                              "precision of the gradient reduction: the compute precision's 16 bits, or fp32 (Megatron-LM "
                              "with bf16 unless --grad-reduce-in-bf16)",
                              "compute"),
+                      choice("fp8_weight_cast", {"once_per_step", "every_microbatch"},
+                             "FP8 training: weights cast to FP8 on a step's first micro-batch and the copy reused "
+                             "(Transformer Engine under Megatron-Core, NeMo), or cast again for every micro-batch "
+                             "(torchao float8, Transformer Engine without is_first_microbatch)",
+                             "once_per_step"),
                       integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
                       quantity("memory_overhead", dims::none,
                                "framework and fragmentation overhead on top of the computed memory", "10 %"),
@@ -589,6 +594,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.tp_comm_overlap", {"training"}},
       {"workload.grad_reduce_overlap", {"training"}},
       {"workload.grad_reduce", {"training"}},
+      {"workload.fp8_weight_cast", {"training"}},
       {"workload.lora_rank", {"training"}},
       {"workload.memory_overhead", {"training", "llm-serving"}},
       {"hardware", {"training", "inference", "llm-serving"}},

@@ -675,3 +675,29 @@ TEST_CASE("perf: MoE routing is in the step: more experts per layer cost their r
   const double routing8 = 2.0 * moe_routing_bytes(s8, p8, 2.0) / bw + 3.0 * gate(8);
   CHECK(e8.moe_routing_per_microbatch.value() == doctest::Approx(24 * routing8).epsilon(1e-9));
 }
+
+TEST_CASE("perf: FP8 weights cast once per step save the other micro-batches' casts") {
+  ClusterSpec c = one_gpu_cluster("hopper");
+  c.gpu.peak_dense.emplace("fp8", teraflops(624));
+  Parallelism par = one_gpu();
+  par.global_batch = 8;  // 4 micro-batches of 2
+  TrainingOptions once, every;
+  once.compute = every.compute = Precision::fp8;
+  every.fp8_weights_cast_once_per_step = false;
+  const auto a = estimate_training_step(llama_style_1b(), par, c, once);
+  const auto b = estimate_training_step(llama_style_1b(), par, c, every);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  // Per layer the linears hold q/k/v [2048 x 6144], o [2048 x 2048], gate+up [2048 x 11008]
+  // and down [5504 x 2048] weights. Each micro-batch casts them in forward and writes them
+  // transposed in backward (3 B per element each time); cast once, 3 of the 4 micro-batches
+  // skip both.
+  const double weights = 2048.0 * 6144 + 2048.0 * 2048 + 2048.0 * 11008 + 5504.0 * 2048;
+  const double saved = 24 * 3 * 2 * 3.0 * weights / (0.8 * 2e12);
+  CHECK(b->breakdown.compute.value() - a->breakdown.compute.value() == doctest::Approx(saved).epsilon(1e-9));
+  // bf16 has no casts: the option changes nothing.
+  TrainingOptions bf16_every;
+  bf16_every.fp8_weights_cast_once_per_step = false;
+  CHECK(estimate_training_step(llama_style_1b(), par, c, bf16_every)->step_time.value() ==
+        doctest::Approx(estimate_training_step(llama_style_1b(), par, c, TrainingOptions{})->step_time.value()));
+}

@@ -131,3 +131,25 @@ hardware: {gpus: [h100-sxm-80gb]}
   CHECK(text.find("workload.grad_reduce: expected one of compute, fp32, got 'bf16'") != std::string::npos);
   CHECK(text.find("workload.grad_reduce_overlap:") != std::string::npos);
 }
+
+TEST_CASE("fp8_weight_cast takes only its documented values, and reaches the training options") {
+  const std::string bad = R"(name: x
+workload: {type: training, model: gpt3-175b, tokens: 1B, precision: fp8, fp8_weight_cast: sometimes}
+hardware: {gpus: [h100-sxm-80gb]}
+)";
+  auto s = load_scenario("x.yaml", bad, catalog());
+  REQUIRE_FALSE(s.ok());
+  CHECK(format_diagnostics(s.errors()).find(
+            "x.yaml:2:91: error: workload.fp8_weight_cast: expected one of once_per_step, every_microbatch, got "
+            "'sometimes'") != std::string::npos);
+  const std::string every = R"(name: x
+workload: {type: training, model: gpt3-175b, tokens: 1B, precision: fp8, fp8_weight_cast: every_microbatch}
+hardware: {gpus: [h100-sxm-80gb]}
+)";
+  auto ok = load_scenario("x.yaml", every, catalog());
+  REQUIRE(ok.ok());
+  CHECK_FALSE(ok->training.options.fp8_weights_cast_once_per_step);
+  auto plain = load_scenario("x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B}\nhardware: {gpus: [h100-sxm-80gb]}\n", catalog());
+  REQUIRE(plain.ok());
+  CHECK(plain->training.options.fp8_weights_cast_once_per_step);
+}

@@ -161,6 +161,10 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   const std::string kernels = get_or<std::string>(row, "kernels", "fused");
   if (kernels != "fused" && kernels != "eager") return row_error(row["kernels"], "kernels", "expected fused or eager");
   o.kernels = kernels == "eager" ? Kernels::eager : Kernels::fused;
+  const std::string weight_cast = get_or<std::string>(row, "fp8_weight_cast", "once_per_step");
+  if (weight_cast != "once_per_step" && weight_cast != "every_microbatch")
+    return row_error(row["fp8_weight_cast"], "fp8_weight_cast", "expected once_per_step or every_microbatch");
+  o.fp8_weights_cast_once_per_step = weight_cast == "once_per_step";
   o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
   o.overlap_gradient_reduce = get_or(l, "grad_reduce_overlap", true);
   const std::string grad_reduce = get_or<std::string>(l, "grad_reduce", "compute");

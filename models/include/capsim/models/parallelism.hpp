@@ -106,6 +106,12 @@ struct TrainingOptions {
   // otherwise (arguments.py: "bfloat16 requires gradient accumulation and all-reduce to be
   // done in fp32"). The distributed optimizer still gathers 16-bit parameters.
   bool fp32_gradient_reduce = false;
+  // FP8 training: Transformer Engine casts (and transposes) each weight to FP8 on the first
+  // micro-batch of a step and reuses the copy until the optimizer changes the weight
+  // (te.Linear's is_first_microbatch, which Megatron-Core passes since commit 3c44fb9f,
+  // January 2024: NeMo and Megatron-Bridge run on it). Stacks that do not pass it, and
+  // torchao's float8 linears, cast the weights again for every micro-batch (false).
+  bool fp8_weights_cast_once_per_step = true;
 };
 
 }  // namespace capsim::models
