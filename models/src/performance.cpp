@@ -579,13 +579,20 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   }
 
   // Expert parallelism: all-to-all dispatch and combine of the routed tokens in forward,
-  // and of their gradients in backward (again in a full recompute's forward).
+  // and of their gradients in backward (again in a full recompute's forward). With
+  // sequence parallelism a GPU sends only its 1/t of the tokens, and the tensor-parallel
+  // group all-gathers what its ranks received (and reduce-scatters the experts' output
+  // before the combine): permute -> A2A(EP) -> AG(TP) -> sort, as Megatron-Core's
+  // all-to-all dispatcher runs it (token_dispatcher.py, core_r0.10.0 and later).
   double ep_layer = 0;
   if (par.expert > 1) {
     const GroupPlacement ep_group = data_parallel_placement(par.expert, t * cp, c.gpus_per_node);
     const double routed = std::max(1, s.experts_per_token);
-    const double one = all_to_all(Bytes(tokens * routed * h * act), par.expert, ep_group.in_node, intra, inter).value();
-    ep_layer = (4.0 + 2.0 * full_recompute) * one;
+    const double sp = par.sequence_parallel ? t : 1.0;
+    const double exchange =
+        all_to_all(Bytes(tokens / sp * routed * h * act), par.expert, ep_group.in_node, intra, inter).value();
+    const double tp_gather = sp > 1 ? all_gather(Bytes(tokens * routed * h * act), t, intra).value() : 0.0;
+    ep_layer = (4.0 + 2.0 * full_recompute) * (exchange + tp_gather);
   }
 
   double recompute_layer = 0, recompute_flops = 0;

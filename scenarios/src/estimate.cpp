@@ -90,9 +90,15 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                            " ranks per layer, overlapped with the attention it feeds"
                                      : "no context parallelism"});
   e.parts.push_back({"expert_parallel_comm", b.expert_parallel_comm, b.expert_parallel_comm,
-                     par.expert > 1 ? "4 all-to-alls (dispatch, combine; forward and backward) per MoE layer over ep=" +
-                                          std::to_string(par.expert)
-                                    : "no expert parallelism"});
+                     par.expert > 1
+                         ? "4 all-to-alls (dispatch, combine; forward and backward) per MoE layer over ep=" +
+                               std::to_string(par.expert) +
+                               (par.sequence_parallel && par.tensor > 1
+                                    ? ", each of a GPU's 1/t of the tokens, with an all-gather (reduce-scatter) of "
+                                      "the routed tokens over t=" + std::to_string(par.tensor)
+                                    : std::string()) +
+                               "; other nodes' shares cross the NIC, the node's own NVLink"
+                         : "no expert parallelism"});
   e.parts.push_back({"data_parallel_comm", b.data_parallel_comm_exposed, r.data_parallel_all_reduce,
                      data_parallel_how(par, o, r)});
   e.parts.push_back({"zero_comm", b.zero_comm, r.zero_comm_total,

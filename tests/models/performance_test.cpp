@@ -701,3 +701,28 @@ TEST_CASE("perf: FP8 weights cast once per step save the other micro-batches' ca
   CHECK(estimate_training_step(llama_style_1b(), par, c, bf16_every)->step_time.value() ==
         doctest::Approx(estimate_training_step(llama_style_1b(), par, c, TrainingOptions{})->step_time.value()));
 }
+
+TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t of the tokens") {
+  // Megatron-Core's dispatcher: permute -> all-to-all over ep -> all-gather over t (and
+  // back: reduce-scatter over t -> all-to-all). t=2 with sequence parallelism, ep=4 strided
+  // by t: the expert group fills one 8-GPU node, so the all-to-all runs on NVLink.
+  const ClusterSpec c = test_cluster();
+  TransformerShape s = llama_style_1b();
+  s.experts = 8;
+  s.experts_per_token = 2;
+  Parallelism par;
+  par.tensor = 2;
+  par.sequence_parallel = true;
+  par.expert = 4;
+  par.data = 4;
+  par.micro_batch = 1;
+  par.global_batch = 8;  // 2 micro-batches
+  const auto e = estimate_training_step(s, par, c, TrainingOptions{});
+  REQUIRE(e.ok());
+  const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
+  const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+  const double routed_bytes = 2048.0 * 2 * 2048 * 2;  // tokens x k x h x 2 B
+  const double one = all_to_all(Bytes(routed_bytes / 2), 4, 4, intra, inter).value() +
+                     all_gather(Bytes(routed_bytes), 2, intra).value();
+  CHECK(e->breakdown.expert_parallel_comm.value() == doctest::Approx(2 * 24 * 4 * one).epsilon(1e-9));
+}
