@@ -757,6 +757,12 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   b.data_loading = Seconds(0.0);  // token ids: a few bytes per token, prefetched
   r.step_time = total(b);
   r.bottleneck = largest(b);
+  // A cluster figure that is zero or not a number where a collective needs it would make a
+  // part infinite or NaN; no such estimate leaves here (sizing skips the layout).
+  if (!std::isfinite(r.step_time.value()) || !(r.step_time.value() > 0))
+    return invalid("cluster", "the step of " + describe_layout(par) + " on '" + c.gpu.id + "' is not a finite time (" +
+                                  std::string(bottleneck_name(r.bottleneck)) +
+                                  "): a bandwidth or peak of the cluster is zero or missing");
 
   // Model FLOPs of the whole step: forward, data gradient, weight gradient (2 forwards
   // together unless weights are frozen), plus recompute for the achieved figure.

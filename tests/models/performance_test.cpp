@@ -726,3 +726,16 @@ TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t
                      all_gather(Bytes(routed_bytes), 2, intra).value();
   CHECK(e->breakdown.expert_parallel_comm.value() == doctest::Approx(2 * 24 * 4 * one).epsilon(1e-9));
 }
+
+TEST_CASE("perf: a cluster figure that makes a part non-finite is an error, never a NaN step") {
+  ClusterSpec c = test_cluster();
+  c.intra_node_bandwidth = BytesPerSecond(std::nan(""));
+  Parallelism par;
+  par.tensor = 2;
+  par.micro_batch = 1;
+  par.global_batch = 4;
+  const auto e = estimate_training_step(gpt_1_3b(), par, c, TrainingOptions{});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.errors()[0].message.find("is not a finite time") != std::string::npos);
+  CHECK(e.errors()[0].key_path == "cluster");
+}
