@@ -629,6 +629,9 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // Pipeline point-to-point: activations forward and gradients backward at each of the v
   // chunk boundaries. Across nodes each of the t GPUs sends 1/t over its own NIC, then an
   // all-gather over NVLink rebuilds the tensor (Megatron sec. 4.1, scatter/gather).
+  // An interleaved schedule that overlaps them (TrainingOptions::overlap_p2p) waits only for
+  // what outlasts the chunk computed meanwhile; the hidden part holds SMs like any
+  // overlapped collective (kOverlapComputeSlowdown).
   double p2p_mb = 0;
   if (p > 1) {
     const double message = tokens * h * act;
@@ -637,6 +640,13 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
                                            all_gather(Bytes(message), t, intra).value()
                                      : point_to_point(Bytes(message), intra).value();
     p2p_mb = 2.0 * v * one;
+    if (o.overlap_p2p && v > 1) {
+      const double chunk_layers = static_cast<double>(stage_layers) / v;
+      const auto exposed = [&](double chunk) {
+        return std::max(0.0, one - chunk) + kOverlapComputeSlowdown * std::min(one, chunk);
+      };
+      p2p_mb = v * (exposed(chunk_layers * layer.forward) + exposed(chunk_layers * layer.backward));
+    }
   }
 
   // Bubble: (p-1)/(m v) of the ideal time (Narayanan et al. eq. 1, 2); the ideal time is

@@ -40,7 +40,8 @@ std::string data_parallel_how(const models::Parallelism& par, const models::Trai
   how += distributed ? " as a reduce-scatter hidden under the last micro-batch's backward and an all-gather of the "
                        "updated parameters under the next step's first forward, each except its last bucket"
                      : ", hidden under the last micro-batch's backward except the last bucket";
-  return how + "; overlapped collectives hold SMs, so 20 % of their hidden time counts";
+  return how + fmt::format("; overlapped collectives hold SMs, so {:.0f} % of their hidden time counts",
+                           100 * models::kOverlapComputeSlowdown);
 }
 
 void transformer_parts(StepEstimate& e, const models::Parallelism& par, const models::TrainingOptions& o) {
@@ -81,9 +82,14 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                     : "no tensor parallelism"});
   e.parts.push_back({"pipeline_bubble", b.pipeline_bubble, b.pipeline_bubble,
                      par.pipeline > 1
-                         ? fmt::format("(p-1)/(m v) = {}/({} x {}) of the busy time + m x {} point-to-point sends",
+                         ? fmt::format("(p-1)/(m v) = {}/({} x {}) of the busy time + m x {} point-to-point sends{}",
                                        par.pipeline - 1, m, par.interleave,
-                                       ms(r.point_to_point_per_microbatch.value()))
+                                       ms(r.point_to_point_per_microbatch.value()),
+                                       par.interleave > 1 && o.overlap_p2p
+                                           ? fmt::format(" (each under the next chunk: what outlasts it, and {:.0f} % "
+                                                         "of the rest for the SMs it holds)",
+                                                         100 * models::kOverlapComputeSlowdown)
+                                           : std::string())
                          : "no pipeline parallelism"});
   e.parts.push_back({"context_parallel_comm", b.context_parallel_comm, b.context_parallel_comm,
                      par.context > 1 ? "K/V all-gather over cp=" + std::to_string(par.context) +

@@ -487,6 +487,7 @@ class Loader {
     if (w["tp_comm_overlap"]) t.options.tp_comm_overlap = w["tp_comm_overlap"].Scalar() == "true";
     if (w["grad_reduce_overlap"]) t.options.overlap_gradient_reduce = w["grad_reduce_overlap"].Scalar() == "true";
     if (w["grad_reduce"]) t.options.fp32_gradient_reduce = w["grad_reduce"].Scalar() == "fp32";
+    if (w["p2p_overlap"]) t.options.overlap_p2p = w["p2p_overlap"].Scalar() == "true";
     if (w["fp8_weight_cast"])
       t.options.fp8_weights_cast_once_per_step = w["fp8_weight_cast"].Scalar() == "once_per_step";
 

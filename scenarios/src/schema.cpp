@@ -289,6 +289,11 @@ SchemaNode build() {
                              "precision of the gradient reduction: the compute precision's 16 bits, or fp32 (Megatron-LM "
                              "with bf16 unless --grad-reduce-in-bf16)",
                              "compute"),
+                      leaf("p2p_overlap", ValueKind::boolean,
+                           "interleaved pipelines (virtual stages): the point-to-point sends run while the next "
+                           "chunk computes (Megatron-LM's overlap_p2p_comm, its default since October 2023); false: "
+                           "each send is waited for",
+                           "true"),
                       choice("fp8_weight_cast", {"once_per_step", "every_microbatch"},
                              "FP8 training: weights cast to FP8 on a step's first micro-batch and the copy reused "
                              "(Transformer Engine under Megatron-Core, NeMo), or cast again for every micro-batch "
@@ -595,6 +600,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.grad_reduce_overlap", {"training"}},
       {"workload.grad_reduce", {"training"}},
       {"workload.fp8_weight_cast", {"training"}},
+      {"workload.p2p_overlap", {"training"}},
       {"workload.lora_rank", {"training"}},
       {"workload.memory_overhead", {"training", "llm-serving"}},
       {"hardware", {"training", "inference", "llm-serving"}},

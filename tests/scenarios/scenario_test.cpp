@@ -152,4 +152,18 @@ hardware: {gpus: [h100-sxm-80gb]}
   auto plain = load_scenario("x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B}\nhardware: {gpus: [h100-sxm-80gb]}\n", catalog());
   REQUIRE(plain.ok());
   CHECK(plain->training.options.fp8_weights_cast_once_per_step);
+  CHECK(plain->training.options.overlap_p2p);
+}
+
+TEST_CASE("p2p_overlap is a boolean that reaches the training options") {
+  auto bad = load_scenario(
+      "x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B, p2p_overlap: maybe}\nhardware: {gpus: [h100-sxm-80gb]}\n",
+      catalog());
+  REQUIRE_FALSE(bad.ok());
+  CHECK(format_diagnostics(bad.errors()).find("workload.p2p_overlap:") != std::string::npos);
+  auto off = load_scenario(
+      "x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B, p2p_overlap: false}\nhardware: {gpus: [h100-sxm-80gb]}\n",
+      catalog());
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->training.options.overlap_p2p);
 }

@@ -167,6 +167,7 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   o.fp8_weights_cast_once_per_step = weight_cast == "once_per_step";
   o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
   o.overlap_gradient_reduce = get_or(l, "grad_reduce_overlap", true);
+  o.overlap_p2p = get_or(l, "p2p_overlap", true);
   const std::string grad_reduce = get_or<std::string>(l, "grad_reduce", "compute");
   if (grad_reduce != "compute" && grad_reduce != "fp32")
     return row_error(l["grad_reduce"], "layout.grad_reduce", "expected compute or fp32");

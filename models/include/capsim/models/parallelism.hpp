@@ -112,6 +112,12 @@ struct TrainingOptions {
   // January 2024: NeMo and Megatron-Bridge run on it). Stacks that do not pass it, and
   // torchao's float8 linears, cast the weights again for every micro-batch (false).
   bool fp8_weights_cast_once_per_step = true;
+  // An interleaved pipeline schedule (v > 1) sends a chunk's activations and gradients while
+  // the next chunk computes, waiting only for what outlasts it: Megatron-LM's
+  // overlap_p2p_comm, an option since commit f9283c5a (May 2023) and the default since
+  // 4eeff55d (October 2023); NeMo turns it on with virtual stages. Without it (or with one
+  // stage per GPU) every send is waited for.
+  bool overlap_p2p = true;
 };
 
 }  // namespace capsim::models
