@@ -97,6 +97,13 @@ std::optional<FlopsPerSecond> GpuSpec::peak(std::string_view precision) const {
   return std::nullopt;
 }
 
+std::optional<double> GpuSpec::max_achievable_fraction(std::string_view precision) const {
+  const auto p = peak(precision);
+  const auto it = max_achievable.find(precision);
+  if (!p || !(p->value() > 0) || it == max_achievable.end()) return std::nullopt;
+  return it->second.value() / p->value();
+}
+
 std::optional<double> GpuSpec::flops_per_clock_per_sm(std::string_view precision) const {
   const auto p = peak(precision);
   if (!p || sm_count <= 0 || !(boost_clock_hz > 0)) return std::nullopt;
@@ -210,6 +217,8 @@ GpuSpec to_gpu_spec(const Entity& e) {
   g.memory_bandwidth = e.quantity<BytesPerSecond>("memory_bandwidth").value_or(BytesPerSecond{});
   for (auto p : kPrecisions)
     if (auto v = e.quantity<FlopsPerSecond>("peak_dense." + std::string(p))) g.peak_dense.emplace(p, *v);
+  for (std::string_view p : {"fp16", "bf16", "fp8"})
+    if (auto v = e.quantity<FlopsPerSecond>("max_achievable." + std::string(p))) g.max_achievable.emplace(p, *v);
   g.tdp = e.quantity<Watts>("tdp").value_or(Watts{});
   if (auto sms = e.integer("sm_count")) g.sm_count = static_cast<int>(*sms);
   if (const FieldValue* clock = e.find("boost_clock"); clock != nullptr && clock->type == FieldType::quantity)

@@ -472,7 +472,9 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
   const bool hopper_or_newer = c.gpu.architecture == "hopper" || c.gpu.architecture == "blackwell";
-  const double eff = hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+  // No GEMM beats the vendor's measured maximum where the catalog has it.
+  const double eff = std::min(hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency,
+                              c.gpu.max_achievable_fraction(peak_key(p)).value_or(1.0));
   const double half_dim = gemm_half_saturation_dim(c.gpu, p);
   // A power limit below the TDP lowers the sustained clock as (limit / TDP)^(1/3)
   // (ClusterSpec::power_limit), and every compute rate with it; HBM keeps its bandwidth.

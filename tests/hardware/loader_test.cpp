@@ -387,3 +387,24 @@ TEST_CASE("a training precision the GPU lacks falls back as frameworks do") {
   // tf32 without tensor float -> fp32.
   CHECK(choose("t4", "tf32").precision == "fp32");
 }
+
+// A vendor's measured maximum achievable GEMM rate sits below its datasheet peak, and its
+// fraction is what the models cap their GEMM ceiling at.
+TEST_CASE("max_achievable: MI300X's measured MAF, below the peak it is a fraction of") {
+  auto mi300x = shipped().gpu("mi300x");
+  REQUIRE(mi300x.ok());
+  REQUIRE(mi300x->max_achievable_fraction("bf16").has_value());
+  CHECK(*mi300x->max_achievable_fraction("bf16") == doctest::Approx(708.0 / 1307.4));
+  CHECK(*mi300x->max_achievable_fraction("fp8") == doctest::Approx(1273.0 / 2614.9));
+  CHECK_FALSE(mi300x->max_achievable_fraction("fp32").has_value());
+  for (const auto& e : shipped().all(EntityKind::gpu)) {
+    auto gpu = shipped().gpu(e.id);
+    REQUIRE(gpu.ok());
+    for (const auto& [precision, rate] : gpu->max_achievable) {
+      CAPTURE(e.id);
+      CAPTURE(precision);
+      REQUIRE(gpu->peak(precision).has_value());
+      CHECK(rate.value() < gpu->peak(precision)->value());
+    }
+  }
+}

@@ -767,3 +767,21 @@ TEST_CASE("perf: an interleaved schedule hides its pipeline sends under the next
   CHECK(estimate_training_step(gpt_1_3b(), par, c, overlap)->step_time.value() ==
         doctest::Approx(estimate_training_step(gpt_1_3b(), par, c, waited)->step_time.value()));
 }
+
+TEST_CASE("perf: a vendor's measured maximum caps the GEMM ceiling") {
+  // Every GEMM of this step is compute-bound, so with the ceiling at a half and at a third
+  // of the generation's 0.72 the GEMM time grows by 1x and 2x its own: the two differences
+  // from the uncapped step are in the ratio 1 : 2. A cap above 0.72 changes nothing.
+  auto compute = [](std::optional<double> fraction) {
+    ClusterSpec c = one_gpu_cluster("ampere");
+    if (fraction) c.gpu.max_achievable.emplace("bf16", teraflops(312 * *fraction));
+    const auto e = estimate_training_step(gpt_1_3b(), one_gpu(), c, TrainingOptions{});
+    REQUIRE(e.ok());
+    return e->breakdown.compute.value();
+  };
+  const double plain = compute(std::nullopt);
+  const double half = compute(0.36) - plain, third = compute(0.24) - plain;
+  CHECK(half > 0.0);
+  CHECK(third == doctest::Approx(2.0 * half).epsilon(1e-6));
+  CHECK(compute(0.9) == doctest::Approx(plain));
+}

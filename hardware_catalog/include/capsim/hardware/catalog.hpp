@@ -96,6 +96,9 @@ struct GpuSpec {
   Bytes memory;
   BytesPerSecond memory_bandwidth;
   std::map<std::string, FlopsPerSecond, std::less<>> peak_dense;  // by precision
+  // The vendor's measured maximum achievable dense GEMM throughput, by precision (AMD
+  // publishes it as MAF); empty where the catalog has none.
+  std::map<std::string, FlopsPerSecond, std::less<>> max_achievable;
   Watts tdp;
   // Streaming multiprocessors (compute units) and the boost clock the peaks are quoted at;
   // 0 where the catalog does not give them.
@@ -119,6 +122,9 @@ struct GpuSpec {
   // Dense FLOPs one SM issues per clock at a precision: peak / (sm_count x boost_clock).
   // nullopt without an SM count, a boost clock or that peak.
   std::optional<double> flops_per_clock_per_sm(std::string_view precision) const;
+  // max_achievable / peak at a precision: the most of the datasheet peak any GEMM reaches.
+  // nullopt without both figures.
+  std::optional<double> max_achievable_fraction(std::string_view precision) const;
 };
 
 // Typed view of an inference engine's efficiency profile (data/catalog/engines.yaml): the
