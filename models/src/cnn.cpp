@@ -184,11 +184,8 @@ Result<Path> inference_path(const hardware::GpuSpec& gpu, Precision requested, c
   return path_for(gpu, requested, engine.runs("tf32"), who);
 }
 
-// The generation's ceiling, never above the vendor's measured maximum at the path's
-// precision where the catalog has one (GpuSpec::max_achievable).
-double gemm_ceiling(const hardware::GpuSpec& gpu, Precision math) {
-  return std::min(gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency,
-                  gpu.max_achievable_fraction(precision_name(math)).value_or(1.0));
+double gemm_ceiling(const hardware::GpuSpec& gpu) {
+  return gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
 }
 
 // The kernels' GEMM efficiency: the GPU generation's ceiling (or the engine's own, for an
@@ -201,9 +198,9 @@ struct Kernels {
 };
 
 Kernels kernels_for(const hardware::GpuSpec& gpu, const hardware::EngineSpec* engine, Precision math) {
-  Kernels k{gemm_ceiling(gpu, math), gemm_half_saturation_dim(gpu, math)};
-  if (engine != nullptr && engine->gemm_ceiling > 0)
-    k.ceiling = std::min(engine->gemm_ceiling, gpu.max_achievable_fraction(precision_name(math)).value_or(1.0));
+  Kernels k{gemm_ceiling(gpu), gemm_half_saturation_dim(gpu, math)};
+  if (engine != nullptr && engine->gemm_ceiling > 0) k.ceiling = engine->gemm_ceiling;
+  k.ceiling = capped_gemm_ceiling(gpu, precision_name(math), k.ceiling);
   if (engine != nullptr && engine->gemm_half_saturation > 0) k.half_saturation = engine->gemm_half_saturation;
   return k;
 }

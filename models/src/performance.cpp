@@ -456,6 +456,10 @@ double tensor_rate_per_sm(const hardware::GpuSpec& gpu) {
   return 1.0;
 }
 
+double capped_gemm_ceiling(const hardware::GpuSpec& gpu, std::string_view precision, double ceiling) {
+  return std::min(ceiling, gpu.max_achievable_fraction(precision).value_or(ceiling));
+}
+
 double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p) {
   // An 8-bit GEMM does twice the math per operand byte of a 16-bit one, so the same
   // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
@@ -472,9 +476,8 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
   const bool hopper_or_newer = c.gpu.architecture == "hopper" || c.gpu.architecture == "blackwell";
-  // No GEMM beats the vendor's measured maximum where the catalog has it.
-  const double eff = std::min(hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency,
-                              c.gpu.max_achievable_fraction(peak_key(p)).value_or(1.0));
+  const double eff =
+      capped_gemm_ceiling(c.gpu, peak_key(p), hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
   const double half_dim = gemm_half_saturation_dim(c.gpu, p);
   // A power limit below the TDP lowers the sustained clock as (limit / TDP)^(1/3)
   // (ClusterSpec::power_limit), and every compute rate with it; HBM keeps its bandwidth.

@@ -212,8 +212,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
       overlap = engine->host_overlaps_gpu;
       floor = kKernelGpuFloorSeconds;
     }
-    // No kernel beats the vendor's measured maximum (GpuSpec::max_achievable).
-    ceiling = std::min(ceiling, gpu.max_achievable_fraction(precision_name(exec.precision)).value_or(1.0));
+    ceiling = capped_gemm_ceiling(gpu, precision_name(exec.precision), ceiling);
     for (int b = 1; b <= max_batch; ++b) {
       const double gemm_rows = rows * b;
       const double efficiency = ceiling * gemm_rows / (gemm_rows + half);

@@ -33,12 +33,9 @@ double half_dim(const LlmServingSpec& s) {
   return kGemmHalfSaturationDim * std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s)));
 }
 
-// The generation's ceiling, never above the vendor's measured maximum where the catalog has
-// one (GpuSpec::max_achievable).
 double ceiling(const LlmServingSpec& s) {
-  const double generation = s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
-  return std::min(generation,
-                  s.cluster.gpu.max_achievable_fraction(precision_name(llm_compute_precision(s))).value_or(1.0));
+  return capped_gemm_ceiling(s.cluster.gpu, precision_name(llm_compute_precision(s)),
+                             s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
 }
 
 // Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form).

@@ -120,12 +120,18 @@ TEST_CASE("every key of every shipped scenario is in the schema and every exampl
   }
 }
 
+namespace {
+// A GPT-3 training scenario with `keys` added to its workload (", key: value, ...").
+Result<Scenario> training_with(const std::string& keys) {
+  return load_scenario("x.yaml",
+                       "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B" + keys +
+                           "}\nhardware: {gpus: [h100-sxm-80gb]}\n",
+                       catalog());
+}
+}  // namespace
+
 TEST_CASE("the gradient-reduction keys take only their documented values") {
-  const std::string yaml = R"(name: x
-workload: {type: training, model: gpt3-175b, tokens: 1B, grad_reduce: bf16, grad_reduce_overlap: sometimes}
-hardware: {gpus: [h100-sxm-80gb]}
-)";
-  auto s = load_scenario("x.yaml", yaml, catalog());
+  auto s = training_with(", grad_reduce: bf16, grad_reduce_overlap: sometimes");
   REQUIRE_FALSE(s.ok());
   const std::string text = format_diagnostics(s.errors());
   CHECK(text.find("workload.grad_reduce: expected one of compute, fp32, got 'bf16'") != std::string::npos);
@@ -133,37 +139,25 @@ hardware: {gpus: [h100-sxm-80gb]}
 }
 
 TEST_CASE("fp8_weight_cast takes only its documented values, and reaches the training options") {
-  const std::string bad = R"(name: x
-workload: {type: training, model: gpt3-175b, tokens: 1B, precision: fp8, fp8_weight_cast: sometimes}
-hardware: {gpus: [h100-sxm-80gb]}
-)";
-  auto s = load_scenario("x.yaml", bad, catalog());
+  auto s = training_with(", precision: fp8, fp8_weight_cast: sometimes");
   REQUIRE_FALSE(s.ok());
   CHECK(format_diagnostics(s.errors()).find(
             "x.yaml:2:91: error: workload.fp8_weight_cast: expected one of once_per_step, every_microbatch, got "
             "'sometimes'") != std::string::npos);
-  const std::string every = R"(name: x
-workload: {type: training, model: gpt3-175b, tokens: 1B, precision: fp8, fp8_weight_cast: every_microbatch}
-hardware: {gpus: [h100-sxm-80gb]}
-)";
-  auto ok = load_scenario("x.yaml", every, catalog());
-  REQUIRE(ok.ok());
-  CHECK_FALSE(ok->training.options.fp8_weights_cast_once_per_step);
-  auto plain = load_scenario("x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B}\nhardware: {gpus: [h100-sxm-80gb]}\n", catalog());
+  auto every = training_with(", precision: fp8, fp8_weight_cast: every_microbatch");
+  REQUIRE(every.ok());
+  CHECK_FALSE(every->training.options.fp8_weights_cast_once_per_step);
+  auto plain = training_with("");
   REQUIRE(plain.ok());
   CHECK(plain->training.options.fp8_weights_cast_once_per_step);
   CHECK(plain->training.options.overlap_p2p);
 }
 
 TEST_CASE("p2p_overlap is a boolean that reaches the training options") {
-  auto bad = load_scenario(
-      "x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B, p2p_overlap: maybe}\nhardware: {gpus: [h100-sxm-80gb]}\n",
-      catalog());
+  auto bad = training_with(", p2p_overlap: maybe");
   REQUIRE_FALSE(bad.ok());
   CHECK(format_diagnostics(bad.errors()).find("workload.p2p_overlap:") != std::string::npos);
-  auto off = load_scenario(
-      "x.yaml", "name: x\nworkload: {type: training, model: gpt3-175b, tokens: 1B, p2p_overlap: false}\nhardware: {gpus: [h100-sxm-80gb]}\n",
-      catalog());
+  auto off = training_with(", p2p_overlap: false");
   REQUIRE(off.ok());
   CHECK_FALSE(off->training.options.overlap_p2p);
 }
