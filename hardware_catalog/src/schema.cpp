@@ -59,8 +59,8 @@ std::vector<FieldDef> gpu_fields() {
     f.push_back(quantity(name, kFlopRate, false, "2:4 structured-sparsity peak"));
   for (auto name : {"max_achievable.fp16", "max_achievable.bf16", "max_achievable.fp8"})
     f.push_back(quantity(name, kFlopRate, false,
-                         "the vendor's measured maximum achievable dense GEMM throughput (its best large GEMM at "
-                         "the clock the chip sustains under that load)"));
+                         "a published measured maximum achievable dense GEMM throughput (the best GEMM measured, "
+                         "at the clock the chip sustains under that load)"));
   for (auto& field : f)
     if (std::string_view(field.name).ends_with(".int8")) field.display_unit = "TOPS";
   f.push_back(quantity("tdp", dims::watts, false, "board power"));

@@ -388,8 +388,8 @@ TEST_CASE("a training precision the GPU lacks falls back as frameworks do") {
   CHECK(choose("t4", "tf32").precision == "fp32");
 }
 
-// A vendor's measured maximum achievable GEMM rate sits below its datasheet peak, and its
-// fraction is what the models cap their GEMM ceiling at.
+// A measured maximum achievable GEMM rate sits below its datasheet peak, and its fraction is
+// what the models cap their GEMM ceiling at.
 TEST_CASE("max_achievable: MI300X's measured MAF, below the peak it is a fraction of") {
   auto mi300x = shipped().gpu("mi300x");
   REQUIRE(mi300x.ok());
@@ -397,6 +397,11 @@ TEST_CASE("max_achievable: MI300X's measured MAF, below the peak it is a fractio
   CHECK(*mi300x->max_achievable_fraction("bf16") == doctest::Approx(708.0 / 1307.4));
   CHECK(*mi300x->max_achievable_fraction("fp8") == doctest::Approx(1273.0 / 2614.9));
   CHECK_FALSE(mi300x->max_achievable_fraction("fp32").has_value());
+  // The L40S's FP8 GEMMs reach about its FP16 peak, half the FP8 datasheet figure.
+  auto l40s = shipped().gpu("l40s");
+  REQUIRE(l40s.ok());
+  CHECK(*l40s->max_achievable_fraction("fp8") == doctest::Approx(378.0 / 733.0));
+  CHECK_FALSE(l40s->max_achievable_fraction("bf16").has_value());
   for (const auto& e : shipped().all(EntityKind::gpu)) {
     auto gpu = shipped().gpu(e.id);
     REQUIRE(gpu.ok());

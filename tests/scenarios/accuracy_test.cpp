@@ -303,7 +303,7 @@ rows:
 TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   // 87 published rows (TensorRT-LLM perf tables v0.5-v0.14, vLLM on MI300X), each read as
   // its source ran it. Today's level, held as a guard: mean |error| within the issue's 15 %,
-  // the worst row not yet (the issue asks 35 %; five rows are 37-49 % off).
+  // the worst row not yet (the issue asks 35 %; three rows are 39-49 % off).
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
   auto report = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "llm-serving");
@@ -317,12 +317,16 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   CHECK(all.fit == 2);
   CHECK(all.fit_mean_abs <= 5.0);
   CHECK(all.mean_abs <= 15.0);
-  CHECK(all.held_out_mean_abs <= 13.0);
+  CHECK(all.held_out_mean_abs <= 12.0);
   CHECK(all.held_out_max_abs <= 50.0);
   // MI300X at AMD's measured maximum GEMM rate (max_achievable), not 72 % of its datasheet.
   const auto* mi300x = group(*report, "mi300x");
   REQUIRE(mi300x != nullptr);
   CHECK(mi300x->mean_abs <= 18.0);
+  // L40S FP8 GEMMs at the measured ~370 TFLOP/s (max_achievable), not 72 % of 733.
+  const auto* l40s = group(*report, "l40s");
+  REQUIRE(l40s != nullptr);
+  CHECK(l40s->mean_abs <= 13.0);
   // Every group of rows on NVIDIA GPUs is within 25 % on average.
   for (const char* gpu : {"h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb", "a100-pcie-80gb", "l40s"}) {
     const auto* g = group(*report, gpu);

@@ -96,8 +96,8 @@ struct GpuSpec {
   Bytes memory;
   BytesPerSecond memory_bandwidth;
   std::map<std::string, FlopsPerSecond, std::less<>> peak_dense;  // by precision
-  // The vendor's measured maximum achievable dense GEMM throughput, by precision (AMD
-  // publishes it as MAF); empty where the catalog has none.
+  // A published measured maximum achievable dense GEMM throughput, by precision (AMD's MAF
+  // for its own chips, an engine's GEMM benchmark elsewhere); empty where the catalog has none.
   std::map<std::string, FlopsPerSecond, std::less<>> max_achievable;
   Watts tdp;
   // Streaming multiprocessors (compute units) and the boost clock the peaks are quoted at;
