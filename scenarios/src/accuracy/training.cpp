@@ -24,11 +24,13 @@ T get_or(const YAML::Node& n, const char* key, T fallback) {
 
 // The network a row's cluster used when its source does not say: the reference design of
 // the GPU's DGX/HGX generation, one NIC per GPU (DGX A100: 8 x HDR 200 Gb/s; DGX H100:
-// 8 x NDR 400 Gb/s; NVIDIA DGX A100 / H100 user guides). The row is tagged network-assumed.
-std::string assumed_network(const std::string& gpu) {
+// 8 x NDR 400 Gb/s; NVIDIA DGX A100 / H100 user guides), as many as the row's node has GPUs
+// (a 4-GPU node gets 4, not a DGX's 8). The row is tagged network-assumed.
+std::string assumed_network(const std::string& gpu, int gpus_per_node) {
+  const std::string nics = std::to_string(gpus_per_node) + " x ";
   if (gpu.rfind("h100", 0) == 0 || gpu.rfind("h200", 0) == 0 || gpu.rfind("b200", 0) == 0)
-    return "8 x ib-ndr-400";
-  return "8 x ib-hdr-200";
+    return nics + "ib-ndr-400";
+  return nics + "ib-hdr-200";
 }
 
 std::string assumed_intra_node(const std::string& gpu) {
@@ -79,7 +81,7 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   std::vector<std::string> tags;
   std::string network = get_or<std::string>(hw, "inter_node", "unknown");
   if (network == "unknown" || network.empty()) {
-    network = assumed_network(gpu);
+    network = assumed_network(gpu, per_node);
     if (gpus > per_node) tags.push_back("network-assumed");
   }
   std::string intra = get_or<std::string>(hw, "intra_node", "unknown");
