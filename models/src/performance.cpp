@@ -182,6 +182,12 @@ LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const 
       // layout, so the saved activation (weight gradient) and the weight (data gradient)
       // are also written transposed in FP8.
       r.backward += 3.0 * (m * w.n + m * w.k + weight_casts * w.k * w.n) * count / g.bandwidth;
+      if (options.fp8_rowwise_scaling) {
+        const auto& x = kRowwiseFp8ExtraCastBytes;
+        r.backward += (x.input * m * w.k + x.output_gradient * m * w.n + x.weight * weight_casts * w.k * w.n +
+                       x.backward_rescale * (m * w.k + (frozen ? 0.0 : w.k * w.n))) *
+                      count / g.bandwidth;
+      }
     }
   };
   for (const auto& w : attention) add_linear(w, tokens, 1.0);
@@ -526,7 +532,9 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   if (auto errors = check_layout(s, par, c); !errors.empty()) return errors;
   const auto device = device_of(c, o.compute);
   if (!device) return device.errors();
-  const Device& g = *device;
+  Device g = *device;
+  // Row-wise scaled FP8 kernels saturate later (kRowwiseFp8HalfSaturationFactor).
+  if (g.operand < 2.0 && o.fp8_rowwise_scaling) g.gemm_half_dim *= kRowwiseFp8HalfSaturationFactor;
   // FP8 recipes keep attention, the output layer and element-wise work in 16 bits.
   Device g16 = g;
   if (g.operand < 2.0) {

@@ -62,7 +62,11 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                               : "") +
                          (o.compute == models::Precision::fp8
                               ? std::string("; FP8 casts of each GEMM input, the weights ") +
-                                    (o.fp8_weights_cast_once_per_step ? "once per step" : "every micro-batch")
+                                    (o.fp8_weights_cast_once_per_step ? "once per step" : "every micro-batch") +
+                                    (o.fp8_rowwise_scaling
+                                         ? "; row-wise scales: casts per axis, backward outputs rescaled, GEMMs "
+                                           "saturating at 3x the dimension"
+                                         : "")
                               : "") +
                          ")"});
   e.parts.push_back({"recompute", b.recompute, b.recompute,

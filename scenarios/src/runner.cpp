@@ -108,8 +108,10 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
     q.emplace_back("workload.grad_reduce_overlap", opt.overlap_gradient_reduce ? "true" : "false");
     q.emplace_back("workload.grad_reduce", opt.fp32_gradient_reduce ? "fp32" : "compute");
     if (s.training.is_transformer()) q.emplace_back("workload.p2p_overlap", opt.overlap_p2p ? "true" : "false");
-    if (opt.compute == models::Precision::fp8)
+    if (opt.compute == models::Precision::fp8) {
       q.emplace_back("workload.fp8_weight_cast", opt.fp8_weights_cast_once_per_step ? "once_per_step" : "every_microbatch");
+      q.emplace_back("workload.fp8_scaling", opt.fp8_rowwise_scaling ? "rowwise" : "tensorwise");
+    }
     q.emplace_back("hardware.gpus", joined(s.hardware.gpus));
     q.emplace_back("hardware.min_gpus", std::to_string(s.hardware.min_gpus));
     q.emplace_back("hardware.max_gpus", std::to_string(s.hardware.max_gpus));

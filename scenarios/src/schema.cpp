@@ -299,6 +299,11 @@ SchemaNode build() {
                              "(Transformer Engine under Megatron-Core, NeMo), or cast again for every micro-batch "
                              "(torchao float8, Transformer Engine without is_first_microbatch)",
                              "once_per_step"),
+                      choice("fp8_scaling", {"tensorwise", "rowwise"},
+                             "FP8 training: one scale per tensor (Transformer Engine, torchao's default) or one per "
+                             "row (torchao's rowwise recipe: kernels that saturate at larger GEMMs, and casts that "
+                             "move more bytes)",
+                             "tensorwise"),
                       integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
                       quantity("memory_overhead", dims::none,
                                "framework and fragmentation overhead on top of the computed memory", "10 %"),
@@ -600,6 +605,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.grad_reduce_overlap", {"training"}},
       {"workload.grad_reduce", {"training"}},
       {"workload.fp8_weight_cast", {"training"}},
+      {"workload.fp8_scaling", {"training"}},
       {"workload.p2p_overlap", {"training"}},
       {"workload.lora_rank", {"training"}},
       {"workload.memory_overhead", {"training", "llm-serving"}},

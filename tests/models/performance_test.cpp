@@ -702,6 +702,49 @@ TEST_CASE("perf: FP8 weights cast once per step save the other micro-batches' ca
         doctest::Approx(estimate_training_step(llama_style_1b(), par, c, TrainingOptions{})->step_time.value()));
 }
 
+TEST_CASE("perf: row-wise FP8 scales cost more casts and saturate later, and nothing in bf16") {
+  ClusterSpec c = one_gpu_cluster("hopper");
+  c.gpu.peak_dense.emplace("fp8", teraflops(624));
+  const Parallelism par = one_gpu();  // one micro-batch of 2 x 2048 tokens
+  TrainingOptions tensorwise, rowwise;
+  tensorwise.compute = rowwise.compute = Precision::fp8;
+  rowwise.fp8_rowwise_scaling = true;
+  auto compute = [&](const TransformerShape& s, const TrainingOptions& o) {
+    auto e = estimate_training_step(s, par, c, o);
+    REQUIRE(e.ok());
+    return e->breakdown.compute.value();
+  };
+  // The casts alone: per layer, for each linear [T x k][k x n] (T = 4096 tokens), 2 B more
+  // per input element, 5 per output-gradient element, 4 per weight element, and the backward
+  // outputs (data gradient T x k, weight gradient k x n) rescaled at 4 B per element.
+  const double T = 4096;
+  const std::array<std::pair<double, double>, 4> linears{
+      {{2048, 6144}, {2048, 2048}, {2048, 11008}, {5504, 2048}}};  // k, n: q/k/v, o, gate+up, down
+  double bytes = 0;
+  for (const auto& [k, n] : linears) bytes += 2 * T * k + 5 * T * n + 4 * k * n + 4 * (T * k + k * n);
+  const double casts = 24 * bytes / (0.8 * 2e12);
+  const TransformerShape s = llama_style_1b();
+  const double extra = compute(s, rowwise) - compute(s, tensorwise);
+  // ... and the GEMMs, which saturate at 3x the dimension, take the rest: more than the
+  // casts, and a larger share of a narrower model's step.
+  CHECK(extra > casts * 1.05);
+  TransformerShape narrow = s, wide = s;
+  narrow.hidden = 1024;
+  narrow.heads = 8;
+  narrow.ffn_hidden = 2752;
+  wide.hidden = 8192;
+  wide.heads = 64;
+  wide.ffn_hidden = 22016;
+  const double narrow_ratio = compute(narrow, rowwise) / compute(narrow, tensorwise);
+  const double wide_ratio = compute(wide, rowwise) / compute(wide, tensorwise);
+  CHECK(narrow_ratio > wide_ratio + 0.05);
+  CHECK(wide_ratio > 1.0);
+  // bf16 has no scales: the option changes nothing.
+  TrainingOptions bf16_rowwise;
+  bf16_rowwise.fp8_rowwise_scaling = true;
+  CHECK(compute(s, bf16_rowwise) == doctest::Approx(compute(s, TrainingOptions{})));
+}
+
 TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t of the tokens") {
   // Megatron-Core's dispatcher: permute -> all-to-all over ep -> all-gather over t (and
   // back: reduce-scatter over t -> all-to-all). t=2 with sequence parallelism, ep=4 strided

@@ -153,6 +153,20 @@ TEST_CASE("fp8_weight_cast takes only its documented values, and reaches the tra
   CHECK(plain->training.options.overlap_p2p);
 }
 
+TEST_CASE("fp8_scaling takes only its documented values, and reaches the training options") {
+  auto s = training_with(", precision: fp8, fp8_scaling: blockwise");
+  REQUIRE_FALSE(s.ok());
+  CHECK(format_diagnostics(s.errors()).find(
+            "x.yaml:2:87: error: workload.fp8_scaling: expected one of tensorwise, rowwise, got 'blockwise'") !=
+        std::string::npos);
+  auto rowwise = training_with(", precision: fp8, fp8_scaling: rowwise");
+  REQUIRE(rowwise.ok());
+  CHECK(rowwise->training.options.fp8_rowwise_scaling);
+  auto plain = training_with(", precision: fp8");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->training.options.fp8_rowwise_scaling);
+}
+
 TEST_CASE("p2p_overlap is a boolean that reaches the training options") {
   auto bad = training_with(", p2p_overlap: maybe");
   REQUIRE_FALSE(bad.ok());

@@ -167,6 +167,10 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   if (weight_cast != "once_per_step" && weight_cast != "every_microbatch")
     return row_error(row["fp8_weight_cast"], "fp8_weight_cast", "expected once_per_step or every_microbatch");
   o.fp8_weights_cast_once_per_step = weight_cast == "once_per_step";
+  const std::string scaling = get_or<std::string>(row, "fp8_scaling", "tensorwise");
+  if (scaling != "tensorwise" && scaling != "rowwise")
+    return row_error(row["fp8_scaling"], "fp8_scaling", "expected tensorwise or rowwise");
+  o.fp8_rowwise_scaling = scaling == "rowwise";
   o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
   o.overlap_gradient_reduce = get_or(l, "grad_reduce_overlap", true);
   o.overlap_p2p = get_or(l, "p2p_overlap", true);

@@ -112,6 +112,12 @@ struct TrainingOptions {
   // January 2024: NeMo and Megatron-Bridge run on it). Stacks that do not pass it, and
   // torchao's float8 linears, cast the weights again for every micro-batch (false).
   bool fp8_weights_cast_once_per_step = true;
+  // FP8 training's scaling granularity (only read when the compute precision is FP8).
+  // tensorwise: one scale per tensor (Transformer Engine's delayed and current scaling,
+  // torchao's default). rowwise: one scale per row (torchao's "rowwise" recipe), whose
+  // kernels saturate later and whose casts move more bytes (performance.hpp,
+  // kRowwiseFp8HalfSaturationFactor and kRowwiseFp8ExtraCastBytes).
+  bool fp8_rowwise_scaling = false;
   // An interleaved pipeline schedule (v > 1) sends a chunk's activations and gradients while
   // the next chunk computes, waiting only for what outlasts it: Megatron-LM's
   // overlap_p2p_comm, an option since commit f9283c5a (May 2023) and the default since

@@ -55,6 +55,29 @@ inline constexpr double kGemmMaxEfficiencyHopper = 0.57;
 // tensor-core kernels (CUTLASS): a dimension of about one tile leaves much of the tile
 // idle in the last wave.
 inline constexpr double kGemmHalfSaturationDim = 96.0;
+// FP8 GEMMs with row-wise scales (torchao's rowwise recipe on H100: a CUTLASS kernel that
+// applies the row and column scales in its epilogue in forward; in backward, where it is
+// slow without fast accumulation, the tensor-wise cuBLAS kernel plus a separate rescale of
+// the output, torchao/float8/float8_ops.py addmm_float8_unwrapped) reach the same ceiling
+// but saturate at three times the tensor-wise half-saturation dimension. Chosen on torchao's
+// own rowwise microbenchmark (LayerNorm -> Linear -> Sigmoid, forward + backward, speedup
+// over bf16, H100; docs/static/fp8-rowwise-perf.png, PR pytorch/ao#2312, June 2025): with
+// this model's element-wise, cast and rescale bytes, 3x reproduces its seven points from
+// (1024, 2048, 1024) -> 0.40x to 16384^3 -> 1.42x at 4 % mean error, where 1x (tensor-wise
+// kernels) predicts 0.79x and 1.67x -- the tensor-wise table's own 0.80x and 1.39x at
+// those sizes. No validation row was used.
+inline constexpr double kRowwiseFp8HalfSaturationFactor = 3.0;
+// Row-wise scales are taken along different axes for forward and backward, so nothing a
+// forward cast writes serves the backward: torchao's roofline model counts 8 B per element
+// of an input or an output gradient and 10 B per weight element over forward + backward,
+// against 6 and 8 with one scale per tensor (torchao/testing/training/roofline_utils.py,
+// get_tensor_memory_traffic_ovhd_s). Over what the model charges tensor-wise casts (inputs
+// 6 B, output gradients 3 B, weights 6 B) that is 2, 5 and 4 B more; and each backward
+// GEMM's output is rescaled in a separate pass (read and write 16 bits: 4 B per element).
+struct RowwiseFp8ExtraCastBytes {
+  double input = 2.0, output_gradient = 5.0, weight = 4.0, backward_rescale = 4.0;
+};
+inline constexpr RowwiseFp8ExtraCastBytes kRowwiseFp8ExtraCastBytes{};
 // Dense 16-bit tensor-core FLOPs per clock per SM of GA100, the GPU kGemmHalfSaturationDim
 // was chosen on: 312 TFLOP/s on 108 SMs at 1.41 GHz (NVIDIA A100 Tensor Core GPU
 // Architecture whitepaper, 2020), about 1,024 FMA per clock per SM.
