@@ -632,7 +632,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   double tp_layer = tp_per_layer * tp_one;
   if (o.tp_comm_overlap && t > 1) {
     auto exposed = [&](double comm, double gemm) { return comm / t + std::max(0.0, comm * (t - 1.0) / t - gemm); };
-    tp_layer = exposed(2.0 * tp_one, layer.linear_forward) + exposed(2.0 * tp_one, layer.linear_backward) +
+    const double backward = o.tp_comm_overlap_backward ? exposed(2.0 * tp_one, layer.linear_backward) : 2.0 * tp_one;
+    tp_layer = exposed(2.0 * tp_one, layer.linear_forward) + backward +
                full_recompute * exposed(2.0 * tp_one, layer.linear_forward);
   }
   const double tp_mb = stage_layers * tp_layer;

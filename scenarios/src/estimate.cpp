@@ -80,9 +80,10 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                           ": 4 all-reduces of [b s h] per layer over t=" + std::to_string(par.tensor) +
                                           (par.sequence_parallel ? " (as all-gather + reduce-scatter)" : "") +
                                           (o.tp_comm_overlap
-                                               ? ", each in t chunks under the linear layers' GEMMs: the first "
-                                                 "chunk and what outlasts the GEMMs are exposed"
-                                               : ", not overlapped")
+                                               ? std::string(", each in t chunks under the linear layers' GEMMs: the "
+                                                             "first chunk and what outlasts the GEMMs are exposed") +
+                                                     (o.tp_comm_overlap_backward ? "" : " (forward only; the backward's wait)")
+                                               : std::string(", not overlapped"))
                                     : "no tensor parallelism"});
   e.parts.push_back({"pipeline_bubble", b.pipeline_bubble, b.pipeline_bubble,
                      par.pipeline > 1

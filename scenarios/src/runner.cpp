@@ -105,6 +105,8 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
                                              : "flash (" + std::string(models::flash_kernel_name(opt.flash_kernel)) + ")");
     q.emplace_back("workload.kernels", std::string(models::kernels_name(opt.kernels)));
     q.emplace_back("workload.tp_comm_overlap", opt.tp_comm_overlap ? "true" : "false");
+    if (opt.tp_comm_overlap)
+      q.emplace_back("workload.tp_comm_overlap_backward", opt.tp_comm_overlap_backward ? "true" : "false");
     q.emplace_back("workload.grad_reduce_overlap", opt.overlap_gradient_reduce ? "true" : "false");
     q.emplace_back("workload.grad_reduce", opt.fp32_gradient_reduce ? "fp32" : "compute");
     if (s.training.is_transformer()) q.emplace_back("workload.p2p_overlap", opt.overlap_p2p ? "true" : "false");

@@ -485,6 +485,8 @@ class Loader {
     }
     if (w["kernels"]) t.options.kernels = w["kernels"].Scalar() == "eager" ? models::Kernels::eager : models::Kernels::fused;
     if (w["tp_comm_overlap"]) t.options.tp_comm_overlap = w["tp_comm_overlap"].Scalar() == "true";
+    if (w["tp_comm_overlap_backward"])
+      t.options.tp_comm_overlap_backward = w["tp_comm_overlap_backward"].Scalar() == "true";
     if (w["grad_reduce_overlap"]) t.options.overlap_gradient_reduce = w["grad_reduce_overlap"].Scalar() == "true";
     if (w["grad_reduce"]) t.options.fp32_gradient_reduce = w["grad_reduce"].Scalar() == "fp32";
     if (w["p2p_overlap"]) t.options.overlap_p2p = w["p2p_overlap"].Scalar() == "true";

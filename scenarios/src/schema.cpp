@@ -280,6 +280,10 @@ SchemaNode build() {
                            "tensor-parallel communication overlapped with the linear layers' GEMMs (Transformer "
                            "Engine --tp-comm-overlap, PyTorch async TP)",
                            "false"),
+                      leaf("tp_comm_overlap_backward", ValueKind::boolean,
+                           "with tp_comm_overlap, the backward pass's tensor-parallel collectives overlap too "
+                           "(Transformer Engine); false: only the forward's (PyTorch's async TP)",
+                           "true"),
                       leaf("grad_reduce_overlap", ValueKind::boolean,
                            "data-parallel gradient reduction overlapped with the last micro-batch's backward, bucket "
                            "by bucket (PyTorch DDP, Megatron --overlap-grad-reduce); false: it runs after the backward "
@@ -602,6 +606,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.attention", {"training"}},
       {"workload.kernels", {"training"}},
       {"workload.tp_comm_overlap", {"training"}},
+      {"workload.tp_comm_overlap_backward", {"training"}},
       {"workload.grad_reduce_overlap", {"training"}},
       {"workload.grad_reduce", {"training"}},
       {"workload.fp8_weight_cast", {"training"}},

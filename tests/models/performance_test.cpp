@@ -531,6 +531,19 @@ TEST_CASE("perf: TP communication overlap hides the collectives under the linear
   // At least the first of t chunks of each collective stays exposed.
   CHECK(b->breakdown.tensor_parallel_comm.value() >= a->breakdown.tensor_parallel_comm.value() / 8 - 1e-12);
   CHECK(b->breakdown.compute.value() == doctest::Approx(a->breakdown.compute.value()));
+  // PyTorch's async TP hides the forward's collectives only: the backward's two per layer
+  // are exposed whole (half of the plain total), the forward's as with full overlap.
+  TrainingOptions forward_only = overlap;
+  forward_only.tp_comm_overlap_backward = false;
+  const auto f = estimate_training_step(gpt_1_3b(), p, c, forward_only);
+  REQUIRE(f.ok());
+  const double plain_tp = a->breakdown.tensor_parallel_comm.value();
+  const double both_tp = b->breakdown.tensor_parallel_comm.value();
+  const double forward_tp = f->breakdown.tensor_parallel_comm.value() - plain_tp / 2;  // its forward part
+  CHECK(f->breakdown.tensor_parallel_comm.value() > both_tp);
+  CHECK(f->breakdown.tensor_parallel_comm.value() < plain_tp);
+  CHECK(forward_tp >= plain_tp / 16 - 1e-12);  // at least the first of 8 chunks of the forward's half
+  CHECK(forward_tp < both_tp);                 // the backward's exposed share is the rest of both_tp
 }
 
 TEST_CASE("perf: recompute_fraction scales full recompute's extra forward") {

@@ -167,6 +167,19 @@ TEST_CASE("fp8_scaling takes only its documented values, and reaches the trainin
   CHECK_FALSE(plain->training.options.fp8_rowwise_scaling);
 }
 
+TEST_CASE("tp_comm_overlap_backward is a boolean that reaches the training options") {
+  auto bad = training_with(", tp_comm_overlap: true, tp_comm_overlap_backward: half");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(format_diagnostics(bad.errors()).find("workload.tp_comm_overlap_backward:") != std::string::npos);
+  auto forward = training_with(", tp_comm_overlap: true, tp_comm_overlap_backward: false");
+  REQUIRE(forward.ok());
+  CHECK(forward->training.options.tp_comm_overlap);
+  CHECK_FALSE(forward->training.options.tp_comm_overlap_backward);
+  auto plain = training_with(", tp_comm_overlap: true");
+  REQUIRE(plain.ok());
+  CHECK(plain->training.options.tp_comm_overlap_backward);
+}
+
 TEST_CASE("p2p_overlap is a boolean that reaches the training options") {
   auto bad = training_with(", p2p_overlap: maybe");
   REQUIRE_FALSE(bad.ok());

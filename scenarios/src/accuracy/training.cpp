@@ -172,6 +172,7 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
     return row_error(row["fp8_scaling"], "fp8_scaling", "expected tensorwise or rowwise");
   o.fp8_rowwise_scaling = scaling == "rowwise";
   o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
+  o.tp_comm_overlap_backward = get_or(l, "tp_comm_overlap_backward", true);
   o.overlap_gradient_reduce = get_or(l, "grad_reduce_overlap", true);
   o.overlap_p2p = get_or(l, "p2p_overlap", true);
   const std::string grad_reduce = get_or<std::string>(l, "grad_reduce", "compute");
