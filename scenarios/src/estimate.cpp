@@ -82,7 +82,7 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                           (o.tp_comm_overlap
                                                ? std::string(", each in t chunks under the linear layers' GEMMs: the "
                                                              "first chunk and what outlasts the GEMMs are exposed") +
-                                                     (o.tp_comm_overlap_backward ? "" : " (forward only; the backward's wait)")
+                                                     (o.tp_comm_overlap_backward ? "" : " (forward only: the backward's collectives are exposed)")
                                                : std::string(", not overlapped"))
                                     : "no tensor parallelism"});
   e.parts.push_back({"pipeline_bubble", b.pipeline_bubble, b.pipeline_bubble,
