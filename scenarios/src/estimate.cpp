@@ -64,9 +64,10 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                               ? std::string("; FP8 casts of each GEMM input, the weights ") +
                                     (o.fp8_weights_cast_once_per_step ? "once per step" : "every micro-batch") +
                                     (o.fp8_rowwise_scaling
-                                         ? "; row-wise scales: casts per axis, backward outputs rescaled, GEMMs "
-                                           "saturating at 3x the dimension"
-                                         : "")
+                                         ? fmt::format("; row-wise scales: casts per axis, backward outputs "
+                                                       "rescaled, GEMMs saturating at {:g}x the dimension",
+                                                       models::kRowwiseFp8HalfSaturationFactor)
+                                         : std::string())
                               : "") +
                          ")"});
   e.parts.push_back({"recompute", b.recompute, b.recompute,

@@ -26,6 +26,17 @@ const scenarios::AccuracySummary* group(const scenarios::AccuracyReport& r, cons
     if (g.group == name) return &g;
   return nullptr;
 }
+
+// capsim accuracy over one fixture file, written to a fresh temporary directory and removed.
+Result<scenarios::AccuracyReport> accuracy_of_fixture(const hardware::Catalog& catalog, const std::string& tag,
+                                                      const std::string& yaml, const std::string& group) {
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / (tag + ".yaml")) << yaml;
+  auto report = scenarios::run_accuracy(catalog, dir, group);
+  std::filesystem::remove_all(dir);
+  return report;
+}
 }  // namespace
 
 TEST_CASE("accuracy: training rows against the shipped validation corpus") {
@@ -238,16 +249,11 @@ TEST_CASE("accuracy: a vision row fed by a host input pipeline waits for it when
   // GPU binds again.
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
-  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-input-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream yaml(dir / "vision.yaml");
-  yaml << "kind: vision-inference\nrows:\n";
+  std::string yaml = "kind: vision-inference\nrows:\n";
   for (const auto& [id, threads] : {std::pair{"one-thread", 1}, {"many-threads", 1000}, {"no-threads", 0}})
-    yaml << "  - {id: " << id << ", source: test fixture, model: resnet50, gpu: a100-sxm-80gb, engine: tensorrt,\n"
-         << "     precision: int8, batch: 64, input_threads: " << threads << ", measured: {latency_ms: 100}}\n";
-  yaml.close();
-  auto report = scenarios::run_accuracy(*catalog, dir, "vision-inference");
-  std::filesystem::remove_all(dir);
+    yaml += std::string("  - {id: ") + id + ", source: test fixture, model: resnet50, gpu: a100-sxm-80gb, engine: tensorrt,\n" +
+            "     precision: int8, batch: 64, input_threads: " + std::to_string(threads) + ", measured: {latency_ms: 100}}\n";
+  auto report = accuracy_of_fixture(*catalog, "input", yaml, "vision-inference");
   REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
   REQUIRE(report->rows.size() == 3);
   const auto& slow = report->rows[0];
@@ -264,12 +270,10 @@ TEST_CASE("accuracy: a row that does not name its network gets one NIC per GPU o
   // node. The unknown one is the 4-NIC cluster (one per GPU), not a DGX's 8.
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
-  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-nic-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
   std::string rows = "kind: training\nrows:\n";
-  for (const char* network : {"unknown", "\"4 x ib-ndr-400\"", "\"8 x ib-ndr-400\""})
-    rows += std::string(R"(  - id: fixture-)") + (network[0] == 'u' ? "unknown" : network[1] == '4' ? "four" : "eight") +
-            R"(
+  for (const auto& [id, network] : {std::pair{"unknown", "unknown"}, {"four", "\"4 x ib-ndr-400\""},
+                                    {"eight", "\"8 x ib-ndr-400\""}})
+    rows += std::string("  - id: fixture-") + id + R"(
     source: "test fixture"
     as_of: "2026-11"
     fit: false
@@ -283,9 +287,7 @@ TEST_CASE("accuracy: a row that does not name its network gets one NIC per GPU o
     layout: {tp: 4, pp: 1, dp: 8, sharding: fsdp, recompute: full}
     measured: {metric: tokens_per_s, value: 1000}
 )";
-  std::ofstream(dir / "rows.yaml") << rows;
-  auto report = scenarios::run_accuracy(*catalog, dir, "training");
-  std::filesystem::remove_all(dir);
+  auto report = accuracy_of_fixture(*catalog, "nic", rows, "training");
   REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
   REQUIRE(report->rows.size() == 3);
   for (const auto& row : report->rows) REQUIRE_MESSAGE(row.not_predicted.empty(), row.not_predicted);
@@ -299,9 +301,7 @@ TEST_CASE("accuracy: an llm-serving row is predicted by the continuous-batching 
   // that the row reaches the simulation with its model, parallelism and lengths.
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
-  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-llm-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "llm.yaml") << R"(kind: llm-serving
+  auto report = accuracy_of_fixture(*catalog, "llm", R"(kind: llm-serving
 rows:
   - id: fixture-70b-offline
     source: "test fixture"
@@ -316,9 +316,8 @@ rows:
     output_len: 256
     num_requests: 200
     measured: {metric: output_tokens_per_s, value: 1000}
-)";
-  auto report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
-  std::filesystem::remove_all(dir);
+)",
+                                    "llm-serving");
   REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
   REQUIRE(report->rows.size() == 1);
   const auto& row = report->rows[0];

@@ -87,7 +87,7 @@ inline constexpr double kReferenceFlopsPerClockPerSm = 312e12 / (108 * 1.41e9);
 // times that rate, doubled for 8-bit operands (performance.cpp says why).
 double tensor_rate_per_sm(const hardware::GpuSpec& gpu);
 double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p);
-// A GEMM ceiling (a fraction of the dense peak at `precision`) never above the vendor's
+// A GEMM ceiling (a fraction of the dense peak at `precision`) never above the published
 // measured maximum where the catalog has one (GpuSpec::max_achievable); every model that
 // times GEMMs passes its ceiling through here.
 double capped_gemm_ceiling(const hardware::GpuSpec& gpu, std::string_view precision, double ceiling);
