@@ -404,7 +404,7 @@ double optimizer_time(double params, const TrainingOptions& o, double bandwidth)
 }
 
 Bottleneck largest(const StepBreakdown& b) {
-  const std::array<std::pair<double, Bottleneck>, 10> parts{{
+  const std::array<std::pair<double, Bottleneck>, 11> parts{{
       {b.compute.value(), Bottleneck::compute},
       {b.recompute.value(), Bottleneck::recompute},
       {b.tensor_parallel_comm.value(), Bottleneck::tensor_parallel_comm},
@@ -413,6 +413,7 @@ Bottleneck largest(const StepBreakdown& b) {
       {b.zero_comm.value(), Bottleneck::zero_comm},
       {b.context_parallel_comm.value(), Bottleneck::context_parallel_comm},
       {b.expert_parallel_comm.value(), Bottleneck::expert_parallel_comm},
+      {b.host_overhead.value(), Bottleneck::host_overhead},
       {b.optimizer.value(), Bottleneck::optimizer},
       {b.data_loading.value(), Bottleneck::data_loading},
   }};
@@ -425,7 +426,7 @@ Bottleneck largest(const StepBreakdown& b) {
 Seconds total(const StepBreakdown& b) {
   return b.compute + b.recompute + b.tensor_parallel_comm + b.pipeline_bubble +
          b.data_parallel_comm_exposed + b.zero_comm + b.context_parallel_comm +
-         b.expert_parallel_comm + b.optimizer + b.data_loading;
+         b.expert_parallel_comm + b.host_overhead + b.optimizer + b.data_loading;
 }
 
 }  // namespace
@@ -520,6 +521,7 @@ std::string_view bottleneck_name(Bottleneck b) {
     case Bottleneck::zero_comm: return "zero_comm";
     case Bottleneck::context_parallel_comm: return "context_parallel_comm";
     case Bottleneck::expert_parallel_comm: return "expert_parallel_comm";
+    case Bottleneck::host_overhead: return "host_overhead";
     case Bottleneck::optimizer: return "optimizer";
     case Bottleneck::data_loading: return "data_loading";
   }
@@ -640,6 +642,19 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const double cp_mb = stage_layers * cp_layer;
   const double ep_mb = stage_layers * ep_layer;
 
+  // Host-bound MoE layers (kMoeLayerHostSeconds): the forward (and a full recompute's
+  // forward) and the backward each wait for the host where it issues them more slowly than
+  // the GPU runs them. A pass's GPU time includes its share of the layer's communication
+  // (two of the 4 + 2 x recompute collectives per pass).
+  double host_mb = 0;
+  if (s.experts > 1) {
+    const double host_fwd = kMoeLayerHostSeconds * kMoeLayerHostForwardShare;
+    const double host_bwd = kMoeLayerHostSeconds - host_fwd;
+    const double comm_per_pass = (tp_layer + cp_layer + ep_layer) * 2.0 / (4.0 + 2.0 * full_recompute);
+    host_mb = stage_layers * ((1.0 + full_recompute) * std::max(0.0, host_fwd - layer.forward - comm_per_pass) +
+                              std::max(0.0, host_bwd - layer.backward - comm_per_pass));
+  }
+
   // Pipeline point-to-point: activations forward and gradients backward at each of the v
   // chunk boundaries. Across nodes each of the t GPUs sends 1/t over its own NIC, then an
   // all-gather over NVLink rebuilds the tensor (Megatron sec. 4.1, scatter/gather).
@@ -665,7 +680,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
 
   // Bubble: (p-1)/(m v) of the ideal time (Narayanan et al. eq. 1, 2); the ideal time is
   // m micro-batches of forward, backward, recompute, communication and point-to-point work.
-  const double busy_mb = fwd_mb + bwd_mb + rec_mb + tp_mb + cp_mb + ep_mb + p2p_mb;
+  const double busy_mb = fwd_mb + bwd_mb + rec_mb + tp_mb + cp_mb + ep_mb + host_mb + p2p_mb;
   const double bubble = static_cast<double>(p - 1) / v * busy_mb;
 
   // Parameters on the busiest GPU: its stage's layers plus the output embedding (and the
@@ -757,6 +772,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   b.tensor_parallel_comm = Seconds(m * tp_mb);
   b.context_parallel_comm = Seconds(m * cp_mb);
   b.expert_parallel_comm = Seconds(m * ep_mb);
+  b.host_overhead = Seconds(m * host_mb);
   b.pipeline_bubble = Seconds(m * p2p_mb + bubble);
   b.data_parallel_comm_exposed = Seconds(dp_exposed);
   r.gradient_bytes_per_gpu = Bytes(grad_bytes);

@@ -111,6 +111,13 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                     : std::string()) +
                                "; other nodes' shares cross the NIC, the node's own NVLink"
                          : "no expert parallelism"});
+  e.parts.push_back({"host_overhead", b.host_overhead, b.host_overhead,
+                     r.moe_routing_per_microbatch.value() > 0
+                         ? fmt::format("the GPU waits where a MoE layer's forward or backward runs shorter than the "
+                                       "host takes to issue it: {} per layer and micro-batch, a third of it the "
+                                       "forward's (router, token dispatch with its host sync, per-expert GEMMs)",
+                                       ms(models::kMoeLayerHostSeconds))
+                         : "dense layers: no host floor"});
   e.parts.push_back({"data_parallel_comm", b.data_parallel_comm_exposed, r.data_parallel_all_reduce,
                      data_parallel_how(par, o, r)});
   e.parts.push_back({"zero_comm", b.zero_comm, r.zero_comm_total,

@@ -758,6 +758,44 @@ TEST_CASE("perf: row-wise FP8 scales cost more casts and saturate later, and not
   CHECK(compute(s, bf16_rowwise) == doctest::Approx(compute(s, TrainingOptions{})));
 }
 
+TEST_CASE("perf: a MoE layer whose GPU work is shorter than its host time waits for the host") {
+  // A fine-grained MoE (many small experts) at micro-batch 1 on one GPU: each layer's
+  // forward and backward run shorter than kMoeLayerHostSeconds, so the GPU waits for the
+  // host: the step holds m x layers x (host time - GPU time) of host overhead.
+  ClusterSpec c = test_cluster();
+  c.gpus_per_node = 1;
+  TransformerShape s = llama_style_1b();
+  s.seq_len = 512;
+  s.experts = 64;
+  s.experts_per_token = 4;
+  s.ffn_hidden = 512;
+  auto step = [&](int micro_batch) {
+    Parallelism par = one_gpu(micro_batch);
+    par.global_batch = 8;
+    const auto e = estimate_training_step(s, par, c, TrainingOptions{});
+    REQUIRE(e.ok());
+    return *e;
+  };
+  const auto small = step(1);
+  const double fwd_layer = small.forward_per_microbatch.value() / small.stage_layers;
+  const double bwd_layer = small.backward_per_microbatch.value() / small.stage_layers;
+  REQUIRE(fwd_layer < kMoeLayerHostSeconds * kMoeLayerHostForwardShare);
+  REQUIRE(bwd_layer < kMoeLayerHostSeconds * (1 - kMoeLayerHostForwardShare));
+  // forward_per_microbatch includes the output layer; the host floor is per transformer layer.
+  CHECK(small.breakdown.host_overhead.value() > 0);
+  CHECK(small.breakdown.host_overhead.value() <= 8 * 24 * kMoeLayerHostSeconds);
+  CHECK(small.breakdown.host_overhead.value() >= 8 * 24 * (kMoeLayerHostSeconds - fwd_layer - bwd_layer) - 1e-9);
+  // Larger micro-batches give each launch more work: the wait shrinks, and the step per
+  // token is shorter.
+  const auto large = step(8);
+  CHECK(large.breakdown.host_overhead.value() < small.breakdown.host_overhead.value());
+  CHECK(large.step_time.value() < small.step_time.value());
+  // The same shape without experts issues no MoE kernels: no host floor.
+  s.experts = 1;
+  s.experts_per_token = 1;
+  CHECK(step(1).breakdown.host_overhead.value() == 0.0);
+}
+
 TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t of the tokens") {
   // Megatron-Core's dispatcher: permute -> all-to-all over ep -> all-gather over t (and
   // back: reduce-scatter over t -> all-to-all). t=2 with sequence parallelism, ep=4 strided

@@ -113,6 +113,20 @@ bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu);
 // collective is charged this fraction of the collective's time (ZeRO-3/FSDP gathers and
 // reduce-scatters, the gradient all-reduce).
 inline constexpr double kOverlapComputeSlowdown = 0.2;
+// The host issues every kernel of a layer (Python, the framework's dispatch, the CUDA
+// launch); when a layer's GPU work for one micro-batch takes less than that, the GPU waits
+// on the host. A mixture-of-experts layer issues several times a dense layer's kernels:
+// the router, the token dispatcher (Megatron-Core's all-to-all dispatcher copies the
+// per-expert token counts to the host, a device-to-host sync that stops the host running
+// ahead), the permutations, and each local expert's GEMMs and FP8 casts. Megatron-Bridge's
+// MoE guide names "small expert GEMMs + host overhead" as the compute wall of MoE training
+// and "increase MBS" or CUDA graphs as the fix (docs/training/moe-optimization.md).
+// Host time of one MoE layer's forward and backward for one micro-batch, a third of it
+// the forward's: CHOSEN on the training row bridge-2511-qwen3-30b-a3b-b200-8g-fp8 (fit:
+// true; Qwen3-30B-A3B at micro-batch 1 on 8 B200, 9,299 tokens/s per GPU, where the same
+// model at micro-batch 4 runs 27,136). Dense layers are not floored: no row shows it.
+inline constexpr double kMoeLayerHostSeconds = 9e-3;
+inline constexpr double kMoeLayerHostForwardShare = 1.0 / 3.0;
 // Data-parallel gradient all-reduce overlaps with the backward pass, bucket by bucket
 // (PyTorch DDP, Li et al., VLDB 2020; Megatron-LM's overlapped grad reduce): only the
 // last bucket, or what does not fit under the last micro-batch's backward, is exposed.
@@ -171,6 +185,7 @@ struct StepBreakdown {
   Seconds zero_comm;                   // ZeRO-3 / FSDP per-layer all-gathers and reduce-scatters not hidden
   Seconds context_parallel_comm;       // ring-attention K/V exchange not hidden under attention
   Seconds expert_parallel_comm;        // MoE all-to-all dispatch and combine (not overlapped)
+  Seconds host_overhead;               // GPU idle while the host issues a layer's kernels
   Seconds optimizer;                   // optimizer step, memory-bound on its states
   Seconds data_loading;                // exposed host-to-device input transfer
 };
@@ -185,6 +200,7 @@ enum class Bottleneck {
   zero_comm,
   context_parallel_comm,
   expert_parallel_comm,
+  host_overhead,
   optimizer,
   data_loading,
 };
