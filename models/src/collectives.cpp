@@ -41,6 +41,27 @@ Seconds all_to_all(Bytes size, int n, int in_node, LinkModel intra, LinkModel in
   return Seconds(std::max(inter_time, intra_time) + latency);
 }
 
+Seconds node_deduplicated_all_to_all(double tokens, double token_bytes, int k, int experts, int n, int in_node,
+                                     LinkModel intra, LinkModel inter) {
+  if (n <= 1) return Seconds{};
+  in_node = std::clamp(in_node, 1, n);
+  const int nodes = n / in_node;
+  const double copies = tokens * std::max(1, k) * token_bytes;  // what the experts receive
+  const double on = in_node - 1;
+  // Everything but the own GPU's share crosses NVLink once: direct, or forwarded.
+  const double intra_time = on > 0 ? copies * (n - 1.0) / n / intra.bandwidth.value() : 0.0;
+  if (nodes <= 1) return Seconds(intra_time + on * intra.latency.value());
+  // Probability that a node holds none of a token's k experts (drawn without replacement
+  // from `experts`, experts / nodes on each node).
+  const double per_node = static_cast<double>(experts) / nodes;
+  double miss = 1.0;
+  for (int j = 0; j < k; ++j) miss *= std::max(0.0, (experts - per_node - j) / (experts - j));
+  const double inter_bytes = tokens * token_bytes * (nodes - 1) * (1.0 - miss);
+  const double inter_time = inter_bytes / inter.bandwidth.value();
+  return Seconds(std::max(inter_time, intra_time) + (nodes - 1) * inter.latency.value() +
+                 (on > 0 ? on * intra.latency.value() : 0.0));
+}
+
 Seconds point_to_point(Bytes size, LinkModel link) {
   return Seconds(link.latency.value() + size.value() / link.bandwidth.value());
 }

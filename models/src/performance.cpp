@@ -605,7 +605,11 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     const double routed = std::max(1, s.experts_per_token);
     const double sp = par.sequence_parallel ? t : 1.0;
     const double exchange =
-        all_to_all(Bytes(tokens / sp * routed * h * act), par.expert, ep_group.in_node, intra, inter).value();
+        o.moe_dispatch_per_node
+            ? node_deduplicated_all_to_all(tokens / sp, h * act, static_cast<int>(routed), s.experts, par.expert,
+                                           ep_group.in_node, intra, inter)
+                  .value()
+            : all_to_all(Bytes(tokens / sp * routed * h * act), par.expert, ep_group.in_node, intra, inter).value();
     const double tp_gather = sp > 1 ? all_gather(Bytes(tokens * routed * h * act), t, intra).value() : 0.0;
     ep_layer = (4.0 + 2.0 * full_recompute) * (exchange + tp_gather);
   }

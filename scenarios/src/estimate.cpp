@@ -109,7 +109,10 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                     ? ", each of a GPU's 1/t of the tokens, with an all-gather (reduce-scatter) of "
                                       "the routed tokens over t=" + std::to_string(par.tensor)
                                     : std::string()) +
-                               "; other nodes' shares cross the NIC, the node's own NVLink"
+                               (o.moe_dispatch_per_node
+                                    ? std::string("; each token crosses the NIC once per other node holding one of "
+                                                  "its experts, and NVLink once (per-node dispatch)")
+                                    : std::string("; other nodes' shares cross the NIC, the node's own NVLink"))
                          : "no expert parallelism"});
   e.parts.push_back({"host_overhead", b.host_overhead, b.host_overhead,
                      r.moe_routing_per_microbatch.value() > 0

@@ -114,6 +114,8 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
       q.emplace_back("workload.fp8_weight_cast", opt.fp8_weights_cast_once_per_step ? "once_per_step" : "every_microbatch");
       q.emplace_back("workload.fp8_scaling", opt.fp8_rowwise_scaling ? "rowwise" : "tensorwise");
     }
+    if (const auto* shape = std::get_if<models::TransformerShape>(&s.training.model); shape && shape->experts > 1)
+      q.emplace_back("workload.moe_dispatch", opt.moe_dispatch_per_node ? "per-node" : "per-expert");
     q.emplace_back("hardware.gpus", joined(s.hardware.gpus));
     q.emplace_back("hardware.min_gpus", std::to_string(s.hardware.min_gpus));
     q.emplace_back("hardware.max_gpus", std::to_string(s.hardware.max_gpus));

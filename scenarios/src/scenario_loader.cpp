@@ -493,6 +493,7 @@ class Loader {
     if (w["fp8_weight_cast"])
       t.options.fp8_weights_cast_once_per_step = w["fp8_weight_cast"].Scalar() == "once_per_step";
     if (w["fp8_scaling"]) t.options.fp8_rowwise_scaling = w["fp8_scaling"].Scalar() == "rowwise";
+    if (w["moe_dispatch"]) t.options.moe_dispatch_per_node = w["moe_dispatch"].Scalar() == "per-node";
 
     if (t.is_transformer()) {
       if (!w["tokens"]) error(w, "workload", "missing required key 'tokens' for a transformer", "e.g. tokens: 300B");

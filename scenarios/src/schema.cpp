@@ -308,6 +308,12 @@ SchemaNode build() {
                              "row (torchao's rowwise recipe: kernels that saturate at larger GEMMs, and casts that "
                              "move more bytes)",
                              "tensorwise"),
+                      choice("moe_dispatch", {"per-expert", "per-node"},
+                             "mixture-of-experts token dispatch across nodes: a copy per routed expert over the NIC "
+                             "(NCCL all-to-all, Megatron-Core's alltoall dispatcher), or once per node holding any of "
+                             "a token's experts, forwarded there over NVLink (DeepEP, HybridEP: Megatron's flex "
+                             "dispatcher)",
+                             "per-expert"),
                       integer("lora_rank", 1, 4096, "LoRA/QLoRA adapter rank", "16"),
                       quantity("memory_overhead", dims::none,
                                "framework and fragmentation overhead on top of the computed memory", "10 %"),
@@ -611,6 +617,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.grad_reduce", {"training"}},
       {"workload.fp8_weight_cast", {"training"}},
       {"workload.fp8_scaling", {"training"}},
+      {"workload.moe_dispatch", {"training"}},
       {"workload.p2p_overlap", {"training"}},
       {"workload.lora_rank", {"training"}},
       {"workload.memory_overhead", {"training", "llm-serving"}},

@@ -96,6 +96,28 @@ TEST_CASE("collective: an all-to-all across nodes sends only the other nodes' sh
   CHECK(all_to_all(gigabytes(1), 8, 8, intra, none).value() == doctest::Approx(7 * 1.25e8 / 4e11 + 7 * 2e-6));
 }
 
+TEST_CASE("collective: a per-node MoE dispatch sends a token over the NIC once per other node it needs") {
+  const LinkModel intra{gigabytes_per_second(400), seconds(2e-6)};
+  const LinkModel inter{gigabytes_per_second(40), seconds(5e-6)};
+  // 4096 tokens of 4 KB, top-8 of 128 experts over 16 ranks on 2 nodes (64 experts each).
+  // The other node holds none of a token's 8 experts with probability
+  // (64/128)(63/127)...(57/121); otherwise the token crosses the NIC once.
+  double miss = 1;
+  for (int j = 0; j < 8; ++j) miss *= (64.0 - j) / (128.0 - j);
+  const double nic = 4096 * 4096.0 * (1 - miss) / 4e10;
+  const double nvlink = 4096 * 8 * 4096.0 * 15 / 16 / 4e11;
+  REQUIRE(nic > nvlink);
+  const double dedup = node_deduplicated_all_to_all(4096, 4096, 8, 128, 16, 8, intra, inter).value();
+  CHECK(dedup == doctest::Approx(nic + 5e-6 + 7 * 2e-6));
+  // A copy per expert sends about 4 of the 8 copies over the NIC: about 4x the bytes.
+  CHECK(all_to_all(Bytes(4096 * 8 * 4096.0), 16, 8, intra, inter).value() > 3.9 * dedup);
+  // Inside one node every copy but the own GPU's crosses NVLink once, as the plain
+  // all-to-all sends them; a node without a network is fine.
+  const LinkModel none{BytesPerSecond(0), seconds(0)};
+  CHECK(node_deduplicated_all_to_all(4096, 4096, 8, 128, 8, 8, intra, none).value() ==
+        doctest::Approx(all_to_all(Bytes(4096 * 8 * 4096.0), 8, 8, intra, none).value()));
+}
+
 TEST_CASE("collective: hierarchical all-reduce = 2 intra reduce-scatters + inter ring of S/g") {
   const LinkModel intra{gigabytes_per_second(200), seconds(0)};
   const LinkModel inter{gigabytes_per_second(20), seconds(0)};
@@ -794,6 +816,31 @@ TEST_CASE("perf: a MoE layer whose GPU work is shorter than its host time waits 
   s.experts = 1;
   s.experts_per_token = 1;
   CHECK(step(1).breakdown.host_overhead.value() == 0.0);
+}
+
+TEST_CASE("perf: a per-node MoE dispatch times each all-to-all as the deduplicated one") {
+  // Expert parallelism over 16 GPUs on two 8-GPU nodes: with moe_dispatch_per_node each of
+  // the 4 all-to-alls per layer and micro-batch crosses the NIC once per token and node.
+  const ClusterSpec c = test_cluster();
+  TransformerShape s = llama_style_1b();
+  s.experts = 64;
+  s.experts_per_token = 8;
+  Parallelism par;
+  par.expert = 16;
+  par.data = 16;
+  par.micro_batch = 1;
+  par.global_batch = 32;  // 2 micro-batches
+  TrainingOptions per_node;
+  per_node.moe_dispatch_per_node = true;
+  const auto dedup = estimate_training_step(s, par, c, per_node);
+  const auto plain = estimate_training_step(s, par, c, TrainingOptions{});
+  REQUIRE(dedup.ok());
+  REQUIRE(plain.ok());
+  const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
+  const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+  const double one = node_deduplicated_all_to_all(2048, 2048 * 2, 8, 64, 16, 8, intra, inter).value();
+  CHECK(dedup->breakdown.expert_parallel_comm.value() == doctest::Approx(2 * 24 * 4 * one).epsilon(1e-9));
+  CHECK(plain->breakdown.expert_parallel_comm.value() > 3 * dedup->breakdown.expert_parallel_comm.value());
 }
 
 TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t of the tokens") {

@@ -182,6 +182,20 @@ TEST_CASE("tp_comm_overlap_backward is a boolean that reaches the training optio
   CHECK(plain->training.options.tp_comm_overlap_backward);
 }
 
+TEST_CASE("moe_dispatch takes only its documented values, and reaches the training options") {
+  auto bad = training_with(", moe_dispatch: deepep");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(format_diagnostics(bad.errors()).find(
+            "x.yaml:2:72: error: workload.moe_dispatch: expected one of per-expert, per-node, got 'deepep'") !=
+        std::string::npos);
+  auto per_node = training_with(", moe_dispatch: per-node");
+  REQUIRE(per_node.ok());
+  CHECK(per_node->training.options.moe_dispatch_per_node);
+  auto plain = training_with("");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->training.options.moe_dispatch_per_node);
+}
+
 TEST_CASE("p2p_overlap is a boolean that reaches the training options") {
   auto bad = training_with(", p2p_overlap: maybe");
   REQUIRE_FALSE(bad.ok());

@@ -171,6 +171,10 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   if (scaling != "tensorwise" && scaling != "rowwise")
     return row_error(row["fp8_scaling"], "fp8_scaling", "expected tensorwise or rowwise");
   o.fp8_rowwise_scaling = scaling == "rowwise";
+  const std::string dispatch = get_or<std::string>(row, "moe_dispatch", "per-expert");
+  if (dispatch != "per-expert" && dispatch != "per-node")
+    return row_error(row["moe_dispatch"], "moe_dispatch", "expected per-expert or per-node");
+  o.moe_dispatch_per_node = dispatch == "per-node";
   o.tp_comm_overlap = get_or(l, "tp_comm_overlap", false);
   o.tp_comm_overlap_backward = get_or(l, "tp_comm_overlap_backward", true);
   o.overlap_gradient_reduce = get_or(l, "grad_reduce_overlap", true);

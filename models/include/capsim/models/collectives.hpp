@@ -50,6 +50,14 @@ Seconds all_to_all(Bytes size, int n, LinkModel link);
 //   + (n - in_node) alpha_inter + (in_node - 1) alpha_intra.
 // in_node = 1 is the flat all_to_all over the inter-node link.
 Seconds all_to_all(Bytes size, int n, int in_node, LinkModel intra, LinkModel inter);
+// A mixture-of-experts dispatch that crosses the network once per destination node: each
+// of `tokens` tokens of `token_bytes` goes to the GPU of the same local rank on every other
+// node that holds one of its k experts (of `experts`, spread evenly over the n / in_node
+// nodes), and everything but the GPU's own share crosses NVLink once (sent directly, or
+// forwarded from the peer that received it). Without other nodes this is all_to_all's
+// in-node case.
+Seconds node_deduplicated_all_to_all(double tokens, double token_bytes, int k, int experts, int n, int in_node,
+                                     LinkModel intra, LinkModel inter);
 // One message between two ranks: alpha + S/B.
 Seconds point_to_point(Bytes size, LinkModel link);
 // Hierarchical all-reduce over nodes x gpus_per_node ranks (NCCL-style for data

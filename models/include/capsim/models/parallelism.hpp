@@ -131,6 +131,14 @@ struct TrainingOptions {
   // 4eeff55d (October 2023); NeMo turns it on with virtual stages. Without it (or with one
   // stage per GPU) every send is waited for.
   bool overlap_p2p = true;
+  // How a mixture-of-experts layer's tokens cross nodes. false (per expert): the all-to-all
+  // sends a copy of each token to every expert it is routed to, over the NIC for experts on
+  // other nodes (NCCL all-to-all; Megatron-Core's alltoall dispatcher). true (per node): a
+  // token crosses the network once per node that holds any of its experts, to the GPU of
+  // the same local rank there, which forwards it over NVLink (DeepEP and HybridEP, Megatron's
+  // flex dispatcher; DeepSeek-V3 technical report, 2024, sec. 3.2.2), and the combine
+  // reduces within the node before sending back.
+  bool moe_dispatch_per_node = false;
 };
 
 }  // namespace capsim::models
