@@ -395,29 +395,40 @@ class Search {
     // Equal time and cost (selective recompute with flash attention redoes nothing): the
     // simpler layout first, less recompute, a lower ZeRO stage, fewer virtual stages, then
     // the rest of the layout, so that the order is total and the same on every run.
-    std::vector<Candidate> by_time = fits_;
+    // Sorted as (time, cost, position) keys, not as candidates: a search keeps hundreds of
+    // thousands, and copying and moving them took a tenth of its time.
     const auto layout = [](const Candidate& c) {
       return std::tuple(static_cast<int>(c.par.recompute), c.par.zero_stage, c.par.interleave, c.node_type, c.nodes,
                         c.par.tensor, c.par.pipeline, c.par.data, c.par.context, c.par.expert, c.par.micro_batch,
                         c.batch_per_gpu, c.par.sequence_parallel, c.par.shard_group);
     };
-    std::sort(by_time.begin(), by_time.end(), [&](const Candidate& a, const Candidate& b) {
-      if (a.total_time.value() != b.total_time.value()) return a.total_time < b.total_time;
-      if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
-      return layout(a) < layout(b);
+    struct Key {
+      double time, cost;
+      std::size_t index;
+    };
+    std::vector<Key> keys;
+    keys.reserve(fits_.size());
+    for (std::size_t i = 0; i < fits_.size(); ++i) keys.push_back({fits_[i].total_time.value(), cost_of(fits_[i]), i});
+    std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+      if (a.time != b.time) return a.time < b.time;
+      if (a.cost != b.cost) return a.cost < b.cost;
+      return layout(fits_[a.index]) < layout(fits_[b.index]);
     });
+    std::vector<const Candidate*> by_time;
+    by_time.reserve(keys.size());
+    for (const Key& k : keys) by_time.push_back(&fits_[k.index]);
     double best_cost = HUGE_VAL;
-    for (const auto& c : by_time)
-      if (c.cost && c.cost->value() < best_cost) {
-        best_cost = c.cost->value();
-        result_.frontier.push_back(c);
+    for (const Candidate* c : by_time)
+      if (c->cost && c->cost->value() < best_cost) {
+        best_cost = c->cost->value();
+        result_.frontier.push_back(*c);
       }
     // The fastest fitting configuration of each node type.
     std::vector<bool> seen(r_.node_types.size());
-    for (const auto& c : by_time)
-      if (!seen[c.node_type]) {
-        seen[c.node_type] = true;
-        result_.fastest.push_back(c);
+    for (const Candidate* c : by_time)
+      if (!seen[c->node_type]) {
+        seen[c->node_type] = true;
+        result_.fastest.push_back(*c);
       }
     first_error_.resize(r_.node_types.size());
     for (std::size_t i = 0; i < seen.size(); ++i)
@@ -432,18 +443,18 @@ class Search {
   // obtain, less exposed to failures) and then the shorter run win.
   static constexpr double kCostTie = 0.01;
 
-  void recommend(const std::vector<Candidate>& by_time) {
+  void recommend(const std::vector<const Candidate*>& by_time) {
     const Candidate* fastest_ok = nullptr;
     double min_cost = HUGE_VAL;
-    for (const auto& c : by_time) {
-      if (!meets_constraints(c)) continue;
-      if (fastest_ok == nullptr) fastest_ok = &c;
-      if (c.cost) min_cost = std::min(min_cost, c.cost->value());
+    for (const Candidate* c : by_time) {
+      if (!meets_constraints(*c)) continue;
+      if (fastest_ok == nullptr) fastest_ok = c;
+      if (c->cost) min_cost = std::min(min_cost, c->cost->value());
     }
     const Candidate* cheapest_ok = nullptr;
-    for (const auto& c : by_time) {  // by_time: the first of equal GPU count is the faster
-      if (!meets_constraints(c) || !c.cost || c.cost->value() > min_cost * (1 + kCostTie)) continue;
-      if (cheapest_ok == nullptr || c.gpus(r_.node_types) < cheapest_ok->gpus(r_.node_types)) cheapest_ok = &c;
+    for (const Candidate* c : by_time) {  // by_time: the first of equal GPU count is the faster
+      if (!meets_constraints(*c) || !c->cost || c->cost->value() > min_cost * (1 + kCostTie)) continue;
+      if (cheapest_ok == nullptr || c->gpus(r_.node_types) < cheapest_ok->gpus(r_.node_types)) cheapest_ok = c;
     }
     std::string limits;
     if (r_.deadline) limits += "the " + to_string(*r_.deadline) + " deadline";
@@ -457,7 +468,7 @@ class Search {
       result_.recommendation = "the fastest configuration" + (limits.empty() ? "" : " that meets " + limits) +
                                "; no node type that does has a catalog price";
     } else {
-      result_.recommended = by_time.front();
+      result_.recommended = *by_time.front();
       result_.recommendation = "no configuration meets " + limits + "; this is the fastest";
     }
   }
