@@ -465,6 +465,20 @@ TransformerShape llama_style_1b() {
   s.ffn_hidden = 5504;
   return s;
 }
+// llama_style_1b with `experts` experts, k of them per token.
+TransformerShape moe_style_1b(int experts, int k) {
+  TransformerShape s = llama_style_1b();
+  s.experts = experts;
+  s.experts_per_token = k;
+  return s;
+}
+// The links the models' collectives run on: the cluster's at NCCL's bus-bandwidth share.
+LinkModel intra_link(const ClusterSpec& c) {
+  return {c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
+}
+LinkModel inter_link(const ClusterSpec& c) {
+  return {c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+}
 Parallelism one_gpu(int micro_batch = 2) {
   Parallelism p;
   p.micro_batch = micro_batch;
@@ -822,9 +836,7 @@ TEST_CASE("perf: a per-node MoE dispatch times each all-to-all as the deduplicat
   // Expert parallelism over 16 GPUs on two 8-GPU nodes: with moe_dispatch_per_node each of
   // the 4 all-to-alls per layer and micro-batch crosses the NIC once per token and node.
   const ClusterSpec c = test_cluster();
-  TransformerShape s = llama_style_1b();
-  s.experts = 64;
-  s.experts_per_token = 8;
+  const TransformerShape s = moe_style_1b(64, 8);
   Parallelism par;
   par.expert = 16;
   par.data = 16;
@@ -836,9 +848,8 @@ TEST_CASE("perf: a per-node MoE dispatch times each all-to-all as the deduplicat
   const auto plain = estimate_training_step(s, par, c, TrainingOptions{});
   REQUIRE(dedup.ok());
   REQUIRE(plain.ok());
-  const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
-  const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
-  const double one = node_deduplicated_all_to_all(2048, 2048 * 2, 8, 64, 16, 8, intra, inter).value();
+  const double one =
+      node_deduplicated_all_to_all(2048, 2048 * 2, 8, 64, 16, 8, intra_link(c), inter_link(c)).value();
   CHECK(dedup->breakdown.expert_parallel_comm.value() == doctest::Approx(2 * 24 * 4 * one).epsilon(1e-9));
   CHECK(plain->breakdown.expert_parallel_comm.value() > 3 * dedup->breakdown.expert_parallel_comm.value());
 }
@@ -848,9 +859,7 @@ TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t
   // back: reduce-scatter over t -> all-to-all). t=2 with sequence parallelism, ep=4 strided
   // by t: the expert group fills one 8-GPU node, so the all-to-all runs on NVLink.
   const ClusterSpec c = test_cluster();
-  TransformerShape s = llama_style_1b();
-  s.experts = 8;
-  s.experts_per_token = 2;
+  const TransformerShape s = moe_style_1b(8, 2);
   Parallelism par;
   par.tensor = 2;
   par.sequence_parallel = true;
@@ -860,8 +869,7 @@ TEST_CASE("perf: expert parallelism with tensor parallelism sends each GPU's 1/t
   par.global_batch = 8;  // 2 micro-batches
   const auto e = estimate_training_step(s, par, c, TrainingOptions{});
   REQUIRE(e.ok());
-  const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
-  const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+  const LinkModel intra = intra_link(c), inter = inter_link(c);
   const double routed_bytes = 2048.0 * 2 * 2048 * 2;  // tokens x k x h x 2 B
   const double one = all_to_all(Bytes(routed_bytes / 2), 4, 4, intra, inter).value() +
                      all_gather(Bytes(routed_bytes), 2, intra).value();
