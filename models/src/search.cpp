@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <set>
 #include <tuple>
 
@@ -495,7 +496,7 @@ class Search {
   const SearchRequest& r_;
   ProgressObserver* progress_;
   SearchResult result_;
-  std::vector<Candidate> fits_;
+  std::deque<Candidate> fits_;  // grows without moving what it holds
   std::vector<std::string> first_error_;
 };
 
