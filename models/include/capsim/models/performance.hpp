@@ -122,7 +122,8 @@ inline constexpr double kOverlapComputeSlowdown = 0.2;
 // MoE guide names "small expert GEMMs + host overhead" as the compute wall of MoE training
 // and "increase MBS" or CUDA graphs as the fix (docs/training/moe-optimization.md).
 // Host time of one MoE layer's forward and backward for one micro-batch, a third of it
-// the forward's: CHOSEN on the training row bridge-2511-qwen3-30b-a3b-b200-8g-fp8 (fit:
+// the forward's (the backward issues a data- and a weight-gradient kernel for each forward
+// GEMM, as the step's FLOPs split 1:2): CHOSEN on the training row bridge-2511-qwen3-30b-a3b-b200-8g-fp8 (fit:
 // true; Qwen3-30B-A3B at micro-batch 1 on 8 B200, 9,299 tokens/s per GPU, where the same
 // model at micro-batch 4 runs 27,136). Dense layers are not floored: no row shows it.
 inline constexpr double kMoeLayerHostSeconds = 9e-3;
