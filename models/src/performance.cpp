@@ -398,6 +398,25 @@ double exposed_gradient_sync(double sync_time, double gradient_bytes, double ove
   return std::max(last_bucket, sync_time - overlap_window);
 }
 
+// The same on a stage of an interleaved pipeline (p stages, v model chunks per stage), where
+// each chunk has its own gradient buffer and synchronises once its last micro-batch's
+// backward is done (Megatron-Core: one DDP buffer per model chunk, grad sync enabled on each
+// chunk's last micro-batch). The schedule's cool-down runs the last p micro-batches' backward
+// chunk by chunk, v - 1 down to 0, so after chunk k's last backward k p chunk-backwards
+// remain: chunk k's 1/v of the collective queues behind the chunks before it and hides
+// under them. With c = sync / v and b = window / v (one chunk's backward of one micro-batch)
+// the queue ends max_k ((k + 1) c - (k p + 1) b) after the last backward, largest at k = 0
+// (chunk 0's share under its own backward) or k = v - 1 (everything under the cool-down);
+// never less than chunk 0's last bucket. The parameter all-gather of the distributed
+// optimizer mirrors it at the next step's warm-up, chunk 0 first. v = 1 is the plain case.
+double exposed_chunked_sync(double sync_time, double gradient_bytes, double window, int p, int v) {
+  if (v <= 1) return exposed_gradient_sync(sync_time, gradient_bytes, window);
+  if (sync_time <= 0 || gradient_bytes <= 0) return 0.0;
+  const double c = sync_time / v, b = window / v;
+  const double last_bucket = sync_time * std::min(1.0 / v, kGradientBucketBytes / gradient_bytes);
+  return std::max({last_bucket, c - b, sync_time - ((v - 1.0) * p + 1.0) * b});
+}
+
 double optimizer_time(double params, const TrainingOptions& o, double bandwidth) {
   const double per_param = o.mixed_precision ? kAdamBytesPerParamMixed : kAdamBytesPerParamFp32;
   return params * per_param / bandwidth;
@@ -757,11 +776,11 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
       const double scatter = total * grad_bytes / (grad_bytes + param_bytes);
       const double gather = total - scatter;
       dp_sync = total;
-      dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(scatter, grad_bytes, bwd_mb) +
-                                                   exposed_gradient_sync(gather, param_bytes, fwd_mb)
+      dp_exposed = o.overlap_gradient_reduce ? exposed_chunked_sync(scatter, grad_bytes, bwd_mb, p, v) +
+                                                   exposed_chunked_sync(gather, param_bytes, fwd_mb, p, v)
                                              : dp_sync;
     } else {
-      dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(dp_sync, grad_bytes, bwd_mb) : dp_sync;
+      dp_exposed = o.overlap_gradient_reduce ? exposed_chunked_sync(dp_sync, grad_bytes, bwd_mb, p, v) : dp_sync;
     }
     dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
   }

@@ -37,9 +37,20 @@ std::string data_parallel_how(const models::Parallelism& par, const models::Trai
   if (!o.overlap_gradient_reduce)
     return how + (distributed ? " as a reduce-scatter and an all-gather of the updated parameters" : "") +
            " after the last micro-batch's backward, not overlapped";
-  how += distributed ? " as a reduce-scatter hidden under the last micro-batch's backward and an all-gather of the "
-                       "updated parameters under the next step's first forward, each except its last bucket"
-                     : ", hidden under the last micro-batch's backward except the last bucket";
+  if (par.interleave > 1 && par.zero_stage < 3) {
+    const std::string chunks =
+        fmt::format("per model chunk (v={}): each chunk's 1/v starts after that chunk's last backward and hides under "
+                    "the backward of the chunks the cool-down still runs",
+                    par.interleave);
+    how += distributed ? " as a reduce-scatter and an all-gather of the updated parameters, " + chunks +
+                             ", the all-gather likewise under the next step's warm-up, chunk 0 first, each except "
+                             "its last bucket"
+                       : ", " + chunks + ", except chunk 0's last bucket";
+  } else {
+    how += distributed ? " as a reduce-scatter hidden under the last micro-batch's backward and an all-gather of the "
+                         "updated parameters under the next step's first forward, each except its last bucket"
+                       : ", hidden under the last micro-batch's backward except the last bucket";
+  }
   return how + fmt::format("; overlapped collectives hold SMs, so {:.0f} % of their hidden time counts",
                            100 * models::kOverlapComputeSlowdown);
 }

@@ -54,10 +54,11 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
                        << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
   CHECK(all.not_predicted == 0);
   CHECK(all.held_out >= 40);
-  CHECK(all.held_out_mean_abs <= 9.0);
-  // The groups the issue names, at today's level (targets: 12 % each), and MoE.
-  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 8.0}, {"long-seq", 8.5}, {"interleaved", 12.5},
-                                    {"fp8-h100", 9.0}, {"ge-1000-gpus", 11.5}, {"megatron-3d-h100", 12.0},
+  CHECK(all.held_out_mean_abs <= 8.5);
+  // The groups the issue names, at today's level (targets: 12 % each; interleaved holds its
+  // target), and MoE.
+  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 8.0}, {"long-seq", 8.5}, {"interleaved", 12.0},
+                                    {"fp8-h100", 9.0}, {"ge-1000-gpus", 9.0}, {"megatron-3d-h100", 10.5},
                                     {"moe", 24.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
