@@ -66,10 +66,26 @@ for r in res["results"]:
     measured: {{images_per_s: {r['images_per_s']:.0f}, latency_ms: {r['latency_s'] * 1e3:.3f}}}
     latency_stat: "median"
     note: "model.eval() under torch.inference_mode(){half}; one forward per call, timed on the GPU."''')
-for s in tf["steps"]:
-    tr.append(f'''  - id: llama3-8b-4-layers-{gpu}-1g-{'compile' if s['compiled'] else 'eager'}-here
-    source: "capsim GPU check, tools/gpu-check/transformer_torch.py on {device}, PyTorch {tf['torch']}; output kept in {rel}/transformer.json"
-    where: "steps[] entry compiled {str(s['compiled']).lower()}: tokens_per_s = 2 x 4096 / median step time of 10 after 4 warm-up ({s['step_s'] * 1e3:.1f} ms; min {s['step_min_s'] * 1e3:.1f}, max {s['step_max_s'] * 1e3:.1f})"
+steps = [(s, "transformer.json") for s in tf["steps"]]
+# transformer_torch.py --recompute --no-sustained, run later: its full-recompute steps (the
+# run's no-recompute steps repeat transformer.json's and are its same-run baseline).
+rec_path = os.path.join(out_dir, "transformer-recompute.json")
+if os.path.exists(rec_path):
+    rec = json.load(open(rec_path))
+    base = {s["compiled"]: s for s in rec["steps"] if s.get("recompute", "none") == "none"}
+    steps += [(dict(s, baseline=base.get(s["compiled"])), "transformer-recompute.json")
+              for s in rec["steps"] if s.get("recompute") == "full"]
+for s, file in steps:
+    full = s.get("recompute", "none") == "full"
+    mode = "compile" if s["compiled"] else "eager"
+    recompute_note = ""
+    if full:
+        b = s.get("baseline")
+        recompute_note = (" Full activation checkpointing: each block under torch.utils.checkpoint(use_reentrant=False)."
+                          + (f" The same run without it: {b['tokens_per_s']:.0f} tokens/s ({b['step_s'] * 1e3:.1f} ms)." if b else ""))
+    tr.append(f'''  - id: llama3-8b-4-layers-{gpu}-1g-{mode}{'-recompute' if full else ''}-here
+    source: "capsim GPU check, tools/gpu-check/transformer_torch.py on {device}, PyTorch {tf['torch']}; output kept in {rel}/{file}"
+    where: "steps[] entry compiled {str(s['compiled']).lower()}{', recompute full' if full else ''}: tokens_per_s = 2 x 4096 / median step time of 10 after 4 warm-up ({s['step_s'] * 1e3:.1f} ms; min {s['step_min_s'] * 1e3:.1f}, max {s['step_max_s'] * 1e3:.1f})"
     as_of: "2026-11"
     group: measured-here
     fit: false
@@ -94,9 +110,9 @@ for s in tf["steps"]:
       gpus_per_node: 8
       intra_node: nvswitch-h100
       inter_node: "8 x ib-ndr-400"
-    layout: {{tp: 1, pp: 1, dp: 1, recompute: none}}
+    layout: {{tp: 1, pp: 1, dp: 1, recompute: {'full' if full else 'none'}}}
     measured:
       metric: tokens_per_s_per_gpu
       value: {s['tokens_per_s']:.0f}
-    note: "torch.nn.RMSNorm, one fused QKV and one gate+up linear, F.scaled_dot_product_attention (causal, GQA), SwiGLU, untied embedding and output head; fp32 weights under bf16 autocast, fp32 cross-entropy, fused AdamW. {'torch.compile (default mode) on the model' if s['compiled'] else 'Eager'}. {s['params'] / 1e9:.2f} B parameters; SM clock {s['sm_mhz']} MHz at {s['power_w']:.0f} W when read after the timed steps. The model is cut to 4 layers to fit one GPU without sharding; the step's shapes are Llama 3 8B's."''')
+    note: "torch.nn.RMSNorm, one fused QKV and one gate+up linear, F.scaled_dot_product_attention (causal, GQA), SwiGLU, untied embedding and output head; fp32 weights under bf16 autocast, fp32 cross-entropy, fused AdamW. {'torch.compile (default mode) on the model' if s['compiled'] else 'Eager'}. {s['params'] / 1e9:.2f} B parameters; SM clock {s['sm_mhz']} MHz at {s['power_w']:.0f} W when read after the timed steps. The model is cut to 4 layers to fit one GPU without sharding; the step's shapes are Llama 3 8B's.{recompute_note}"''')
 print("# cnn-training\n" + "\n".join(cnn) + "\n# vision-inference\n" + "\n".join(vis) + "\n# training\n" + "\n".join(tr))

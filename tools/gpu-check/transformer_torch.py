@@ -5,10 +5,12 @@ Checks two assumptions of capsim's training model against a real GPU:
      power per second (does the power limit lower the clock under sustained tensor work?);
   2. step: a Llama-3-8B-shaped model cut to 4 layers (hidden 4096, 32 heads, 8 KV heads,
      SwiGLU 14336, vocab 128256), sequence 4096, micro-batch 2, bf16 autocast over fp32
-     weights, fused AdamW; eager and torch.compile'd; median step time of 10 after warm-up.
+     weights, fused AdamW; eager and torch.compile'd; median step time of 10 after warm-up;
+  3. with --recompute, the same steps again with full activation checkpointing (each block
+     under torch.utils.checkpoint, non-reentrant: its forward runs again in backward).
 Prints one JSON object.
 
-  python3 tools/gpu-check/transformer_torch.py > transformer.json
+  python3 tools/gpu-check/transformer_torch.py [--recompute] [--no-sustained] > transformer.json
 """
 import json
 import sys
@@ -16,6 +18,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 from gpu_timing import timed
 
@@ -77,8 +80,9 @@ class Block(torch.nn.Module):
 
 
 class Model(torch.nn.Module):
-    def __init__(self, layers=4, vocab=128256, h=4096):
+    def __init__(self, layers=4, vocab=128256, h=4096, recompute=False):
         super().__init__()
+        self.recompute = recompute
         self.emb = torch.nn.Embedding(vocab, h)
         self.blocks = torch.nn.ModuleList(Block(h) for _ in range(layers))
         self.norm = torch.nn.RMSNorm(h)
@@ -87,13 +91,13 @@ class Model(torch.nn.Module):
     def forward(self, tokens):
         x = self.emb(tokens)
         for blk in self.blocks:
-            x = blk(x)
+            x = torch.utils.checkpoint.checkpoint(blk, x, use_reentrant=False) if self.recompute else blk(x)
         return self.head(self.norm(x))
 
 
-def step_time(compiled, batch=2, seq=4096, layers=4):
+def step_time(compiled, batch=2, seq=4096, layers=4, recompute=False):
     torch.manual_seed(0)
-    model = Model(layers).cuda()
+    model = Model(layers, recompute=recompute).cuda()
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     fwd = torch.compile(model) if compiled else model
@@ -112,7 +116,7 @@ def step_time(compiled, batch=2, seq=4096, layers=4):
     del model, opt, fwd
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    return {"compiled": compiled, "batch": batch, "seq": seq, "layers": layers, "params": params,
+    return {"compiled": compiled, "recompute": "full" if recompute else "none", "batch": batch, "seq": seq, "layers": layers, "params": params,
             "step_s": med, "step_min_s": lo, "step_max_s": hi,
             "tokens_per_s": batch * seq / med, "peak_memory_bytes": peak, **clocks()}
 
@@ -121,15 +125,18 @@ def main():
     props = torch.cuda.get_device_properties(0)
     out = {"device": props.name, "torch": torch.__version__, "cuda": torch.version.cuda,
            "date": time.strftime("%Y-%m-%d"), "idle": clocks()}
-    out["sustained_bf16_8192"] = sustained()
-    print("sustained done", file=sys.stderr, flush=True)
+    if "--no-sustained" not in sys.argv:
+        out["sustained_bf16_8192"] = sustained()
+        print("sustained done", file=sys.stderr, flush=True)
     out["steps"] = []
-    for compiled in (False, True):
-        try:
-            out["steps"].append(step_time(compiled))
-        except Exception as e:  # noqa: BLE001 - report and go on
-            out["steps"].append({"compiled": compiled, "error": repr(e)})
-        print(json.dumps(out["steps"][-1]), file=sys.stderr, flush=True)
+    for recompute in (False, True) if "--recompute" in sys.argv else (False,):
+        for compiled in (False, True):
+            try:
+                out["steps"].append(step_time(compiled, recompute=recompute))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                out["steps"].append({"compiled": compiled, "recompute": "full" if recompute else "none",
+                                     "error": repr(e)})
+            print(json.dumps(out["steps"][-1]), file=sys.stderr, flush=True)
     print(json.dumps(out, indent=1))
 
 
