@@ -137,4 +137,12 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
   return c;
 }
 
+LinkModel intra_node_link(const ClusterSpec& c) {
+  return {c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
+}
+
+LinkModel inter_node_link(const ClusterSpec& c) {
+  return {c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+}
+
 }  // namespace capsim::models

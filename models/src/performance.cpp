@@ -570,8 +570,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const double tokens = static_cast<double>(par.micro_batch) * s.seq_len / cp;  // per GPU
   const double h = s.hidden;
   const bool frozen = o.fine_tuning != FineTuning::full;
-  const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
-  const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+  const LinkModel intra = intra_node_link(c);
+  const LinkModel inter = inter_node_link(c);
 
   const LayerTimes layer = layer_times(s, par, g, g16, act, o);
 
@@ -896,8 +896,8 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
     if (step) compute = step->time.value();
   }
 
-  const LinkModel intra{c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
-  const LinkModel inter{c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+  const LinkModel intra = intra_node_link(c);
+  const LinkModel inter = inter_node_link(c);
   const GroupPlacement group = data_parallel_placement(gpus, 1, c.gpus_per_node);
   const double grad_bytes = model.params * (o.fp32_gradient_reduce ? 4.0 : gradient_bytes(o.compute));
   const double sync = all_reduce_over(grad_bytes, group, gpus, intra, inter);

@@ -11,6 +11,7 @@
 #include "capsim/core/result.hpp"
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/catalog.hpp"
+#include "capsim/models/collectives.hpp"
 
 namespace capsim::models {
 
@@ -74,5 +75,11 @@ inline constexpr double kDefaultPcieLatencySeconds = 1e-6;
 Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::string_view gpu_id,
                                          int gpus_per_node, std::string_view intra_node_id,
                                          std::string_view network_id, int nics_per_node);
+
+// The links the models' collectives run on: the cluster's line rate at NCCL's bus-bandwidth
+// share (kCollectiveBandwidthFraction) and its per-message latency, inside a node and
+// across nodes.
+LinkModel intra_node_link(const ClusterSpec& c);
+LinkModel inter_node_link(const ClusterSpec& c);
 
 }  // namespace capsim::models
