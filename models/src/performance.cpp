@@ -60,19 +60,6 @@ double activation_bytes(Precision p) { return std::max(2.0, operand_bytes(p)); }
 // Gradients are reduced in 16 bits under mixed precision, in fp32 otherwise.
 double gradient_bytes(Precision p) { return std::max(2.0, operand_bytes(p)); }
 
-// One GPU at one compute precision, from datasheet or calibrated figures (device_of).
-struct Device {
-  double peak;        // FLOP/s, dense datasheet peak at the compute precision (for MFU)
-  double gemm_peak;   // FLOP/s the GEMM curve scales: the datasheet peak, or the fitted ceiling
-  double gemm_max_efficiency;  // kGemmMaxEfficiency, or 1 for a fitted curve (in its ceiling)
-  double gemm_half_dim;        // kGemmHalfSaturationDim, or the fitted value
-  double bandwidth;   // achievable HBM bytes/s
-  double operand;     // bytes per GEMM operand element
-  bool calibrated;    // any of the above came from a calibration profile
-  bool hopper_or_newer;  // warpgroup tensor-core kernels (FlashAttention-3 and its peers)
-  double clock;       // sustained clock / boost clock under the power limit (1: at TDP)
-};
-
 // The fused attention kernel's fraction of the peak (performance.hpp, kFlash*): fa3 runs
 // only on Hopper and newer, older GPUs run fa2 in its place.
 FlashEfficiency flash_efficiency(FlashKernel kernel, bool hopper_or_newer) {
@@ -84,14 +71,14 @@ FlashEfficiency flash_efficiency(FlashKernel kernel, bool hopper_or_newer) {
   return kFlashAmpereFa2;
 }
 
-double gemm_efficiency(const Device& g, double m, double n, double k) {
+double gemm_efficiency(const TrainingDevice& g, double m, double n, double k) {
   const double d = g.gemm_half_dim;
   return g.gemm_max_efficiency * (m / (m + d)) * (n / (n + d)) * (k / (k + d));
 }
 
 // `count` GEMMs [m x k] x [k x n]: roofline of 2mnk FLOPs against reading both operands
 // and writing the result once.
-double gemm_time(const Device& g, double m, double n, double k, double count = 1.0) {
+double gemm_time(const TrainingDevice& g, double m, double n, double k, double count = 1.0) {
   const double flops = 2.0 * m * n * k * count;
   const double bytes = g.operand * (m * k + k * n + m * n) * count;
   return std::max(flops / (gemm_efficiency(g, m, n, k) * g.gemm_peak), bytes / g.bandwidth);
@@ -134,8 +121,8 @@ struct LayerTimes {
 // One transformer layer for one micro-batch on one GPU of the tensor-parallel group.
 // g: the device at the compute precision (GEMMs); g16: at 16 bits (attention core, which
 // FP8 recipes keep in bf16).
-LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const Device& g,
-                       const Device& g16, double act, const TrainingOptions& options) {
+LayerTimes layer_times(const TransformerShape& s, const Parallelism& par, const TrainingDevice& g,
+                       const TrainingDevice& g16, double act, const TrainingOptions& options) {
   const double t = par.tensor;
   const double cp = par.context;
   const double ep = par.expert;
@@ -496,7 +483,7 @@ double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p) {
 
 namespace {
 
-Result<Device> device_of(const ClusterSpec& c, Precision p) {
+Result<TrainingDevice> device_of(const ClusterSpec& c, Precision p) {
   const auto peak = c.gpu.peak(peak_key(p));
   if (!peak || peak->value() <= 0)
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
@@ -510,7 +497,7 @@ Result<Device> device_of(const ClusterSpec& c, Precision p) {
   const double clock = c.power_limit.value() > 0 && c.gpu.tdp.value() > 0
                            ? std::cbrt(std::min(1.0, c.power_limit.value() / c.gpu.tdp.value()))
                            : 1.0;
-  Device d{peak->value(), peak->value() * clock, eff, half_dim, streaming_bandwidth(c.gpu), operand_bytes(p), false,
+  TrainingDevice d{peak->value(), peak->value() * clock, eff, half_dim, streaming_bandwidth(c.gpu), operand_bytes(p), false,
            hopper_or_newer, clock};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
@@ -547,22 +534,39 @@ std::string_view bottleneck_name(Bottleneck b) {
   return "compute";
 }
 
+Result<TrainingDevices> prepare_training_devices(const ClusterSpec& c, Precision compute) {
+  const auto device = device_of(c, compute);
+  if (!device) return device.errors();
+  TrainingDevices d{*device, *device};
+  // FP8 recipes keep attention, the output layer and element-wise work in 16 bits.
+  if (device->operand < 2.0) {
+    const auto d16 = device_of(c, Precision::bf16);
+    if (!d16) return d16.errors();
+    d.sixteen_bit = *d16;
+  }
+  return d;
+}
+
 Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const Parallelism& par,
                                                 const ClusterSpec& c, const TrainingOptions& o,
                                                 const CollectiveOverrides* overrides) {
+  const auto devices = prepare_training_devices(c, o.compute);
+  if (!devices) {
+    if (auto errors = check_layout(s, par, c); !errors.empty()) return errors;  // the layout's errors first
+    return devices.errors();
+  }
+  return estimate_training_step(s, par, c, o, *devices, overrides);
+}
+
+Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const Parallelism& par,
+                                                const ClusterSpec& c, const TrainingOptions& o,
+                                                const TrainingDevices& devices,
+                                                const CollectiveOverrides* overrides) {
   if (auto errors = check_layout(s, par, c); !errors.empty()) return errors;
-  const auto device = device_of(c, o.compute);
-  if (!device) return device.errors();
-  Device g = *device;
+  TrainingDevice g = devices.compute;
   // Row-wise scaled FP8 kernels saturate later (kRowwiseFp8HalfSaturationFactor).
   if (g.operand < 2.0 && o.fp8_rowwise_scaling) g.gemm_half_dim *= kRowwiseFp8HalfSaturationFactor;
-  // FP8 recipes keep attention, the output layer and element-wise work in 16 bits.
-  Device g16 = g;
-  if (g.operand < 2.0) {
-    const auto d16 = device_of(c, Precision::bf16);
-    if (!d16) return d16.errors();
-    g16 = *d16;
-  }
+  const TrainingDevice& g16 = g.operand < 2.0 ? devices.sixteen_bit : g;
 
   const double act = activation_bytes(o.compute);
   const int t = par.tensor, p = par.pipeline, d = par.data, v = par.interleave, cp = par.context;
@@ -871,7 +875,7 @@ Result<TrainingEstimate> estimate_sample_model_step(const SampleModel& model, in
   if (!errors.empty()) return errors;
   const auto device = device_of(c, o.compute);
   if (!device) return device.errors();
-  const Device& g = *device;
+  const TrainingDevice& g = *device;
 
   // Forward + backward = 3 forwards of FLOPs in convolutions/GEMMs, plus the element-wise
   // kernels (batch norm, activation, pooling) that stream the saved activations: written

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <set>
 #include <tuple>
 
@@ -188,7 +187,7 @@ class Search {
         search_sample_model(static_cast<int>(i), std::get<SampleModel>(r_.model));
     }
     if (progress_) progress_->progress(1.0, "search");
-    if (fits_.empty()) return no_fit_error();
+    if (result_.fitting == 0) return no_fit_error();
     finish();
     return std::move(result_);
   }
@@ -277,6 +276,14 @@ class Search {
     return o;
   }
 
+  // The node type's GPU at the compute precision, prepared on its first layout.
+  const Result<TrainingDevices>& devices_of(int type_index, Precision compute) {
+    if (devices_.size() < r_.node_types.size()) devices_.resize(r_.node_types.size());
+    auto& d = devices_[type_index];
+    if (!d || d->first != compute) d.emplace(compute, prepare_training_devices(r_.node_types[type_index].cluster, compute));
+    return d->second;
+  }
+
   void evaluate_transformer(int type_index, int nodes, const Parallelism& par, const TransformerShape& shape,
                             double available) {
     ++result_.evaluated;
@@ -292,7 +299,9 @@ class Search {
       return;
     }
     const ClusterSpec& c = r_.node_types[type_index].cluster;
-    auto est = estimate_training_step(shape, par, c, options);
+    const auto& devices = devices_of(type_index, options.compute);
+    auto est = devices ? estimate_training_step(shape, par, c, options, *devices)
+                       : estimate_training_step(shape, par, c, options);  // its errors, the layout's first
     if (!est) return note_error(type_index, est.errors());
     const double tokens_per_step = static_cast<double>(par.global_batch) * shape.seq_len;
     fill(cand, *est, r_.tokens / tokens_per_step);
@@ -352,7 +361,7 @@ class Search {
       cand.cost = Money(type.price->value() * cand.nodes * cand.total_time.value(), type.price->currency());
     }
     ++result_.fitting;
-    fits_.push_back(cand);
+    keep(cand);
   }
 
   void note_unreachable(int type_index, bool has_network, int gpus_per_node) {
@@ -391,72 +400,88 @@ class Search {
     return true;
   }
 
-  void finish() {
-    // Pareto frontier in (time, cost): sort by time, keep each strictly cheaper one.
-    // Equal time and cost (selective recompute with flash attention redoes nothing): the
-    // simpler layout first, less recompute, a lower ZeRO stage, fewer virtual stages, then
-    // the rest of the layout, so that the order is total and the same on every run.
-    // Sorted as (time, cost, position) keys, not as candidates: a search keeps hundreds of
-    // thousands, and copying and moving them took a tenth of its time.
+  // The order every choice below ranks candidates in: by total time, then cost, then, for
+  // equal time and cost (selective recompute with flash attention redoes nothing), the
+  // simpler layout first (less recompute, a lower ZeRO stage, fewer virtual stages, then the
+  // rest of the layout), so that the order is total and the result the same on every run.
+  static bool faster(const Candidate& a, const Candidate& b) {
+    if (a.total_time.value() != b.total_time.value()) return a.total_time.value() < b.total_time.value();
+    if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
     const auto layout = [](const Candidate& c) {
       return std::tuple(static_cast<int>(c.par.recompute), c.par.zero_stage, c.par.interleave, c.node_type, c.nodes,
                         c.par.tensor, c.par.pipeline, c.par.data, c.par.context, c.par.expert, c.par.micro_batch,
                         c.batch_per_gpu, c.par.sequence_parallel, c.par.shard_group);
     };
-    struct Key {
-      double time, cost;
-      std::size_t index;
-    };
-    std::vector<Key> keys;
-    keys.reserve(fits_.size());
-    for (std::size_t i = 0; i < fits_.size(); ++i) keys.push_back({fits_[i].total_time.value(), cost_of(fits_[i]), i});
-    std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
-      if (a.time != b.time) return a.time < b.time;
-      if (a.cost != b.cost) return a.cost < b.cost;
-      return layout(fits_[a.index]) < layout(fits_[b.index]);
-    });
-    std::vector<const Candidate*> by_time;
-    by_time.reserve(keys.size());
-    for (const Key& k : keys) by_time.push_back(&fits_[k.index]);
-    double best_cost = HUGE_VAL;
-    for (const Candidate* c : by_time)
-      if (c->cost && c->cost->value() < best_cost) {
-        best_cost = c->cost->value();
-        result_.frontier.push_back(*c);
-      }
-    // The fastest fitting configuration of each node type.
-    std::vector<bool> seen(r_.node_types.size());
-    for (const Candidate* c : by_time)
-      if (!seen[c->node_type]) {
-        seen[c->node_type] = true;
-        result_.fastest.push_back(*c);
-      }
+    return layout(a) < layout(b);
+  }
+
+  // A fitting configuration, kept only as far as it can still be chosen: the search sees
+  // hundreds of thousands, and holding and sorting them all took a third of its time.
+  void keep(const Candidate& c) {
+    if (!fastest_ || faster(c, *fastest_)) fastest_ = c;
+    if (fastest_of_type_.size() < r_.node_types.size()) fastest_of_type_.resize(r_.node_types.size());
+    auto& of_type = fastest_of_type_[c.node_type];
+    if (!of_type || faster(c, *of_type)) of_type = c;
+    if (c.cost) keep_on_frontier(c);
+    if (meets_constraints(c)) {
+      if (!fastest_ok_ || faster(c, *fastest_ok_)) fastest_ok_ = c;
+      if (c.cost) keep_near_cheapest(c);
+    }
+  }
+
+  // The Pareto frontier in (time, cost) of what was kept so far, in `faster` order with
+  // strictly falling cost: a candidate joins unless one before it costs no more, and
+  // pushes out those after it that cost no less.
+  void keep_on_frontier(const Candidate& c) {
+    auto& f = result_.frontier;
+    const auto at = std::lower_bound(f.begin(), f.end(), c, faster);
+    if (at != f.begin() && cost_of(*std::prev(at)) <= cost_of(c)) return;
+    auto last = at;
+    while (last != f.end() && cost_of(*last) >= cost_of(c)) ++last;
+    f.insert(f.erase(at, last), c);
+  }
+
+  // Candidates within kCostTie of the cheapest one meeting the constraints so far.
+  void keep_near_cheapest(const Candidate& c) {
+    const double cost = c.cost->value();
+    if (cost > cheapest_ok_cost_ * (1 + kCostTie)) return;
+    if (cost < cheapest_ok_cost_) {
+      cheapest_ok_cost_ = cost;
+      std::erase_if(near_cheapest_ok_,
+                    [&](const Candidate& k) { return k.cost->value() > cheapest_ok_cost_ * (1 + kCostTie); });
+    }
+    near_cheapest_ok_.push_back(c);
+  }
+
+  void finish() {
+    // The fastest fitting configuration of each node type, fastest first.
+    for (const auto& c : fastest_of_type_)
+      if (c) result_.fastest.push_back(*c);
+    std::sort(result_.fastest.begin(), result_.fastest.end(), faster);
+    fastest_of_type_.resize(r_.node_types.size());
     first_error_.resize(r_.node_types.size());
-    for (std::size_t i = 0; i < seen.size(); ++i)
-      if (!seen[i])
+    for (std::size_t i = 0; i < fastest_of_type_.size(); ++i)
+      if (!fastest_of_type_[i])
         result_.skipped.emplace_back(r_.node_types[i].id, first_error_[i].empty()
                                                               ? "no configuration of the grid fits in its memory"
                                                               : first_error_[i]);
-    recommend(by_time);
+    recommend();
   }
 
   // Costs within this fraction of the cheapest count as equal: then fewer GPUs (easier to
   // obtain, less exposed to failures) and then the shorter run win.
   static constexpr double kCostTie = 0.01;
 
-  void recommend(const std::vector<const Candidate*>& by_time) {
-    const Candidate* fastest_ok = nullptr;
-    double min_cost = HUGE_VAL;
-    for (const Candidate* c : by_time) {
-      if (!meets_constraints(*c)) continue;
-      if (fastest_ok == nullptr) fastest_ok = c;
-      if (c->cost) min_cost = std::min(min_cost, c->cost->value());
-    }
+  void recommend() {
+    // Among those within kCostTie of the cheapest, the fewest GPUs, then the faster.
     const Candidate* cheapest_ok = nullptr;
-    for (const Candidate* c : by_time) {  // by_time: the first of equal GPU count is the faster
-      if (!meets_constraints(*c) || !c->cost || c->cost->value() > min_cost * (1 + kCostTie)) continue;
-      if (cheapest_ok == nullptr || c->gpus(r_.node_types) < cheapest_ok->gpus(r_.node_types)) cheapest_ok = c;
+    for (const Candidate& c : near_cheapest_ok_) {
+      const int gpus = c.gpus(r_.node_types);
+      if (cheapest_ok == nullptr || gpus < cheapest_ok->gpus(r_.node_types) ||
+          (gpus == cheapest_ok->gpus(r_.node_types) && faster(c, *cheapest_ok)))
+        cheapest_ok = &c;
     }
+    const Candidate* fastest_ok = fastest_ok_ ? &*fastest_ok_ : nullptr;
     std::string limits;
     if (r_.deadline) limits += "the " + to_string(*r_.deadline) + " deadline";
     if (r_.budget) limits += (limits.empty() ? "the " : " and the ") + to_string(*r_.budget) + " budget";
@@ -469,7 +494,7 @@ class Search {
       result_.recommendation = "the fastest configuration" + (limits.empty() ? "" : " that meets " + limits) +
                                "; no node type that does has a catalog price";
     } else {
-      result_.recommended = *by_time.front();
+      result_.recommended = *fastest_;
       result_.recommendation = "no configuration meets " + limits + "; this is the fastest";
     }
   }
@@ -496,8 +521,13 @@ class Search {
   const SearchRequest& r_;
   ProgressObserver* progress_;
   SearchResult result_;
-  std::deque<Candidate> fits_;  // grows without moving what it holds
+  // What keep() holds of the fitting configurations (the frontier is in result_).
+  std::optional<Candidate> fastest_, fastest_ok_;
+  std::vector<std::optional<Candidate>> fastest_of_type_;
+  double cheapest_ok_cost_ = HUGE_VAL;
+  std::vector<Candidate> near_cheapest_ok_;
   std::vector<std::string> first_error_;
+  std::vector<std::optional<std::pair<Precision, Result<TrainingDevices>>>> devices_;
 };
 
 }  // namespace

@@ -17,7 +17,8 @@
 //
 // estimate_training_step is the hot function of the sizing search: it allocates nothing,
 // builds no strings and throws nothing on success (errors for invalid layouts do
-// allocate their message). All functions are pure and thread-safe.
+// allocate their message); the search passes it the GPU's rates prepared once per node
+// type (prepare_training_devices). All functions are pure and thread-safe.
 #pragma once
 
 #include <optional>
@@ -267,6 +268,30 @@ struct CollectiveOverrides {
 // taken as balanced. 0 for a dense model.
 double moe_routing_bytes(const TransformerShape& shape, const Parallelism& par, double activation_bytes);
 
+// One GPU at one compute precision as the step model uses it, from datasheet or calibrated
+// figures (hardware::GpuSpec::measured).
+struct TrainingDevice {
+  double peak;        // FLOP/s, dense datasheet peak at the compute precision (for MFU)
+  double gemm_peak;   // FLOP/s the GEMM curve scales: the datasheet peak, or the fitted ceiling
+  double gemm_max_efficiency;  // kGemmMaxEfficiency, or 1 for a fitted curve (in its ceiling)
+  double gemm_half_dim;        // kGemmHalfSaturationDim, or the fitted value
+  double bandwidth;   // achievable HBM bytes/s
+  double operand;     // bytes per GEMM operand element
+  bool calibrated;    // any of the above came from a calibration profile
+  bool hopper_or_newer;  // warpgroup tensor-core kernels (FlashAttention-3 and its peers)
+  double clock;       // sustained clock / boost clock under the power limit (1: at TDP)
+};
+
+// A cluster's GPU at a training compute precision, and at 16 bits for what FP8 recipes keep
+// there (attention, the output layer, element-wise work; the same as `compute` otherwise).
+// The catalog keys its peaks by name, so reading them is the costliest part of a step
+// estimate: a search over layouts on one cluster prepares this once.
+// Errors: a GPU without a dense peak for the precision (or for bf16 under FP8).
+struct TrainingDevices {
+  TrainingDevice compute, sixteen_bit;
+};
+Result<TrainingDevices> prepare_training_devices(const ClusterSpec& cluster, Precision compute);
+
 // One optimizer step of global_batch sequences of shape.seq_len tokens.
 // Layers need not divide evenly over pipeline stages: the busiest stage holds
 // ceil(layers / (p v)) layers per chunk, the last stage fewer plus the output layer (as
@@ -281,6 +306,12 @@ double moe_routing_bytes(const TransformerShape& shape, const Parallelism& par, 
 Result<TrainingEstimate> estimate_training_step(const TransformerShape& shape, const Parallelism& par,
                                                 const ClusterSpec& cluster,
                                                 const TrainingOptions& options,
+                                                const CollectiveOverrides* overrides = nullptr);
+// The same with the devices prepared for this cluster and options.compute
+// (prepare_training_devices(cluster, options.compute)).
+Result<TrainingEstimate> estimate_training_step(const TransformerShape& shape, const Parallelism& par,
+                                                const ClusterSpec& cluster, const TrainingOptions& options,
+                                                const TrainingDevices& devices,
                                                 const CollectiveOverrides* overrides = nullptr);
 
 // A whole run of `tokens` training tokens: steps = tokens / (global_batch * seq_len).

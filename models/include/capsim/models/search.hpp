@@ -80,7 +80,8 @@ struct SearchRequest {
   std::vector<NodeType> node_types;
 };
 
-// One evaluated configuration (compact: the search keeps every one that fits).
+// One evaluated configuration. The search keeps only those it can still choose (the
+// frontier, the fastest of each node type, those near the cheapest), not every one that fits.
 struct Candidate {
   int node_type = 0;  // index into SearchResult::node_types
   int nodes = 0;

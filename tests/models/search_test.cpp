@@ -1,0 +1,123 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "capsim/models/search.hpp"
+#include "capsim/models/workload.hpp"
+#include "support/test_support.hpp"
+
+using namespace capsim;
+using namespace capsim::models;
+
+namespace {
+
+// A candidate as the whole search's node types see it: the sub-searches below run one node
+// type each, so their node_type index is that type's position in the whole request.
+struct Seen {
+  Candidate c;
+  std::string type;
+};
+
+SearchRequest small_request() {
+  const auto& cat = testing::shipped_catalog();
+  SearchRequest r;
+  r.model = find_transformer_preset("llama-3.1-8b")->shape;
+  r.tokens = 1e11;
+  r.global_batch = 64;
+  r.grid.min_gpus = 8;
+  r.grid.max_gpus = 32;
+  r.grid.micro_batch = {1, 2};
+  // Listed against the order the search ranks equal configurations in (less recompute and
+  // a lower ZeRO stage first), so that a tie arrives behind the layout that must win it.
+  r.grid.zero_stage = {3, 1, 0};
+  r.grid.recompute = {Recompute::full, Recompute::selective, Recompute::none};
+  r.grid.virtual_stages = {1, 2};
+  r.grid.tensor_parallel = {1, 2, 4, 8};
+  r.grid.pipeline_parallel = {1, 2, 4};
+  r.node_types = {*node_type_by_id(cat, "aws-p5-48xlarge"), *node_type_by_id(cat, "aws-p4d-24xlarge")};
+  return r;
+}
+
+// The search's order: time, cost, then the layout (search.cpp's `faster`).
+bool before(const Seen& a, const Seen& b, int a_type, int b_type) {
+  const auto key = [](const Candidate& c, int type) {
+    return std::tuple(c.total_time.value(), c.cost->value(), static_cast<int>(c.par.recompute), c.par.zero_stage,
+                      c.par.interleave, type, c.nodes, c.par.tensor, c.par.pipeline, c.par.data, c.par.context,
+                      c.par.expert, c.par.micro_batch, c.batch_per_gpu, c.par.sequence_parallel, c.par.shard_group);
+  };
+  return key(a.c, a_type) < key(b.c, b_type);
+}
+
+std::string describe(const Seen& s) {
+  return std::to_string(s.c.nodes) + " x " + s.type + " " + describe_layout(s.c.par);
+}
+
+}  // namespace
+
+TEST_CASE("the search keeps the Pareto frontier that ranking every configuration by time and cost gives") {
+  const SearchRequest whole = small_request();
+  auto full = run_search(whole);
+  REQUIRE_MESSAGE(full.ok(), format_diagnostics(full.errors()));
+
+  // Every configuration, one pinned sub-search per node type and layout choice: each
+  // sub-search's frontier holds every configuration of its own grid that can be on the
+  // whole frontier, so the whole frontier is the Pareto set of their union.
+  std::vector<Seen> seen;
+  std::vector<int> type_of;
+  std::size_t fitting = 0;
+  for (std::size_t type = 0; type < whole.node_types.size(); ++type)
+    for (int t : whole.grid.tensor_parallel)
+      for (int p : whole.grid.pipeline_parallel)
+        for (int v : whole.grid.virtual_stages)
+          for (int b : whole.grid.micro_batch)
+            for (int z : whole.grid.zero_stage)
+              for (Recompute rc : whole.grid.recompute) {
+                SearchRequest one = whole;
+                one.node_types = {whole.node_types[type]};
+                one.grid.tensor_parallel = {t};
+                one.grid.pipeline_parallel = {p};
+                one.grid.virtual_stages = {v};
+                one.grid.micro_batch = {b};
+                one.grid.zero_stage = {z};
+                one.grid.recompute = {rc};
+                auto sub = run_search(one);
+                if (!sub.ok()) continue;  // nothing of this layout fits or applies
+                fitting += sub->fitting;
+                for (const Candidate& c : sub->frontier) {
+                  seen.push_back({c, whole.node_types[type].id});
+                  type_of.push_back(static_cast<int>(type));
+                }
+              }
+  CHECK(fitting == full->fitting);
+
+  std::vector<std::size_t> order(seen.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return before(seen[a], seen[b], type_of[a], type_of[b]); });
+  std::vector<std::string> expected;
+  double best = HUGE_VAL;
+  for (std::size_t i : order)
+    if (seen[i].c.cost->value() < best) {
+      best = seen[i].c.cost->value();
+      expected.push_back(describe(seen[i]));
+    }
+
+  std::vector<std::string> got;
+  for (const Candidate& c : full->frontier) got.push_back(describe({c, full->node_types[c.node_type].id}));
+  REQUIRE(expected.size() >= 2);  // the test needs a trade-off to check
+  CHECK(got == expected);
+
+  // The fastest configuration of each node type is the first of its own in that order.
+  REQUIRE(full->fastest.size() == whole.node_types.size());
+  CHECK(full->fastest.front().total_time.value() <= full->fastest.back().total_time.value());
+  for (const Candidate& f : full->fastest) {
+    const int type = f.node_type;
+    const auto first = std::find_if(order.begin(), order.end(), [&](std::size_t i) { return type_of[i] == type; });
+    REQUIRE(first != order.end());
+    CHECK(describe({f, full->node_types[type].id}) == describe(seen[*first]));
+  }
+}
