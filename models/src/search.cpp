@@ -168,7 +168,12 @@ std::vector<int> powers_of_two_upto(int limit) {
 
 class Search {
  public:
-  Search(const SearchRequest& r, ProgressObserver* progress) : r_(r), progress_(progress) {}
+  Search(const SearchRequest& r, ProgressObserver* progress)
+      : r_(r),
+        progress_(progress),
+        fastest_of_type_(r.node_types.size()),
+        first_error_(r.node_types.size()),
+        devices_(r.node_types.size()) {}
 
   Result<SearchResult> run() {
     result_.node_types = r_.node_types;
@@ -278,7 +283,6 @@ class Search {
 
   // The node type's GPU at the compute precision, prepared on its first layout.
   const Result<TrainingDevices>& devices_of(int type_index, Precision compute) {
-    if (devices_.size() < r_.node_types.size()) devices_.resize(r_.node_types.size());
     auto& d = devices_[type_index];
     if (!d || d->first != compute) d.emplace(compute, prepare_training_devices(r_.node_types[type_index].cluster, compute));
     return d->second;
@@ -376,7 +380,6 @@ class Search {
 
   // The first model error of each node type, reported if the type ends with no candidate.
   void note_error(int type_index, const std::vector<Diagnostic>& errors) {
-    if (first_error_.size() < r_.node_types.size()) first_error_.resize(r_.node_types.size());
     if (first_error_[type_index].empty() && !errors.empty()) first_error_[type_index] = errors.front().message;
   }
 
@@ -416,10 +419,9 @@ class Search {
   }
 
   // A fitting configuration, kept only as far as it can still be chosen: the search sees
-  // hundreds of thousands, and holding and sorting them all took a third of its time.
+  // hundreds of thousands, and holding and sorting them all took a fifth of its time.
   void keep(const Candidate& c) {
     if (!fastest_ || faster(c, *fastest_)) fastest_ = c;
-    if (fastest_of_type_.size() < r_.node_types.size()) fastest_of_type_.resize(r_.node_types.size());
     auto& of_type = fastest_of_type_[c.node_type];
     if (!of_type || faster(c, *of_type)) of_type = c;
     if (c.cost) keep_on_frontier(c);
@@ -458,8 +460,6 @@ class Search {
     for (const auto& c : fastest_of_type_)
       if (c) result_.fastest.push_back(*c);
     std::sort(result_.fastest.begin(), result_.fastest.end(), faster);
-    fastest_of_type_.resize(r_.node_types.size());
-    first_error_.resize(r_.node_types.size());
     for (std::size_t i = 0; i < fastest_of_type_.size(); ++i)
       if (!fastest_of_type_[i])
         result_.skipped.emplace_back(r_.node_types[i].id, first_error_[i].empty()

@@ -15,11 +15,11 @@ using namespace capsim::models;
 
 namespace {
 
-// A candidate as the whole search's node types see it: the sub-searches below run one node
-// type each, so their node_type index is that type's position in the whole request.
+// A configuration a sub-search kept. Sub-searches run one node type each, so their
+// node_type index is 0: `type` is the type's position in the whole request.
 struct Seen {
   Candidate c;
-  std::string type;
+  int type;
 };
 
 SearchRequest small_request() {
@@ -43,17 +43,18 @@ SearchRequest small_request() {
 }
 
 // The search's order: time, cost, then the layout (search.cpp's `faster`).
-bool before(const Seen& a, const Seen& b, int a_type, int b_type) {
-  const auto key = [](const Candidate& c, int type) {
+bool before(const Seen& a, const Seen& b) {
+  const auto key = [](const Seen& s) {
+    const Candidate& c = s.c;
     return std::tuple(c.total_time.value(), c.cost->value(), static_cast<int>(c.par.recompute), c.par.zero_stage,
-                      c.par.interleave, type, c.nodes, c.par.tensor, c.par.pipeline, c.par.data, c.par.context,
+                      c.par.interleave, s.type, c.nodes, c.par.tensor, c.par.pipeline, c.par.data, c.par.context,
                       c.par.expert, c.par.micro_batch, c.batch_per_gpu, c.par.sequence_parallel, c.par.shard_group);
   };
-  return key(a.c, a_type) < key(b.c, b_type);
+  return key(a) < key(b);
 }
 
-std::string describe(const Seen& s) {
-  return std::to_string(s.c.nodes) + " x " + s.type + " " + describe_layout(s.c.par);
+std::string describe(const Seen& s, const SearchRequest& r) {
+  return std::to_string(s.c.nodes) + " x " + r.node_types[s.type].id + " " + describe_layout(s.c.par);
 }
 
 }  // namespace
@@ -67,7 +68,6 @@ TEST_CASE("the search keeps the Pareto frontier that ranking every configuration
   // sub-search's frontier holds every configuration of its own grid that can be on the
   // whole frontier, so the whole frontier is the Pareto set of their union.
   std::vector<Seen> seen;
-  std::vector<int> type_of;
   std::size_t fitting = 0;
   for (std::size_t type = 0; type < whole.node_types.size(); ++type)
     for (int t : whole.grid.tensor_parallel)
@@ -87,27 +87,21 @@ TEST_CASE("the search keeps the Pareto frontier that ranking every configuration
                 auto sub = run_search(one);
                 if (!sub.ok()) continue;  // nothing of this layout fits or applies
                 fitting += sub->fitting;
-                for (const Candidate& c : sub->frontier) {
-                  seen.push_back({c, whole.node_types[type].id});
-                  type_of.push_back(static_cast<int>(type));
-                }
+                for (const Candidate& c : sub->frontier) seen.push_back({c, static_cast<int>(type)});
               }
   CHECK(fitting == full->fitting);
 
-  std::vector<std::size_t> order(seen.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return before(seen[a], seen[b], type_of[a], type_of[b]); });
+  std::sort(seen.begin(), seen.end(), before);
   std::vector<std::string> expected;
   double best = HUGE_VAL;
-  for (std::size_t i : order)
-    if (seen[i].c.cost->value() < best) {
-      best = seen[i].c.cost->value();
-      expected.push_back(describe(seen[i]));
+  for (const Seen& s : seen)
+    if (s.c.cost->value() < best) {
+      best = s.c.cost->value();
+      expected.push_back(describe(s, whole));
     }
 
   std::vector<std::string> got;
-  for (const Candidate& c : full->frontier) got.push_back(describe({c, full->node_types[c.node_type].id}));
+  for (const Candidate& c : full->frontier) got.push_back(describe({c, c.node_type}, whole));
   REQUIRE(expected.size() >= 2);  // the test needs a trade-off to check
   CHECK(got == expected);
 
@@ -115,9 +109,8 @@ TEST_CASE("the search keeps the Pareto frontier that ranking every configuration
   REQUIRE(full->fastest.size() == whole.node_types.size());
   CHECK(full->fastest.front().total_time.value() <= full->fastest.back().total_time.value());
   for (const Candidate& f : full->fastest) {
-    const int type = f.node_type;
-    const auto first = std::find_if(order.begin(), order.end(), [&](std::size_t i) { return type_of[i] == type; });
-    REQUIRE(first != order.end());
-    CHECK(describe({f, full->node_types[type].id}) == describe(seen[*first]));
+    const auto first = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) { return s.type == f.node_type; });
+    REQUIRE(first != seen.end());
+    CHECK(describe({f, f.node_type}, whole) == describe(*first, whole));
   }
 }
