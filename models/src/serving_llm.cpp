@@ -38,14 +38,20 @@ double ceiling(const LlmServingSpec& s) {
                              s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
 }
 
-// Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form).
+// The same for the token rows (m): measured on Hopper (kHopperTokenRowsHalfSaturationDim).
+double rows_half_dim(const LlmServingSpec& s) {
+  if (s.cluster.gpu.architecture != "hopper") return half_dim(s);
+  return kHopperTokenRowsHalfSaturationDim * std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s)));
+}
+
+// Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form, m being the token rows).
 double efficiency(const LlmServingSpec& s, double m, double n, double k) {
-  const double d = half_dim(s);
-  return ceiling(s) * m / (m + d) * n / (n + d) * k / (k + d);
+  const double d = half_dim(s), d_m = rows_half_dim(s);
+  return ceiling(s) * m / (m + d_m) * n / (n + d) * k / (k + d);
 }
 
 // The m-dependence alone, for the analytic estimate.
-double efficiency(const LlmServingSpec& s, double rows) { return ceiling(s) * rows / (rows + half_dim(s)); }
+double efficiency(const LlmServingSpec& s, double rows) { return ceiling(s) * rows / (rows + rows_half_dim(s)); }
 
 
 double weights_per_gpu(const LlmServingSpec& s) {

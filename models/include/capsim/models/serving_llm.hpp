@@ -6,7 +6,9 @@
 // sequences and prefill chunks of prompts. Its time is the sum of its kernels' rooflines, in
 // the order an engine runs them (the kernels of one step do not overlap):
 //   - GEMMs: max(2 x matmul params x tokens / TP over P e(tokens), weight bytes / (B eff)),
-//     e(m) = GEMM ceiling x m / (m + kGemmHalfSaturationDim) (performance.hpp). The output
+//     e(m, n, k) = GEMM ceiling x m / (m + d_m) x n / (n + d) x k / (k + d), d =
+//     kGemmHalfSaturationDim (performance.hpp) and, on Hopper, d_m =
+//     kHopperTokenRowsHalfSaturationDim for the token rows (measured). The output
 //     projection to the vocabulary runs only for tokens that are sampled (decode tokens and
 //     the last token of a prompt), not for every prompt token. A mixture-of-experts model
 //     reads the experts its tokens route to: E x (1 - (1 - k/E)^tokens) of them on average.
@@ -85,6 +87,19 @@ inline constexpr int kMaxBatchedTokens = 8192;
 // (scheduling, sampling, detokenizing).
 inline constexpr double kLayerOverheadSeconds = 60e-6;
 inline constexpr double kEngineStepOverheadSeconds = 0.8e-3;
+// The token rows (m) of a step's GEMMs on Hopper: the GEMM size at which that dimension
+// alone halves the efficiency, for 16-bit operands (doubled for 8-bit ones, performance.cpp's
+// rule). Decode multiplies a few hundred token rows by the whole weight matrix; cuBLAS keeps
+// such GEMMs near its large-GEMM rate where the n and k dimensions (kGemmHalfSaturationDim)
+// would halve it. CHOSEN on the GEMMs capsim-calibrate timed on one H100 SXM and one H200 SXM
+// (data/calibration/h100-sxm-80gb-2026-11-26-sustained.json, h200-sxm-141gb-2026-11-26.json),
+// no validation row used: m x 8192 x 8192 at m = 256 runs at 0.855 (H100) and 0.877 (H200)
+// of the 8192^3 GEMM's rate in bf16, 0.814 and 0.802 in fp8; with this model's n and k
+// factors those are half-saturation rows of 47 and 39 (bf16) and 2 x 31 and 2 x 33 (fp8),
+// and 40 puts each within 5 %. (The m = 16 and 64 points are bound by the weight reads, the
+// roofline's other side.) Other architectures keep kGemmHalfSaturationDim for the rows until
+// a profile measures them.
+inline constexpr double kHopperTokenRowsHalfSaturationDim = 40.0;
 
 // How the scheduler forms batches: continuous (iteration-level, in-flight batching) or
 // static (a batch runs to completion before the next one is admitted).
