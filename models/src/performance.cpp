@@ -497,8 +497,8 @@ Result<TrainingDevice> device_of(const ClusterSpec& c, Precision p) {
   const double clock = c.power_limit.value() > 0 && c.gpu.tdp.value() > 0
                            ? std::cbrt(std::min(1.0, c.power_limit.value() / c.gpu.tdp.value()))
                            : 1.0;
-  TrainingDevice d{peak->value(), peak->value() * clock, eff, half_dim, streaming_bandwidth(c.gpu), operand_bytes(p), false,
-           hopper_or_newer, clock};
+  TrainingDevice d{peak->value(), peak->value() * clock, eff, half_dim, streaming_bandwidth(c.gpu),
+                   operand_bytes(p), false, hopper_or_newer, clock};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
   // the achieved triad bandwidth replaces peak x kMemoryBandwidthEfficiency. Lookups by

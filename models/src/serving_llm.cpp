@@ -27,21 +27,23 @@ double peak_of(const LlmServingSpec& s) {
   return p ? p->value() : 0.0;
 }
 
-// The GEMM dimension that halves efficiency: kGemmHalfSaturationDim for 16-bit operands,
-// scaled by 2 B / operand bytes for 8-bit ones (twice the tile depth; performance.cpp's rule).
-double half_dim(const LlmServingSpec& s) {
-  return kGemmHalfSaturationDim * std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s)));
+bool hopper(const LlmServingSpec& s) { return s.cluster.gpu.architecture == "hopper"; }
+
+// A GEMM dimension that halves efficiency is given for 16-bit operands and scales by
+// 2 B / operand bytes for 8-bit ones (twice the tile depth; performance.cpp's rule).
+double operand_depth(const LlmServingSpec& s) { return std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s))); }
+
+// For the n and k dimensions: kGemmHalfSaturationDim.
+double half_dim(const LlmServingSpec& s) { return kGemmHalfSaturationDim * operand_depth(s); }
+
+// For the token rows (m): measured on Hopper (kHopperTokenRowsHalfSaturationDim).
+double rows_half_dim(const LlmServingSpec& s) {
+  return (hopper(s) ? kHopperTokenRowsHalfSaturationDim : kGemmHalfSaturationDim) * operand_depth(s);
 }
 
 double ceiling(const LlmServingSpec& s) {
   return capped_gemm_ceiling(s.cluster.gpu, precision_name(llm_compute_precision(s)),
-                             s.cluster.gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
-}
-
-// The same for the token rows (m): measured on Hopper (kHopperTokenRowsHalfSaturationDim).
-double rows_half_dim(const LlmServingSpec& s) {
-  if (s.cluster.gpu.architecture != "hopper") return half_dim(s);
-  return kHopperTokenRowsHalfSaturationDim * std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s)));
+                             hopper(s) ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
 }
 
 // Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form, m being the token rows).
