@@ -184,10 +184,6 @@ Result<Path> inference_path(const hardware::GpuSpec& gpu, Precision requested, c
   return path_for(gpu, requested, engine.runs("tf32"), who);
 }
 
-double gemm_ceiling(const hardware::GpuSpec& gpu) {
-  return gpu.architecture == "hopper" ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
-}
-
 // The kernels' GEMM efficiency: the GPU generation's ceiling (or the engine's own, for an
 // engine whose kernels reach more), and the half-saturation dimension of its tiles at the
 // path's precision, which grows with the GPU's tensor FLOPs per clock per SM
@@ -198,7 +194,7 @@ struct Kernels {
 };
 
 Kernels kernels_for(const hardware::GpuSpec& gpu, const hardware::EngineSpec* engine, Precision math) {
-  Kernels k{gemm_ceiling(gpu), gemm_half_saturation_dim(gpu, math)};
+  Kernels k{generation_gemm_ceiling(gpu), gemm_half_saturation_dim(gpu, math)};
   if (engine != nullptr && engine->gemm_ceiling > 0) k.ceiling = engine->gemm_ceiling;
   k.ceiling = capped_gemm_ceiling(gpu, precision_name(math), k.ceiling);
   if (engine != nullptr && engine->gemm_half_saturation > 0) k.half_saturation = engine->gemm_half_saturation;

@@ -62,11 +62,11 @@ double gradient_bytes(Precision p) { return std::max(2.0, operand_bytes(p)); }
 
 // The fused attention kernel's fraction of the peak (performance.hpp, kFlash*): fa3 runs
 // only on Hopper and newer, older GPUs run fa2 in its place.
-FlashEfficiency flash_efficiency(FlashKernel kernel, bool hopper_or_newer) {
+FlashEfficiency flash_efficiency(FlashKernel kernel, bool hopper_class) {
   switch (kernel) {
-    case FlashKernel::fa1: return hopper_or_newer ? kFlashHopperFa1 : kFlashFa1;
-    case FlashKernel::fa2: return hopper_or_newer ? kFlashHopperFa2 : kFlashAmpereFa2;
-    case FlashKernel::fa3: return hopper_or_newer ? kFlashHopperFa3 : kFlashAmpereFa2;
+    case FlashKernel::fa1: return hopper_class ? kFlashHopperFa1 : kFlashFa1;
+    case FlashKernel::fa2: return hopper_class ? kFlashHopperFa2 : kFlashAmpereFa2;
+    case FlashKernel::fa3: return hopper_class ? kFlashHopperFa3 : kFlashAmpereFa2;
   }
   return kFlashAmpereFa2;
 }
@@ -473,6 +473,14 @@ double capped_gemm_ceiling(const hardware::GpuSpec& gpu, std::string_view precis
   return std::min(ceiling, gpu.max_achievable_fraction(precision).value_or(ceiling));
 }
 
+bool hopper_or_newer(const hardware::GpuSpec& gpu) {
+  return gpu.architecture == "hopper" || gpu.architecture == "blackwell";
+}
+
+double generation_gemm_ceiling(const hardware::GpuSpec& gpu) {
+  return hopper_or_newer(gpu) ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+}
+
 double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p) {
   // An 8-bit GEMM does twice the math per operand byte of a 16-bit one, so the same
   // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
@@ -488,9 +496,7 @@ Result<TrainingDevice> device_of(const ClusterSpec& c, Precision p) {
   if (!peak || peak->value() <= 0)
     return invalid("options.compute", "GPU '" + c.gpu.id + "' has no dense " + std::string(peak_key(p)) +
                                           " peak in the catalog");
-  const bool hopper_or_newer = c.gpu.architecture == "hopper" || c.gpu.architecture == "blackwell";
-  const double eff =
-      capped_gemm_ceiling(c.gpu, peak_key(p), hopper_or_newer ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
+  const double eff = capped_gemm_ceiling(c.gpu, peak_key(p), generation_gemm_ceiling(c.gpu));
   const double half_dim = gemm_half_saturation_dim(c.gpu, p);
   // A power limit below the TDP lowers the sustained clock as (limit / TDP)^(1/3)
   // (ClusterSpec::power_limit), and every compute rate with it; HBM keeps its bandwidth.
@@ -498,7 +504,7 @@ Result<TrainingDevice> device_of(const ClusterSpec& c, Precision p) {
                            ? std::cbrt(std::min(1.0, c.power_limit.value() / c.gpu.tdp.value()))
                            : 1.0;
   TrainingDevice d{peak->value(), peak->value() * clock, eff, half_dim, streaming_bandwidth(c.gpu),
-                   operand_bytes(p), false, hopper_or_newer, clock};
+                   operand_bytes(p), false, hopper_or_newer(c.gpu), clock};
   // Measured beats datasheet: the GEMM curve fitted to this precision's calibration points
   // replaces peak x kGemmMaxEfficiency and kGemmHalfSaturationDim (same functional form);
   // the achieved triad bandwidth replaces peak x kMemoryBandwidthEfficiency. Lookups by

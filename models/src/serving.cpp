@@ -200,7 +200,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
     double kernels = m.kernels_per_forward, passes = 0, host_per_kernel = 0, host_per_call = 0, floor = 0;
     bool overlap = false;
     if (engine) {
-      if (gpu.architecture == "hopper") ceiling = kGemmMaxEfficiencyHopper;
+      ceiling = generation_gemm_ceiling(gpu);
       if (engine->gemm_ceiling > 0) ceiling = engine->gemm_ceiling;
       if (engine->gemm_half_saturation > 0) half = engine->gemm_half_saturation;
       const bool casts = engine->casts_per_layer && sixteen_bit(exec.precision);

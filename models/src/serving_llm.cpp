@@ -43,7 +43,7 @@ double rows_half_dim(const LlmServingSpec& s) {
 
 double ceiling(const LlmServingSpec& s) {
   return capped_gemm_ceiling(s.cluster.gpu, precision_name(llm_compute_precision(s)),
-                             hopper(s) ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency);
+                             generation_gemm_ceiling(s.cluster.gpu));
 }
 
 // Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form, m being the token rows).

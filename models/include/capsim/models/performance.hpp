@@ -92,6 +92,10 @@ double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p);
 // measured maximum where the catalog has one (GpuSpec::max_achievable); every model that
 // times GEMMs passes its ceiling through here.
 double capped_gemm_ceiling(const hardware::GpuSpec& gpu, std::string_view precision, double ceiling);
+// The GPU generation's GEMM ceiling before that cap: kGemmMaxEfficiencyHopper on Hopper and
+// Blackwell, kGemmMaxEfficiency before them. Training, serving and vision all take it from here.
+bool hopper_or_newer(const hardware::GpuSpec& gpu);
+double generation_gemm_ceiling(const hardware::GpuSpec& gpu);
 // Fraction of HBM peak that streaming element-wise kernels achieve (BabelStream on A100
 // and H100 reports 80-90 % of the datasheet bandwidth).
 inline constexpr double kMemoryBandwidthEfficiency = 0.8;
