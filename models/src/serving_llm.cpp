@@ -134,6 +134,10 @@ double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
 
 }  // namespace
 
+double llm_device_memory(const hardware::GpuSpec& gpu) {
+  return gpu.memory.value() / 1e9 * static_cast<double>(1ull << 30) * kDriverReportedMemoryShare;
+}
+
 Precision llm_compute_precision(const LlmServingSpec& s) {
   const auto& gpu = s.cluster.gpu;
   auto has = [&](Precision p) { return gpu.peak(precision_name(p)).has_value(); };
@@ -200,7 +204,10 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   LlmEstimate e;
   e.weights_per_gpu = Bytes(weights_per_gpu(s));
   e.kv_bytes_per_token_per_gpu = Bytes(kv_per_token_per_gpu(s));
-  const double usable = gpu.memory.value() * s.memory_utilization;
+  const double device = llm_device_memory(gpu);
+  const double usable = s.kv_budget == LlmKvBudget::share_of_free
+                            ? e.weights_per_gpu.value() + s.memory_utilization * (device - e.weights_per_gpu.value())
+                            : device * s.memory_utilization;
   if (e.weights_per_gpu.value() >= usable)
     return invalid("memory", s.shape.name + " does not fit on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
                                  ": " + significant(e.weights_per_gpu.value() / 1e9) + " GB of weights per GPU, " +

@@ -50,10 +50,13 @@ TEST_CASE("serving llm TPOT of llama-2-70b on 8 x H100 by hand") {
 
 TEST_CASE("serving llm paged KV cache limits concurrency, and overload is saturation, not zero") {
   auto s = llama70b_on_8xh100();
-  // usable = 0.9 x 80 GB = 72 GB; minus weights/GPU leaves the KV pool; 40,960 B per token.
-  // Paged: a running request of 3072 + 1024 tokens holds on average 3072 + 512 = 3584.
+  // The device: 80 GiB at the driver's 0.99 = 85.04 GB (the profile read 85.02 GB); usable
+  // = 0.9 of that; minus weights/GPU leaves the KV pool; 40,960 B per token. Paged: a
+  // running request of 3072 + 1024 tokens holds on average 3072 + 512 = 3584.
+  const double device = 80.0 * 1024 * 1024 * 1024 * 0.99;
+  CHECK(llm_device_memory(s.cluster.gpu) == doctest::Approx(device));
   const double weights = 2.0 * parameter_count(s.shape) / 8;
-  const double tokens = std::floor((72e9 - weights) / 40960.0);
+  const double tokens = std::floor((0.9 * device - weights) / 40960.0);
   const int sequences = static_cast<int>(tokens / 3584);
   auto e = estimate_llm_serving(s, {3072, 1024});
   REQUIRE(e.ok());
@@ -133,6 +136,32 @@ TEST_CASE("serving llm simulation at light load matches the analytic TTFT and TP
   MESSAGE("7B on H100: TTFT " << e->ttft_unloaded.value() * 1e3 << " ms, TPOT " << e->tpot_single.value() * 1e3
                               << " ms, " << e->output_tokens_per_second_per_gpu << " tokens/s/GPU at "
                               << e->max_concurrent_sequences << " sequences");
+}
+
+TEST_CASE("serving llm KV budget: a share of the device (vLLM) or of what the weights leave free (TensorRT-LLM)") {
+  // Llama 3.1 70B in FP8 on one H100: 70.6 GB of weights on an 85.0 GB device. vLLM's 0.9
+  // of the device leaves 0.9 x 85.04 - 70.55 = 6.0 GB for the KV cache; TensorRT-LLM's 0.9
+  // of the free 14.5 GB leaves 13.0 GB, twice as much. TensorRT-LLM v0.17 published 912
+  // output tokens/s for 128/2048 here (perf-overview.md), where a KV cache sized as a share
+  // of a decimal 80 GB (1.4 GB, 4 sequences) gave 126.
+  LlmServingSpec s;
+  s.shape = find_transformer_preset("llama-3.1-70b")->shape;
+  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  s.weights = Precision::fp8;
+  s.kv_cache = Precision::fp8;
+  const double device = llm_device_memory(s.cluster.gpu);
+  auto vllm = estimate_llm_serving(s, {128, 2048});
+  REQUIRE(vllm.ok());
+  const double weights = vllm->weights_per_gpu.value();
+  const double per_token = vllm->kv_bytes_per_token_per_gpu.value();
+  CHECK(vllm->kv_capacity_tokens == doctest::Approx(std::floor((0.9 * device - weights) / per_token)));
+  s.kv_budget = LlmKvBudget::share_of_free;
+  auto trtllm = estimate_llm_serving(s, {128, 2048});
+  REQUIRE(trtllm.ok());
+  CHECK(trtllm->kv_capacity_tokens == doctest::Approx(std::floor(0.9 * (device - weights) / per_token)));
+  CHECK(trtllm->kv_capacity_tokens > 2 * vllm->kv_capacity_tokens);
+  MESSAGE("weights " << weights / 1e9 << " GB; KV " << vllm->kv_capacity_tokens << " tokens (vLLM) vs "
+                     << trtllm->kv_capacity_tokens << " (TensorRT-LLM)");
 }
 
 TEST_CASE("serving llm reserved KV admits only whole sequences and never preempts") {

@@ -355,7 +355,7 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   CHECK(all.fit == 2);
   CHECK(all.fit_mean_abs <= 5.0);
   CHECK(all.mean_abs <= 15.0);
-  CHECK(all.held_out_mean_abs <= 12.0);
+  CHECK(all.held_out_mean_abs <= 11.0);
   CHECK(all.held_out_max_abs <= 60.0);
   // The current engine (TensorRT-LLM v1.0, 60 rows) at the GEMM rates cuBLAS measures for
   // decode-shaped GEMMs on H100/H200 (kHopperTokenRowsHalfSaturationDim): 8 % mean. With the

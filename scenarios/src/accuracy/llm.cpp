@@ -80,6 +80,14 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   auto decode_attention = choice("decode_attention", {"gqa-shared", "per-query-head"}, "gqa-shared");
   if (!decode_attention) return decode_attention.errors();
   spec.gqa_shared_kv = *decode_attention == "gqa-shared";
+  // TensorRT-LLM sizes its KV cache from the memory left free after loading the engine,
+  // vLLM from the whole device (serving_llm.hpp, LlmKvBudget).
+  auto engine = choice("engine", {"tensorrt-llm", "vllm"}, "vllm");
+  if (!engine) return engine.errors();
+  if (*engine == "tensorrt-llm") {
+    spec.kv_budget = LlmKvBudget::share_of_free;
+    spec.memory_utilization = kTrtllmFreeGpuMemoryFraction;
+  }
   if (row["kv_memory_fraction"]) spec.memory_utilization = row["kv_memory_fraction"].as<double>();
   if (!row["input_len"] || !row["output_len"])
     return row_error(row, "input_len", "the row needs fixed input_len and output_len");

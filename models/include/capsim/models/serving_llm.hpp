@@ -24,7 +24,8 @@
 //     each small kernel, which the roofline does not see) and kEngineStepOverheadSeconds per
 //     step (host scheduling and sampling).
 // The analytic model (estimate_llm_serving): weights / TP per GPU; what is left of
-// memory_utilization x GPU memory holds the KV cache (kv_cache_bytes_per_token, memory.hpp,
+// memory_utilization x the GPU's device memory (llm_device_memory), or memory_utilization of
+// what the weights leave free (LlmKvBudget::share_of_free), holds the KV cache (kv_cache_bytes_per_token, memory.hpp,
 // x the GPU's share of the KV heads); concurrency = KV tokens / (a sequence's mean paged
 // context, or its whole prompt + output when the scheduler reserves it up front), capped by
 // max_concurrent; TTFT = one prompt's prefill, TPOT = one decode step.
@@ -66,6 +67,15 @@ namespace capsim::models {
 // vLLM's default fraction of GPU memory its engine may use (gpu_memory_utilization = 0.9,
 // vLLM engine arguments documentation).
 inline constexpr double kVllmGpuMemoryUtilization = 0.9;
+// TensorRT-LLM's default share of the memory left free after the engine has loaded that
+// its KV cache takes (KvCacheConfig free_gpu_memory_fraction = 0.9; trtllm-bench's
+// --kv_cache_free_gpu_mem_fraction defaults to the same 0.90, perf-overview.md).
+inline constexpr double kTrtllmFreeGpuMemoryFraction = 0.9;
+// GPU makers state memory in binary gigabytes (an "80 GB" H100 carries 80 GiB of HBM) and
+// the driver reports a little less than that to CUDA (cudaDeviceProp::totalGlobalMem): the
+// calibration profiles in data/calibration read 85,017,493,504 B on an H100 SXM "80 GB"
+// (0.9897 of 80 GiB) and 150,109,880,320 B on an H200 "141 GB" (0.9915 of 141 GiB).
+inline constexpr double kDriverReportedMemoryShare = 0.99;
 // vLLM's default cap on sequences per iteration (max_num_seqs = 256, engine arguments): used
 // only when a scenario asks for vLLM's defaults; capsim's default is no cap (0).
 inline constexpr int kVllmMaxNumSeqs = 256;
@@ -108,6 +118,10 @@ enum class LlmBatching { continuous, static_batches };
 // max_utilization; preemption when they run out), or all of prompt + output at admission
 // (TensorRT-LLM guaranteed_no_evict; never preempts).
 enum class LlmKvAdmission { on_demand, reserve_full };
+// How the engine sizes its KV cache: memory_utilization of the device memory, weights
+// included (vLLM's gpu_memory_utilization), or memory_utilization of what the weights leave
+// free (TensorRT-LLM's free_gpu_memory_fraction).
+enum class LlmKvBudget { share_of_device, share_of_free };
 
 struct LlmServingSpec {
   TransformerShape shape;
@@ -120,6 +134,7 @@ struct LlmServingSpec {
   int max_batched_tokens = kMaxBatchedTokens;             // >= 1: tokens per step (chunked prefill)
   LlmBatching batching = LlmBatching::continuous;
   LlmKvAdmission kv_admission = LlmKvAdmission::on_demand;
+  LlmKvBudget kv_budget = LlmKvBudget::share_of_device;
   // Decode attention reads a KV head once for all query heads of its GQA group (FlashAttention,
   // vLLM, TensorRT-LLM's XQA); false: once per query head (TensorRT-LLM before v0.7).
   bool gqa_shared_kv = true;
@@ -129,6 +144,10 @@ struct LlmServingSpec {
 // the GPU has them; 4-bit weights (AWQ/GPTQ) and 8-bit weights on GPUs without them are
 // dequantized into 16-bit GEMMs (weight-only quantization: fewer bytes, 16-bit math).
 Precision llm_compute_precision(const LlmServingSpec& spec);
+
+// The memory CUDA reports on one GPU, in bytes: the catalog's binary gigabytes at
+// kDriverReportedMemoryShare.
+double llm_device_memory(const hardware::GpuSpec& gpu);
 
 // One request class: prompt and output lengths in tokens (both >= 1).
 struct LlmRequestMix {
