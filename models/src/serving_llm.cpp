@@ -108,17 +108,20 @@ double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
   const double q_out = sh.heads * hd, kv_out = (sh.kv_heads > 0 ? sh.kv_heads : sh.heads) * hd;
   const double mlp_in = sh.gated_mlp ? 2.0 * sh.ffn_hidden : sh.ffn_hidden;
   const double bytes = bytes_per_value(s.weights), peak = peak_of(s), bw = bandwidth(s);
-  // 8-bit GEMMs take 8-bit activations: each input is cast with its scale first, reading
-  // 16 bits and writing 8 (3 B per element; performance.cpp's rule for FP8 training).
+  // 8-bit GEMMs take 8-bit activations. The norms and the gated activation write theirs
+  // already quantized (llm_elementwise); the attention output is cast with its scale
+  // before the output projection, reading 16 bits and writing 8 (3 B per element;
+  // performance.cpp's rule for FP8 training).
   const bool cast = bytes_per_value(llm_compute_precision(s)) < 2.0;
   auto linear = [&](double m, double n, double k, double count) {
     if (m <= 0 || count <= 0) return 0.0;
     const double compute = 2.0 * m * n * k / (peak * efficiency(s, m, n, k));
-    return count * (std::max(compute, n * k * bytes / bw) + (cast ? 3.0 * m * k / bw : 0.0));
+    return count * std::max(compute, n * k * bytes / bw);
   };
   double time = 0;
   if (tokens > 0) {
-    time += sh.layers * (linear(tokens, (q_out + 2 * kv_out) / t, h, 1) + linear(tokens, h, q_out / t, 1));
+    time += sh.layers * (linear(tokens, (q_out + 2 * kv_out) / t, h, 1) + linear(tokens, h, q_out / t, 1) +
+                         (cast ? 3.0 * tokens * q_out / t / bw : 0.0));
     const int e = sh.experts, k = sh.experts_per_token;
     double experts = 1, per_expert = tokens;
     if (e > 1 && k >= 1 && k < e) {
@@ -132,10 +135,26 @@ double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
 }
 
 
+
 }  // namespace
 
 double llm_device_memory(const hardware::GpuSpec& gpu) {
   return gpu.memory.value() / 1e9 * static_cast<double>(1ull << 30) * kDriverReportedMemoryShare;
+}
+
+Seconds llm_elementwise(const LlmServingSpec& s, double tokens) {
+  const auto& sh = s.shape;
+  const double t = s.tensor_parallel, h = sh.hidden;
+  const double out = bytes_per_value(llm_compute_precision(s)) < 2.0 ? 1.0 : 2.0;
+  const double k = sh.experts > 1 ? std::max(1, sh.experts_per_token) : 1.0;
+  const double l2 = s.cluster.gpu.l2_cache.value(), bw = bandwidth(s);
+  auto kernel = [&](double bytes_per_token) {
+    const double bytes = bytes_per_token * tokens;
+    return bytes <= l2 ? 0.0 : bytes / bw;
+  };
+  double layer = 2.0 * kernel((3.0 * 2.0 + out) * h) + kernel((2.0 * 2.0 + out) * k * sh.ffn_hidden / t);
+  if (sh.experts > 1) layer += 2.0 * kernel(2.0 * (k + 1.0) * h);
+  return Seconds(sh.layers * layer);
 }
 
 Precision llm_compute_precision(const LlmServingSpec& s) {
@@ -163,7 +182,8 @@ Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_co
   const double attention_flops = attention_flops_per_pair(s) * (decode_context + prefill_attention) / t;
   const double kv_bytes = kv_per_token_per_gpu(s) * (decode_context * group + tokens);
   const double attention = std::max(attention_flops / (peak * kFlashAmpereFa2.forward), kv_bytes / bw);
-  return Seconds(gemm + attention + tp_all_reduce(s, tokens) + kLayerOverheadSeconds * s.shape.layers +
+  return Seconds(gemm + attention + llm_elementwise(s, tokens).value() + tp_all_reduce(s, tokens) +
+                 kLayerOverheadSeconds * s.shape.layers +
                  kEngineStepOverheadSeconds);
 }
 

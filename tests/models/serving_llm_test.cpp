@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
 #include "capsim/models/memory.hpp"
 #include "capsim/models/search.hpp"
@@ -81,7 +82,7 @@ TEST_CASE("serving llm paged KV cache limits concurrency, and overload is satura
   // Overloaded, vLLM-style admission fills the cache with prompts, preempts and recomputes
   // sequences, and admits nothing in a step that preempted: the delivered rate is below the
   // steady-state estimate but of its order, never zero.
-  CHECK(sim->requests_per_second > 0.4 * e->requests_per_second);
+  CHECK(sim->requests_per_second > 0.3 * e->requests_per_second);
   CHECK(sim->requests_per_second < 1.4 * e->requests_per_second);
 }
 
@@ -99,13 +100,20 @@ TEST_CASE("serving llm offline throughput rises with KV capacity until compute b
     REQUIRE_MESSAGE(sim.ok(), format_diagnostics(sim.errors()));
     return sim->output_tokens_per_second;
   };
-  double previous = 0;
-  for (double u : {0.5, 0.7, 0.9}) {
-    const double tps = run("lambda-8x-h100-sxm", u);
-    MESSAGE("H100 x 8, memory utilization " << u << ": " << tps << " output tokens/s");
-    CHECK(tps > previous);
-    previous = tps;
+  std::map<double, double> tps;
+  for (double u : {0.3, 0.4, 0.5, 0.7, 0.9}) {
+    tps[u] = run("lambda-8x-h100-sxm", u);
+    MESSAGE("H100 x 8, memory utilization " << u << ": " << tps[u] << " output tokens/s");
   }
+  // Memory-bound while the KV cache is small: each step's weight reads serve more sequences.
+  CHECK(tps[0.4] > 1.2 * tps[0.3]);
+  CHECK(tps[0.5] > tps[0.4]);
+  // Then compute binds (and the element-wise kernels grow with the batch): the rate levels off.
+  for (double u : {0.7, 0.9}) {
+    CHECK(tps[u] > 0.98 * tps[0.5]);
+    CHECK(tps[u] < 1.15 * tps[0.5]);
+  }
+  const double previous = tps[0.9];
   const double h200 = run("hgx-h200-8gpu", 0.9);
   MESSAGE("H200 x 8: " << h200 << " output tokens/s, ratio " << h200 / previous);
   CHECK(h200 > 1.2 * previous);
@@ -263,4 +271,32 @@ TEST_CASE("serving llm step: the vocabulary projection runs for sampled tokens o
   CHECK(sampled_all - prefill > 0.8 * lm_head_flops / s.cluster.gpu.peak("bf16")->value());
   // Attention grows with the context a decode step reads.
   CHECK(llm_decode_step(s, 64, 64 * 8192.0) > llm_decode_step(s, 64, 64 * 1024.0));
+}
+
+TEST_CASE("serving llm element-wise kernels: hidden-wide ones are not split by TP, and L2 holds small ones") {
+  // Mixtral 8x7B in bf16 on 8 x H100, an 8192-token step. Per layer and token: two
+  // residual-add + RMSNorm kernels of (3 x 2 + 2) B x 4096, the gated activation of 2 routed
+  // experts at (2 x 2 + 2) B x 14336 / TP, and the permutation to the experts and back at
+  // 2 B x (2 + 1) x 4096 each. TP 8 removes only the activation's share of TP 1's time.
+  LlmServingSpec s;
+  s.shape = find_transformer_preset("mixtral-8x7b")->shape;
+  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-8x-h100-sxm")->cluster;
+  const double bw = s.cluster.gpu.memory_bandwidth.value() * 0.8;
+  auto by_hand = [&](double tokens, int tp) {
+    const double layer = 2 * 8.0 * 4096 + 2 * 6.0 * 14336 / tp + 2 * 2.0 * 3 * 4096;
+    return 32 * layer * tokens / bw;
+  };
+  for (int tp : {1, 8}) {
+    s.tensor_parallel = tp;
+    CHECK(llm_elementwise(s, 8192).value() == doctest::Approx(by_hand(8192, tp)));
+  }  // TP 8 from here
+  // Split 8 ways it would be 1/8 of TP 1's; the hidden-wide kernels keep 46 % of it.
+  CHECK(llm_elementwise(s, 8192).value() > 0.4 * by_hand(8192, 1));
+  // 16 tokens: every kernel's input and output fit in the H100's 50 MB L2.
+  CHECK(llm_elementwise(s, 16).value() == 0.0);
+  // FP8: the norms and the activation write 8-bit outputs (1 B instead of 2).
+  s.weights = Precision::fp8;
+  s.tensor_parallel = 1;
+  const double fp8_layer = 2 * 7.0 * 4096 + 2 * 5.0 * 14336 + 2 * 2.0 * 3 * 4096;
+  CHECK(llm_elementwise(s, 8192).value() == doctest::Approx(32 * fp8_layer * 8192 / bw));
 }

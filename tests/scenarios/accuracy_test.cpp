@@ -341,7 +341,7 @@ rows:
 TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   // 467 published rows (TensorRT-LLM perf tables v0.5-v0.17 and v1.0, vLLM on MI300X), each
   // read as its source ran it. Today's level, held as a guard: mean |error| within the
-  // issue's 15 %, the worst row not yet (the issue asks 35 %; 21 rows are 35-66 % off, 14
+  // issue's 15 %, the worst row not yet (the issue asks 35 %; 12 rows are 35-61 % off, 5
   // of them L40S at TP 4-8 over PCIe, 4 the 202/214 Triton runs).
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
@@ -356,8 +356,8 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   CHECK(all.fit == 2);
   CHECK(all.fit_mean_abs <= 5.0);
   CHECK(all.mean_abs <= 15.0);
-  CHECK(all.held_out_mean_abs <= 12.0);
-  CHECK(all.held_out_max_abs <= 70.0);
+  CHECK(all.held_out_mean_abs <= 11.5);
+  CHECK(all.held_out_max_abs <= 65.0);
   // The current engine (TensorRT-LLM v1.0, 60 rows) at the GEMM rates cuBLAS measures for
   // decode-shaped GEMMs on H100/H200 (kHopperTokenRowsHalfSaturationDim): 8 % mean. With the
   // n/k half-saturation on the token rows too, the model was 15 % slow on them.
@@ -397,6 +397,18 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   }
   REQUIRE(l40s_rows >= 20);
   CHECK(l40s_sum / l40s_rows <= 13.0);
+  // Mixtral 8x7B at TP 4-8 over NVLink (v0.17): the hidden-wide element-wise kernels and the
+  // expert permutation run whole on every GPU (llm_elementwise); without them, 20 % high.
+  double moe_sum = 0;
+  int moe_rows = 0;
+  for (const auto& row : report->rows)
+    if (row.id.rfind("trtllm017-mixtral-8x7b-", 0) == 0 && row.id.find("-l40s-") == std::string::npos &&
+        (row.id.find("-tp4-") != std::string::npos || row.id.find("-tp8-") != std::string::npos)) {
+      moe_sum += std::abs(row.error_percent);
+      ++moe_rows;
+    }
+  REQUIRE(moe_rows == 54);
+  CHECK(moe_sum / moe_rows <= 17.0);
   REQUIRE(tight_rows == 14);
   CHECK(tight_sum / tight_rows <= 20.0);
   CHECK(tight_signed / tight_rows >= -15.0);

@@ -17,6 +17,11 @@
 //     sequence's whole KV cache (context grows the cost); a decode kernel that does not share
 //     K/V among the query heads of a GQA group (LlmServingSpec::gqa_shared_kv false, as
 //     TensorRT-LLM's masked MHA kernel before XQA) reads it once per query head.
+//   - element-wise kernels, memory-bound: two fused residual-add + RMSNorm per layer, the
+//     gated activation (per routed expert), a mixture-of-experts layer's token permutation
+//     and its inverse; 8-bit GEMM inputs are written quantized by the kernel before them,
+//     only the attention output is cast separately. Hidden-wide kernels are not split by
+//     TP. A kernel whose input and output fit in L2 does not reach HBM.
 //   - TP: two all-reduces per layer (after attention and after the MLP; Shoeybi et al.,
 //     Megatron-LM, 2019, Sec. 3) of tokens x hidden x 2 bytes over the node's intra-node
 //     link, ring all-reduce from collectives.hpp at kCollectiveBandwidthFraction.
@@ -179,10 +184,22 @@ struct LlmEstimate {
 // with TP=1: 151 GB of weights per GPU, 72 GB usable"); no room for one sequence's KV.
 Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& spec, const LlmRequestMix& mix);
 
+// The element-wise kernels of one step of `tokens` tokens on one GPU, memory-bound (bytes /
+// HBM bandwidth at kMemoryBandwidthEfficiency), per layer and token: two fused residual-add +
+// RMSNorm kernels (read the input and the residual, write the residual and the normalized
+// input: 16-bit, or 8-bit where it feeds 8-bit GEMMs), the gated activation of each routed
+// expert's MLP (read gate and up, write the product: 16-bit in, 16- or 8-bit out), and in a
+// mixture-of-experts layer the permutation of the tokens to their k experts and back (read
+// h, write k h; read k h, write h; 16-bit). Under tensor parallelism the hidden-wide kernels
+// run whole on every GPU; the MLP's is split. A kernel whose input and output fit in the
+// GPU's L2 cache does not reach HBM (cnn.cpp's rule for inference).
+Seconds llm_elementwise(const LlmServingSpec& spec, double tokens);
+
 // One engine step: decode_sequences tokens attending to decode_context KV tokens in all,
 // plus prefill_tokens prompt tokens whose attention covers prefill_attention query-key
 // pairs, of which prompts_completed end their prompt in this step (their last token is
-// sampled). GEMMs, attention, TP all-reduces and fixed costs as described above.
+// sampled). GEMMs, attention, element-wise kernels, TP all-reduces and fixed costs as
+// described above.
 Seconds llm_step(const LlmServingSpec& spec, int decode_sequences, double decode_context, double prefill_tokens,
                  double prefill_attention, int prompts_completed = 0);
 // The two phases on their own. sequences >= 1, context_tokens >= 0, tokens >= 1.
