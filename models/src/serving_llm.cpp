@@ -134,8 +134,6 @@ double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
   return time;
 }
 
-
-
 }  // namespace
 
 double llm_device_memory(const hardware::GpuSpec& gpu) {

@@ -30,8 +30,8 @@
 //     step (host scheduling and sampling).
 // The analytic model (estimate_llm_serving): weights / TP per GPU; what is left of
 // memory_utilization x the GPU's device memory (llm_device_memory), or memory_utilization of
-// what the weights leave free (LlmKvBudget::share_of_free), holds the KV cache (kv_cache_bytes_per_token, memory.hpp,
-// x the GPU's share of the KV heads); concurrency = KV tokens / (a sequence's mean paged
+// what the weights leave free (LlmKvBudget::share_of_free), holds the KV cache
+// (kv_cache_bytes_per_token, memory.hpp, x the GPU's share of the KV heads); concurrency = KV tokens / (a sequence's mean paged
 // context, or its whole prompt + output when the scheduler reserves it up front), capped by
 // max_concurrent; TTFT = one prompt's prefill, TPOT = one decode step.
 // The simulation (simulate_llm_serving) is a small dedicated event loop of one replica with
