@@ -466,7 +466,13 @@ rows:
   CHECK(report->rows[0].predicted < 0.8 * models::llm_prefill(spec, 64, 512).value() * 1e3);
   write("dynamic");
   report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
-  std::filesystem::remove_all(dir);
   REQUIRE(report.ok());
   CHECK(report->rows[0].not_predicted == "batching: unknown value 'dynamic' (expected continuous, static)");
+  // The engine decides how the KV cache is sized (LlmKvBudget): an engine the predictor does
+  // not know is refused, not read as vLLM.
+  write("continuous\n    engine: sglang");
+  report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  std::filesystem::remove_all(dir);
+  REQUIRE(report.ok());
+  CHECK(report->rows[0].not_predicted == "engine: unknown value 'sglang' (expected tensorrt-llm, vllm)");
 }
