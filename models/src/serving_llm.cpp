@@ -536,7 +536,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   out.end_to_end_mean = mean(e2e);
   out.mean_running = measured > 0 ? running_area / measured : 0;
   out.kv_utilization = measured > 0 ? kv_area / measured : 0;
-  out.waiting_at_end = static_cast<int>(waiting.size()) * o.replicas;
+  out.waiting_at_end = static_cast<std::int64_t>(waiting.size()) * o.replicas;  // many replicas: past int
   if (to_completion) {
     out.makespan_s = t;
     out.requests_per_second = t > 0 ? completed_total / t * o.replicas : 0;

@@ -247,7 +247,7 @@ struct LlmSimulation {
   bool saturated = false;
   double offered_rate = 0;             // requests/s offered (server mode)
   double queue_growth_per_second = 0;  // waiting requests added per second over the window
-  int waiting_at_end = 0;
+  std::int64_t waiting_at_end = 0;
   double makespan_s = 0;               // offline or fixed-count server mode: time to the last completion
   // Means over the same requests as the percentiles (seconds; 0 when none finished).
   double ttft_mean = 0;
