@@ -58,7 +58,7 @@ void apply_measured_links(ClusterSpec& c, bool has_intra_node) {
   if (has_intra_node && c.gpus_per_node > 1) {
     std::optional<BytesPerSecond> intra;
     if (m.allreduce_bus_bandwidth && m.collective_ranks >= 2)
-      intra = *m.allreduce_bus_bandwidth / kCollectiveBandwidthFraction;
+      intra = *m.allreduce_bus_bandwidth / intra_node_collective_fraction(c);
     else if (m.p2p_bandwidth)
       intra = *m.p2p_bandwidth;
     if (intra && intra->value() > 0 && intra->value() <= 1.1 * c.intra_node_bandwidth.value()) {
@@ -107,6 +107,7 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
     if (!link) errors.insert(errors.end(), link.errors().begin(), link.errors().end());
     else {
       c.intra_node_bandwidth = link->bandwidth;
+      c.intra_node_pcie = is_pcie;
       c.intra_node_latency = link->latency;
     }
   }
@@ -137,8 +138,12 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
   return c;
 }
 
+double intra_node_collective_fraction(const ClusterSpec& c) {
+  return c.intra_node_pcie ? kPcieCollectiveBandwidthFraction : kCollectiveBandwidthFraction;
+}
+
 LinkModel intra_node_link(const ClusterSpec& c) {
-  return {c.intra_node_bandwidth * kCollectiveBandwidthFraction, c.intra_node_latency};
+  return {c.intra_node_bandwidth * intra_node_collective_fraction(c), c.intra_node_latency};
 }
 
 LinkModel inter_node_link(const ClusterSpec& c) {

@@ -18,16 +18,18 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
   if (!(cluster.inter_node_bandwidth.value() > 0) && nodes > 1)
     return Diagnostic{{}, "", "the node type has no network bandwidth in the catalog; the fabric cannot time it", ""};
 
-  // NCCL reaches kCollectiveBandwidthFraction of a link's line rate as bus bandwidth; the
-  // fabric simulates line rates, so it is given the same effective rates the formula uses.
+  // NCCL reaches a share of a link's line rate as bus bandwidth (intra_node_link,
+  // inter_node_link); the fabric simulates line rates, so it is given the same effective
+  // rates the formula uses.
   fabric::FabricTopology topo;
   topo.nodes = nodes;
   topo.gpus_per_node = cluster.gpus_per_node;
   const bool nvlink = cluster.gpu.nvlink_bandwidth.has_value() && cluster.gpus_per_node > 1;
+  const double intra_share = intra_node_collective_fraction(cluster);
   topo.intra.kind = nvlink ? fabric::IntraNodeKind::nvswitch : fabric::IntraNodeKind::pcie_tree;
-  topo.intra.gpu_link_bandwidth = cluster.intra_node_bandwidth * kCollectiveBandwidthFraction;
+  topo.intra.gpu_link_bandwidth = cluster.intra_node_bandwidth * intra_share;
   topo.intra.gpu_to_gpu_latency = cluster.intra_node_latency;
-  if (!nvlink) topo.intra.bridge_uplink_bandwidth = cluster.pcie_bandwidth * kCollectiveBandwidthFraction;
+  if (!nvlink) topo.intra.bridge_uplink_bandwidth = cluster.pcie_bandwidth * intra_share;
   topo.network.nics_per_node = cluster.gpus_per_node;
   topo.network.nic_bandwidth = nodes > 1 ? cluster.inter_node_bandwidth * kCollectiveBandwidthFraction
                                          : gigabytes_per_second(1);  // unused on one node

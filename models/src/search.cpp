@@ -42,6 +42,7 @@ ClusterSpec instance_cluster(const hardware::Catalog& catalog, const Entity& ins
     c.intra_node_latency = Seconds(kDefaultIntraNodeLatencySeconds);
   } else {
     c.intra_node_bandwidth = c.pcie_bandwidth;
+    c.intra_node_pcie = true;
     c.intra_node_latency = Seconds(kDefaultPcieLatencySeconds);
   }
   if (auto net = instance.quantity<BytesPerSecond>("network_bandwidth")) {

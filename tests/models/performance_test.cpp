@@ -135,6 +135,25 @@ TEST_CASE("collective: the links collectives run on are the cluster's at NCCL's 
   CHECK(inter_node_link(c).latency.value() == doctest::Approx(5e-6));
 }
 
+TEST_CASE("collective: GPUs that talk over PCIe reach NCCL's PCIe share of the line rate") {
+  // 8 x L40S on PCIe Gen4 x16 (31.5 GB/s per direction): 0.53 of it, 16.7 GB/s; the same
+  // GPUs' network share stays at 0.8. An NVSwitch node keeps 0.8 inside the node too.
+  const auto& catalog = testing::shipped_catalog();
+  auto pcie = cluster_from_catalog(catalog, "l40s", 8, "pcie-gen4-x16", "", 0);
+  REQUIRE(pcie.ok());
+  CHECK(pcie->intra_node_pcie);
+  CHECK(intra_node_link(*pcie).bandwidth.value() == doctest::Approx(31.5e9 * kPcieCollectiveBandwidthFraction));
+  CHECK(kPcieCollectiveBandwidthFraction == doctest::Approx(0.53));
+  auto nvswitch = cluster_from_catalog(catalog, "h100-sxm-80gb", 8, "nvswitch-h100", "", 0);
+  REQUIRE(nvswitch.ok());
+  CHECK_FALSE(nvswitch->intra_node_pcie);
+  CHECK(intra_node_link(*nvswitch).bandwidth.value() ==
+        doctest::Approx(nvswitch->intra_node_bandwidth.value() * kCollectiveBandwidthFraction));
+  // A ring all-reduce of 8 MB over the 8 L40S: 2 x 7/8 x 8e6 / 16.7e9 plus 14 PCIe latencies.
+  const double ring = ring_all_reduce(Bytes(8e6), 8, intra_node_link(*pcie)).value();
+  CHECK(ring == doctest::Approx(2 * 7.0 / 8 * 8e6 / (31.5e9 * 0.53) + 14 * kDefaultPcieLatencySeconds));
+}
+
 TEST_CASE("perf: the GEMM half-saturation dimension follows the GPU's tensor FLOPs per clock per SM") {
   const auto& c = testing::shipped_catalog();
   auto half = [&](const char* id, Precision p) {

@@ -27,6 +27,30 @@ const scenarios::AccuracySummary* group(const scenarios::AccuracyReport& r, cons
   return nullptr;
 }
 
+// Mean |error| and mean signed error of the report's rows whose id `keep` accepts.
+struct RowMeans {
+  int rows = 0;
+  double abs = 0;
+  double signed_error = 0;
+};
+template <class Keep>
+RowMeans means_of(const scenarios::AccuracyReport& r, Keep keep) {
+  RowMeans m;
+  for (const auto& row : r.rows)
+    if (keep(row.id)) {
+      m.abs += std::abs(row.error_percent);
+      m.signed_error += row.error_percent;
+      ++m.rows;
+    }
+  if (m.rows > 0) {
+    m.abs /= m.rows;
+    m.signed_error /= m.rows;
+  }
+  return m;
+}
+bool has(const std::string& id, const char* part) { return id.find(part) != std::string::npos; }
+bool starts(const std::string& id, const char* prefix) { return id.rfind(prefix, 0) == 0; }
+
 // capsim accuracy over one fixture file, written to a fresh temporary directory and removed.
 Result<scenarios::AccuracyReport> accuracy_of_fixture(const hardware::Catalog& catalog, const std::string& tag,
                                                       const std::string& yaml, const std::string& group) {
@@ -341,8 +365,8 @@ rows:
 TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   // 467 published rows (TensorRT-LLM perf tables v0.5-v0.17 and v1.0, vLLM on MI300X), each
   // read as its source ran it. Today's level, held as a guard: mean |error| within the
-  // issue's 15 %, the worst row not yet (the issue asks 35 %; 12 rows are 35-61 % off, 5
-  // of them L40S at TP 4-8 over PCIe, 4 the 202/214 Triton runs).
+  // issue's 15 %, the worst row not yet (the issue asks 35 %; 8 rows are 35-61 % off, 4 of
+  // them the 202/214 Triton runs).
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
   auto report = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "llm-serving");
@@ -353,65 +377,59 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
                           << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs << " %");
   CHECK(all.not_predicted == 0);
   CHECK(all.rows == 467);
-  CHECK(all.fit == 2);
+  CHECK(all.fit == 3);
   CHECK(all.fit_mean_abs <= 5.0);
   CHECK(all.mean_abs <= 15.0);
-  CHECK(all.held_out_mean_abs <= 11.5);
+  CHECK(all.held_out_mean_abs <= 10.0);
   CHECK(all.held_out_max_abs <= 65.0);
+
   // The current engine (TensorRT-LLM v1.0, 60 rows) at the GEMM rates cuBLAS measures for
   // decode-shaped GEMMs on H100/H200 (kHopperTokenRowsHalfSaturationDim): 8 % mean. With the
   // n/k half-saturation on the token rows too, the model was 15 % slow on them.
-  double v1_sum = 0, v1_signed = 0;
-  int v1_rows = 0;
-  for (const auto& row : report->rows)
-    if (row.id.rfind("trtllm1v0-", 0) == 0) {
-      v1_sum += std::abs(row.error_percent);
-      v1_signed += row.error_percent;
-      ++v1_rows;
-    }
-  REQUIRE(v1_rows == 60);
-  CHECK(v1_sum / v1_rows <= 10.0);
-  CHECK(v1_signed / v1_rows >= -10.0);
+  const RowMeans v1 = means_of(*report, [](const std::string& id) { return starts(id, "trtllm1v0-"); });
+  REQUIRE(v1.rows == 60);
+  CHECK(v1.abs <= 10.0);
+  CHECK(v1.signed_error >= -10.0);
+
   // MI300X at AMD's measured maximum GEMM rate (max_achievable), not 72 % of its datasheet.
   const auto* mi300x = group(*report, "mi300x");
   REQUIRE(mi300x != nullptr);
   CHECK(mi300x->mean_abs <= 18.0);
+
   // L40S FP8 GEMMs at the measured ~370 TFLOP/s (max_achievable), not 72 % of 733: the
   // single-GPU rows, where no PCIe all-reduce is involved.
+  const RowMeans l40s_one = means_of(*report, [](const std::string& id) { return has(id, "-l40s-") && has(id, "-tp1-"); });
+  REQUIRE(l40s_one.rows >= 20);
+  CHECK(l40s_one.abs <= 13.0);
+
+  // L40S at TP 4 and TP 8: the all-reduces run over PCIe at NCCL's PCIe share of the line
+  // rate (kPcieCollectiveBandwidthFraction, chosen on one of these rows). At the NVLink
+  // share (0.8) these rows were 16-37 % high, the more so the higher the TP degree.
+  const RowMeans l40s_tp = means_of(*report, [](const std::string& id) {
+    return has(id, "-l40s-") && (has(id, "-tp4-") || has(id, "-tp8-"));
+  });
+  REQUIRE(l40s_tp.rows == 38);
+  CHECK(l40s_tp.abs <= 6.0);
+  CHECK(std::abs(l40s_tp.signed_error) <= 3.0);
+
+  // Mixtral 8x7B at TP 4-8 over NVLink (v0.17): the hidden-wide element-wise kernels and the
+  // expert permutation run whole on every GPU (llm_elementwise); without them, 20 % high.
+  const RowMeans moe = means_of(*report, [](const std::string& id) {
+    return starts(id, "trtllm017-mixtral-8x7b-") && !has(id, "-l40s-") && (has(id, "-tp4-") || has(id, "-tp8-"));
+  });
+  REQUIRE(moe.rows == 54);
+  CHECK(moe.abs <= 17.0);
+
   // Weights that nearly fill the GPU (Llama 3.1 70B FP8 on one H100, FP16 on two A100s):
   // the KV cache is what the engine leaves of the device memory CUDA reports
   // (llm_device_memory, LlmKvBudget); at 0.9 of a decimal 80 GB these rows were 57-88 % low.
-  double l40s_sum = 0, tight_sum = 0, tight_signed = 0;
-  int l40s_rows = 0, tight_rows = 0;
-  for (const auto& row : report->rows) {
-    if (row.id.find("-l40s-") != std::string::npos && row.id.find("-tp1-") != std::string::npos) {
-      l40s_sum += std::abs(row.error_percent);
-      ++l40s_rows;
-    }
-    if (row.id.rfind("trtllm017-llama-31-70b-h100-fp8-tp1-", 0) == 0 ||
-        row.id.rfind("trtllm017-llama-31-70b-a100-fp16-tp2-", 0) == 0) {
-      tight_sum += std::abs(row.error_percent);
-      tight_signed += row.error_percent;
-      ++tight_rows;
-    }
-  }
-  REQUIRE(l40s_rows >= 20);
-  CHECK(l40s_sum / l40s_rows <= 13.0);
-  // Mixtral 8x7B at TP 4-8 over NVLink (v0.17): the hidden-wide element-wise kernels and the
-  // expert permutation run whole on every GPU (llm_elementwise); without them, 20 % high.
-  double moe_sum = 0;
-  int moe_rows = 0;
-  for (const auto& row : report->rows)
-    if (row.id.rfind("trtllm017-mixtral-8x7b-", 0) == 0 && row.id.find("-l40s-") == std::string::npos &&
-        (row.id.find("-tp4-") != std::string::npos || row.id.find("-tp8-") != std::string::npos)) {
-      moe_sum += std::abs(row.error_percent);
-      ++moe_rows;
-    }
-  REQUIRE(moe_rows == 54);
-  CHECK(moe_sum / moe_rows <= 17.0);
-  REQUIRE(tight_rows == 14);
-  CHECK(tight_sum / tight_rows <= 20.0);
-  CHECK(tight_signed / tight_rows >= -15.0);
+  const RowMeans tight = means_of(*report, [](const std::string& id) {
+    return starts(id, "trtllm017-llama-31-70b-h100-fp8-tp1-") || starts(id, "trtllm017-llama-31-70b-a100-fp16-tp2-");
+  });
+  REQUIRE(tight.rows == 14);
+  CHECK(tight.abs <= 20.0);
+  CHECK(tight.signed_error >= -15.0);
+
   // Every group of rows on NVIDIA GPUs is within 25 % on average.
   for (const char* gpu : {"h100-sxm-80gb", "h200-sxm-141gb", "a100-sxm-80gb", "a100-pcie-80gb", "l40s"}) {
     const auto* g = group(*report, gpu);

@@ -19,6 +19,7 @@ struct ClusterSpec {
   hardware::GpuSpec gpu;
   int gpus_per_node = 1;                // >= 1
   BytesPerSecond intra_node_bandwidth;  // per GPU per direction (NVLink/NVSwitch/PCIe line rate)
+  bool intra_node_pcie = false;         // the GPUs of a node talk over PCIe, not NVLink/xGMI
   Seconds intra_node_latency;           // per message
   BytesPerSecond inter_node_bandwidth;  // per GPU per direction = nics * port / gpus_per_node;
                                         // zero: a single node, no network
@@ -68,7 +69,7 @@ inline constexpr double kDefaultPcieLatencySeconds = 1e-6;
 // "pcie-gen<N>-x16" for the GPU's PCIe generation, zero when either is unknown.
 // Calibrated GPUs (gpu.measured) replace, where measured: the PCIe bandwidth by the pinned
 // host-to-device copy rate; the intra-node bandwidth by the NCCL all-reduce bus bandwidth
-// / kCollectiveBandwidthFraction (so the ring model reproduces the measured bus bandwidth),
+// / collective_bandwidth_fraction (so the ring model reproduces the measured bus bandwidth),
 // else by the slowest pair's peer-to-peer copy rate, and its latency by the p2p latency.
 // A measured intra-node figure above 1.1 x the chosen interconnect's line rate was taken
 // on a faster fabric than this cluster has and is not used.
@@ -76,9 +77,13 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
                                          int gpus_per_node, std::string_view intra_node_id,
                                          std::string_view network_id, int nics_per_node);
 
+// NCCL's bus-bandwidth share of the intra-node line rate: kPcieCollectiveBandwidthFraction
+// when the node's GPUs talk over PCIe, kCollectiveBandwidthFraction otherwise.
+double intra_node_collective_fraction(const ClusterSpec& c);
+
 // The links the models' collectives run on: the cluster's line rate at NCCL's bus-bandwidth
-// share (kCollectiveBandwidthFraction) and its per-message latency, inside a node and
-// across nodes.
+// share (intra_node_collective_fraction inside a node, kCollectiveBandwidthFraction across
+// nodes) and its per-message latency.
 LinkModel intra_node_link(const ClusterSpec& c);
 LinkModel inter_node_link(const ClusterSpec& c);
 

@@ -28,6 +28,17 @@ struct LinkModel {
 // 300 GB/s NVSwitch ports (NVIDIA, "nccl-tests PERFORMANCE.md" and DGX A100 user guide
 // figures), and ~20-23 GB/s over 25 GB/s HDR ports: about 0.8 in both cases.
 inline constexpr double kCollectiveBandwidthFraction = 0.8;
+// The same share when a node's GPUs talk over PCIe (no NVLink). Ring traffic between PCIe
+// GPUs crosses the host's root complexes and, on two-socket servers, the socket link, so it
+// reaches less of the line rate. NCCL's own topology model brackets it
+// (src/graph/topo.h, paths.cc): a PCIe Gen4 x16 link counts as 24 GB/s (0.76 of the
+// 31.5 GB/s line rate), peer-to-peer through an Intel root complex costs 6/5 of that
+// (20 GB/s, 0.63), and a ring across AMD sockets is held to 16 GB/s (0.51). No nccl-tests
+// figure of the L40S servers behind TensorRT-LLM's tables is published, so the share was
+// chosen on one of their rows (data/validation/llm_serving.yaml, fit: true: Llama 3.1 70B
+// FP8 at TP 8 on L40S, 1000/1000): 0.53, 16.7 GB/s on Gen4 x16, inside NCCL's bracket.
+// The other L40S rows at TP 4 and TP 8, dense and MoE, are held out.
+inline constexpr double kPcieCollectiveBandwidthFraction = 0.53;
 
 // Ring all-reduce: reduce-scatter then all-gather, each n-1 steps of S/n bytes:
 //   2 (n-1)/n * S / B + 2 (n-1) alpha.
