@@ -24,7 +24,8 @@
 //     TP. A kernel whose input and output fit in L2 does not reach HBM.
 //   - TP: two all-reduces per layer (after attention and after the MLP; Shoeybi et al.,
 //     Megatron-LM, 2019, Sec. 3) of tokens x hidden x 2 bytes over the node's intra-node
-//     link, ring all-reduce from collectives.hpp at kCollectiveBandwidthFraction.
+//     link (intra_node_link: NCCL's share of an NVLink or a PCIe line rate), the cheaper of
+//     a ring (collectives.hpp) and a one-shot all-reduce.
 //   - fixed costs: kLayerOverheadSeconds per layer (kernel launches and the fixed ramp of
 //     each small kernel, which the roofline does not see) and kEngineStepOverheadSeconds per
 //     step (host scheduling and sampling).
