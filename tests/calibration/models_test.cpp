@@ -171,6 +171,29 @@ TEST_CASE("measured intra-node figures from a faster fabric are not applied to a
   CHECK(pcie_node->figures_source.ends_with("links: measured pcie"));
 }
 
+TEST_CASE("a PCIe node's measured bus bandwidth stands even where it beats the assumed PCIe share") {
+  // 8 x L40S on PCIe Gen4 (31.5 GB/s): NCCL measured at 20 GB/s bus bandwidth, above the
+  // 0.53 x 31.5 = 16.7 GB/s the model assumes. The ring model must then run at 20 GB/s,
+  // even though 20 / 0.53 is above the line rate.
+  hardware::MeasuredFigures m = synthetic_h100();
+  m.allreduce_bus_bandwidth = BytesPerSecond(20e9);
+  hardware::Catalog catalog = testing::shipped_catalog();
+  catalog.set_measured("l40s", m);
+  auto node = cluster_from_catalog(catalog, "l40s", 8, "pcie-gen4-x16", "", 0);
+  REQUIRE(node.ok());
+  CHECK(node->intra_node_pcie);
+  CHECK(node->figures_source.ends_with("links: measured pcie, intra-node"));
+  CHECK(intra_node_link(*node).bandwidth.value() == doctest::Approx(20e9));
+  // 30 GB/s of bus bandwidth is more than PCIe Gen4 carries at NCCL's best share
+  // (1.1 x 0.8 x 31.5 = 27.7 GB/s): measured elsewhere, the datasheet stays.
+  m.allreduce_bus_bandwidth = BytesPerSecond(30e9);
+  catalog.set_measured("l40s", m);
+  auto faster = cluster_from_catalog(catalog, "l40s", 8, "pcie-gen4-x16", "", 0);
+  REQUIRE(faster.ok());
+  CHECK(faster->intra_node_bandwidth.value() == doctest::Approx(31.5e9));
+  CHECK(faster->figures_source.ends_with("links: measured pcie"));
+}
+
 TEST_CASE("a precision without a fitted curve keeps the datasheet GEMM figures") {
   // The synthetic H100 profile has no fp64 GEMMs; the catalog lists an fp64 peak. Only the
   // measured memory bandwidth applies, and the estimate still says calibrated.

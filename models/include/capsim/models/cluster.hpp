@@ -69,10 +69,11 @@ inline constexpr double kDefaultPcieLatencySeconds = 1e-6;
 // "pcie-gen<N>-x16" for the GPU's PCIe generation, zero when either is unknown.
 // Calibrated GPUs (gpu.measured) replace, where measured: the PCIe bandwidth by the pinned
 // host-to-device copy rate; the intra-node bandwidth by the NCCL all-reduce bus bandwidth
-// / collective_bandwidth_fraction (so the ring model reproduces the measured bus bandwidth),
-// else by the slowest pair's peer-to-peer copy rate, and its latency by the p2p latency.
-// A measured intra-node figure above 1.1 x the chosen interconnect's line rate was taken
-// on a faster fabric than this cluster has and is not used.
+// / intra_node_collective_fraction (so the ring model reproduces the measured bus
+// bandwidth), else by the slowest pair's peer-to-peer copy rate, and its latency by the p2p
+// latency. A bus bandwidth above 1.1 x kCollectiveBandwidthFraction of the chosen
+// interconnect's line rate, or a copy rate above 1.1 x that line rate, was taken on a
+// faster fabric than this cluster has and is not used.
 Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::string_view gpu_id,
                                          int gpus_per_node, std::string_view intra_node_id,
                                          std::string_view network_id, int nics_per_node);
