@@ -24,7 +24,7 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
   fabric::FabricTopology topo;
   topo.nodes = nodes;
   topo.gpus_per_node = cluster.gpus_per_node;
-  const bool nvlink = cluster.gpu.nvlink_bandwidth.has_value() && cluster.gpus_per_node > 1;
+  const bool nvlink = !cluster.intra_node_pcie && cluster.gpus_per_node > 1;  // NVLink/NVSwitch or xGMI
   const double intra_share = intra_node_collective_fraction(cluster);
   topo.intra.kind = nvlink ? fabric::IntraNodeKind::nvswitch : fabric::IntraNodeKind::pcie_tree;
   topo.intra.gpu_link_bandwidth = cluster.intra_node_bandwidth * intra_share;
