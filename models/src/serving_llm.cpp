@@ -136,6 +136,22 @@ double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
 
 }  // namespace
 
+LlmRequestMix llm_request_mix(std::vector<LlmRequestLength> requests) {
+  LlmRequestMix mix;
+  if (!requests.empty()) {
+    double prompt = 0, output = 0;
+    for (const auto& r : requests) {
+      prompt += r.prompt_tokens;
+      output += r.output_tokens;
+    }
+    const double n = static_cast<double>(requests.size());
+    mix.prompt_tokens = std::max(1, static_cast<int>(std::lround(prompt / n)));
+    mix.output_tokens = std::max(1, static_cast<int>(std::lround(output / n)));
+  }
+  mix.requests = std::move(requests);
+  return mix;
+}
+
 double llm_device_memory(const hardware::GpuSpec& gpu) {
   return gpu.memory.value() / 1e9 * static_cast<double>(1ull << 30) * kDriverReportedMemoryShare;
 }
@@ -215,6 +231,14 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   if (s.max_batched_tokens < 1) errors.push_back(invalid("max_batched_tokens", "must be at least 1"));
   if (mix.prompt_tokens < 1 || mix.output_tokens < 1)
     errors.push_back(invalid("request", "prompt and output lengths must be at least 1 token"));
+  for (std::size_t k = 0; k < mix.requests.size(); ++k)
+    if (mix.requests[k].prompt_tokens < 1 || mix.requests[k].output_tokens < 1) {
+      errors.push_back(invalid("request", "request " + std::to_string(k + 1) + " of the lengths list has " +
+                                              std::to_string(mix.requests[k].prompt_tokens) + " prompt and " +
+                                              std::to_string(mix.requests[k].output_tokens) +
+                                              " output tokens: both must be at least 1"));
+      break;
+    }
   if (s.tensor_parallel > 1 && !(s.cluster.intra_node_bandwidth.value() > 0))
     errors.push_back(invalid("cluster", "TP needs the node's intra-node bandwidth"));
   if (!errors.empty()) return errors;
@@ -232,11 +256,13 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
                                  significant(usable / 1e9) + " GB usable");
   e.kv_capacity_tokens = std::floor((usable - e.weights_per_gpu.value()) / e.kv_bytes_per_token_per_gpu.value());
   const int per_sequence = mix.prompt_tokens + mix.output_tokens;
-  if (e.kv_capacity_tokens < per_sequence)
+  int longest = per_sequence;  // with a lengths list, its longest request must fit as well
+  for (const auto& r : mix.requests) longest = std::max(longest, r.prompt_tokens + r.output_tokens);
+  if (e.kv_capacity_tokens < longest)
     return invalid("memory", s.shape.name + " on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
-                                 ": the KV cache holds " + significant(e.kv_capacity_tokens) + " tokens, less than one request's " +
-                                 std::to_string(per_sequence) +
-                                 " (FP8 weights or KV cache, or more GPUs per replica, make room)");
+                                 ": the KV cache holds " + significant(e.kv_capacity_tokens) + " tokens, less than " +
+                                 (longest > per_sequence ? "the longest request's " : "one request's ") +
+                                 std::to_string(longest) + " (FP8 weights or KV cache, or more GPUs per replica, make room)");
   // Paged KV: a running sequence holds its prompt and the tokens generated so far, on
   // average prompt + output / 2 (rounded up to whole blocks); a scheduler that reserves the
   // whole sequence at admission holds prompt + output for each.
@@ -283,6 +309,7 @@ struct Sequence {
   int prefilled = 0;        // of those, already in the KV cache
   int generated = 0;        // output tokens produced
   std::uint64_t id = 0;
+  LlmRequestLength length;  // the request's own prompt and output lengths
 };
 
 double blocks_for(double tokens) { return std::ceil(tokens / kKvBlockTokens); }
@@ -368,7 +395,14 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   const bool reserve_full = s.kv_admission == LlmKvAdmission::reserve_full;
   // Static batches prefill their prompts in one step, whatever their length.
   const int budget = static_batches ? std::numeric_limits<int>::max() : s.max_batched_tokens;
-  const double full_blocks = blocks_for(mix.prompt_tokens + mix.output_tokens);
+  // The k-th request's lengths: the mix's class, or the k-th pair of its list, cycling.
+  auto request = [&](double arrival, std::uint64_t id) {
+    const LlmRequestLength length = mix.requests.empty()
+                                        ? LlmRequestLength{mix.prompt_tokens, mix.output_tokens}
+                                        : mix.requests[id % mix.requests.size()];
+    return Sequence{arrival, -1, length.prompt_tokens, 0, 0, id, length};
+  };
+  auto full_blocks = [](const Sequence& q) { return blocks_for(q.length.prompt_tokens + q.length.output_tokens); };
   // On-demand KV admits a prompt only while kVllmWatermark of the blocks stay free after it,
   // so that running sequences can grow a while before one is preempted (vLLM's block
   // manager); a reserving scheduler already holds every block a sequence will need.
@@ -379,12 +413,13 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   std::uint64_t next_id = 0, events = 0;
   double t = 0, next_arrival = offline ? std::numeric_limits<double>::infinity() : rng.exponential() / rate;
   std::uint64_t arrived = 0;
-  for (int k = 0; k < offline_here; ++k) waiting.push_back({0.0, -1, mix.prompt_tokens, 0, 0, next_id++});
+  for (int k = 0; k < offline_here; ++k) waiting.push_back(request(0.0, next_id++));
   std::vector<double> ttft, tpot, e2e;
   LlmSimulation out;
   out.offered_rate = offline ? 0.0 : o.rate;
   double running_area = 0, kv_area = 0, measured = 0;
   std::uint64_t completed_in_window = 0, completed_total = 0;
+  double generated_in_window = 0, generated_total = 0;  // output tokens of those requests
   int waiting_at_warmup = -1;
 
   auto used_blocks = [&] {
@@ -402,7 +437,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
 
   while (t < end) {
     while (next_arrival <= t) {
-      waiting.push_back({next_arrival, -1, mix.prompt_tokens, 0, 0, next_id++});
+      waiting.push_back(request(next_arrival, next_id++));
       ++arrived;
       next_arrival = counted && arrived >= static_cast<std::uint64_t>(counted_here)
                          ? std::numeric_limits<double>::infinity()
@@ -418,7 +453,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     // preempted and recomputed later (vLLM's recompute policy).
     auto decoding = [](const Sequence& q) { return q.prefilled >= q.prompt; };
     auto reserve = [&](const Sequence& q) {
-      if (reserve_full) return full_blocks;
+      if (reserve_full) return full_blocks(q);
       return decoding(q) ? blocks_for(q.prefilled + q.generated + 1) : blocks_for(q.prompt);
     };
     double reserved = 0;
@@ -429,7 +464,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       Sequence victim = running.back();
       running.pop_back();
       reserved -= reserve(victim);
-      victim.prompt = mix.prompt_tokens + victim.generated;  // recompute prompt + output so far
+      victim.prompt = victim.length.prompt_tokens + victim.generated;  // recompute prompt + output so far
       victim.prefilled = 0;
       waiting.push_front(victim);
       ++out.preemptions;
@@ -462,7 +497,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     // No new prompts in a step that had to preempt (vLLM's scheduler admits waiting
     // requests only when no running one was preempted in the step).
     const bool admitting = (!static_batches || running.empty()) && !preempted;
-    auto admission_blocks = [&](const Sequence& q) { return reserve_full ? full_blocks : blocks_for(q.prompt); };
+    auto admission_blocks = [&](const Sequence& q) { return reserve_full ? full_blocks(q) : blocks_for(q.prompt); };
     while (admitting && room > 0 && !waiting.empty() && static_cast<int>(running.size()) < cap &&
            free_blocks - admission_blocks(waiting.front()) >= watermark_blocks) {
       free_blocks -= admission_blocks(waiting.front());
@@ -509,15 +544,19 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     }
     out.peak_running = std::max(out.peak_running, static_cast<int>(running.size()));
     auto done = std::stable_partition(running.begin(), running.end(),
-                                      [&](const Sequence& q) { return q.generated < mix.output_tokens; });
+                                      [&](const Sequence& q) { return q.generated < q.length.output_tokens; });
     for (auto it = done; it != running.end(); ++it) {
       ++completed_total;
-      if (t > warmup && t <= end) ++completed_in_window;
+      generated_total += it->length.output_tokens;
+      if (t > warmup && t <= end) {
+        ++completed_in_window;
+        generated_in_window += it->length.output_tokens;
+      }
       // Latencies of the requests that finish inside the window, whenever they arrived:
       // under overload they carry the queueing delay, as users see it.
       if (t <= warmup || t > end) continue;
       e2e.push_back(t - it->arrival);
-      if (mix.output_tokens > 1) tpot.push_back((t - it->first_token) / (mix.output_tokens - 1));
+      if (it->length.output_tokens > 1) tpot.push_back((t - it->first_token) / (it->length.output_tokens - 1));
     }
     running.erase(done, running.end());
   }
@@ -549,7 +588,10 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     const double arrivals = rate * o.duration.value();
     out.saturated = growth > std::max(10.0, 0.05 * arrivals);
   }
-  out.output_tokens_per_second = out.requests_per_second * mix.output_tokens;
+  // Output tokens of the requests counted, at their mean length (the mix's when all alike).
+  const double completed = to_completion ? static_cast<double>(completed_total) : static_cast<double>(completed_in_window);
+  const double generated = to_completion ? generated_total : generated_in_window;
+  out.output_tokens_per_second = completed > 0 ? out.requests_per_second * (generated / completed) : 0.0;
   return out;
 }
 

@@ -300,3 +300,61 @@ TEST_CASE("serving llm element-wise kernels: hidden-wide ones are not split by T
   const double fp8_layer = 2 * 7.0 * 4096 + 2 * 5.0 * 14336 + 2 * 2.0 * 3 * 4096;
   CHECK(llm_elementwise(s, 8192).value() == doctest::Approx(32 * fp8_layer * 8192 / bw));
 }
+
+TEST_CASE("serving llm per-request lengths: each request runs its own, and a batch queued at once drains as they finish") {
+  LlmServingSpec s;
+  s.shape = find_transformer_preset("llama-2-7b")->shape;
+  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  // The list's rounded means are the mix's class, which the analytic estimate uses.
+  const LlmRequestMix four = llm_request_mix({{512, 10}, {512, 20}, {512, 40}, {512, 81}});
+  CHECK(four.prompt_tokens == 512);
+  CHECK(four.output_tokens == 38);  // 151 / 4 = 37.75
+  REQUIRE(four.requests.size() == 4);
+  // Four prompts prefilled in one step (2,048 tokens in the 8,192 budget), which also gives
+  // each its first token; then the longest needs 80 more steps. At the mean length for all
+  // four it would be 37.
+  LlmSimulationOptions o;
+  o.offline_requests = 4;
+  auto sim = simulate_llm_serving(s, four, o);
+  REQUIRE_MESSAGE(sim.ok(), format_diagnostics(sim.errors()));
+  CHECK(sim->completed == 4);
+  CHECK(sim->iterations == 1 + 80);
+  CHECK(sim->output_tokens_per_second == doctest::Approx(151 / sim->makespan_s).epsilon(1e-9));
+  CHECK(sim->end_to_end.p50.mean < sim->makespan_s);  // the short ones leave early
+  auto fixed = simulate_llm_serving(s, {512, 38}, o);
+  REQUIRE(fixed.ok());
+  CHECK(fixed->iterations == 1 + 37);
+
+  // Requests queued at once (Triton's QPS INF runs): at one length they all run to the end
+  // together; with outputs spread over 1-427 tokens (the same mean, 214; in a shuffled
+  // order) they finish spread over the run, the batch thins out as they do, and fewer
+  // tokens come per second.
+  const auto big = llama70b_on_8xh100();
+  o.offline_requests = 427;
+  std::vector<LlmRequestLength> spread;
+  for (int k = 0; k < 427; ++k) spread.push_back({202, 1 + (k * 173) % 427});
+  const LlmRequestMix spread_mix = llm_request_mix(spread);
+  REQUIRE(spread_mix.output_tokens == 214);
+  auto together = simulate_llm_serving(big, {202, 214}, o);
+  auto drained = simulate_llm_serving(big, spread_mix, o);
+  REQUIRE(together.ok());
+  REQUIRE(drained.ok());
+  MESSAGE("fixed: " << together->output_tokens_per_second << " tok/s, " << together->mean_running
+                    << " running; spread: " << drained->output_tokens_per_second << " tok/s, "
+                    << drained->mean_running << " running");
+  CHECK(drained->mean_running < 0.8 * together->mean_running);
+  CHECK(drained->output_tokens_per_second < 0.9 * together->output_tokens_per_second);
+}
+
+TEST_CASE("serving llm per-request lengths are checked: each at least a token, the longest within the KV cache") {
+  LlmServingSpec s;
+  s.shape = find_transformer_preset("llama-2-7b")->shape;
+  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto zero = estimate_llm_serving(s, llm_request_mix({{512, 128}, {64, 0}}));
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.errors().front().message ==
+        "request 2 of the lengths list has 64 prompt and 0 output tokens: both must be at least 1");
+  auto huge = estimate_llm_serving(s, llm_request_mix({{512, 128}, {2'000'000, 128}}));
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.errors().front().message.find("less than the longest request's 2000128") != std::string::npos);
+}

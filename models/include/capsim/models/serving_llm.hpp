@@ -61,6 +61,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "capsim/core/des/metrics.hpp"
 #include "capsim/core/result.hpp"
@@ -155,11 +156,27 @@ Precision llm_compute_precision(const LlmServingSpec& spec);
 // kDriverReportedMemoryShare.
 double llm_device_memory(const hardware::GpuSpec& gpu);
 
-// One request class: prompt and output lengths in tokens (both >= 1).
+// One request's prompt and output lengths in tokens (both >= 1).
+struct LlmRequestLength {
+  int prompt_tokens = 0;
+  int output_tokens = 0;
+};
+
+// The requests' lengths: one class (every request prompt_tokens and output_tokens), or a
+// list of per-request lengths, a dataset's (prompt, output) pairs, which the simulation's
+// requests take in order, the k-th request the (k mod size)-th pair. With a list,
+// prompt_tokens and output_tokens are its rounded means (llm_request_mix), which the
+// analytic estimate uses. Lengths that vary matter where they change who is in the batch:
+// all requests queued at once finish spread over the run instead of together, and the
+// batch drains as they do.
 struct LlmRequestMix {
   int prompt_tokens = 512;
   int output_tokens = 128;
+  std::vector<LlmRequestLength> requests = {};
 };
+
+// A mix of per-request lengths, with their rounded means (at least 1) as its class.
+LlmRequestMix llm_request_mix(std::vector<LlmRequestLength> requests);
 
 struct LlmEstimate {
   Bytes weights_per_gpu{0.0};
