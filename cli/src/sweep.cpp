@@ -483,6 +483,12 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
                                             "run the sweep on one machine (capsim run --sweep) or use Poisson arrivals"}});
       return;
     }
+    if (scenario->inference && !scenario->inference->request_lengths_file.empty()) {
+      exit_code = report_errors({Diagnostic{{o->file}, "workload.request_lengths",
+                                            "the sweep's ConfigMap carries the scenario file only, not its request lengths file",
+                                            "run the sweep on one machine (capsim run --sweep) or give prompt_tokens and output_tokens"}});
+      return;
+    }
     constexpr std::size_t kConfigMapLimit = 1024 * 1024;  // the API server's limit for a ConfigMap
     if (text->size() > kConfigMapLimit - 4096) {
       exit_code = report_errors({Diagnostic{{o->file}, "", "the scenario is too large for a ConfigMap (1 MiB)", ""}});

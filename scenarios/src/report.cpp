@@ -33,8 +33,13 @@ ReportSection question(const RunResult& run) {
     const auto& inf = *s.inference;
     if (inf.llm) {
       t.rows.push_back({"model", inf.shape.name});
-      t.rows.push_back({"request", std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
-                                       std::to_string(inf.mix.output_tokens) + " output tokens"});
+      t.rows.push_back({"request", inf.mix.requests.empty()
+                                       ? std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
+                                             std::to_string(inf.mix.output_tokens) + " output tokens"
+                                       : std::to_string(inf.mix.requests.size()) + " lengths from " +
+                                             inf.request_lengths_file + ", mean " +
+                                             std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
+                                             std::to_string(inf.mix.output_tokens) + " output tokens"});
     } else {
       std::string models;
       for (const auto& st : inf.graph.stages) models += (models.empty() ? "" : ", ") + st.name;

@@ -75,8 +75,12 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
     q.emplace_back("workload.type", inf.llm ? "llm-serving" : "inference");
     if (inf.llm) {
       q.emplace_back("workload.model", inf.shape.name);
-      q.emplace_back("workload.prompt_tokens", std::to_string(inf.mix.prompt_tokens));
-      q.emplace_back("workload.output_tokens", std::to_string(inf.mix.output_tokens));
+      if (!inf.request_lengths_file.empty())
+        q.emplace_back("workload.request_lengths", inf.request_lengths_file + " (" +
+                                                       std::to_string(inf.mix.requests.size()) + " requests)");
+      const std::string mean = inf.request_lengths_file.empty() ? "" : " (mean)";
+      q.emplace_back("workload.prompt_tokens", std::to_string(inf.mix.prompt_tokens) + mean);
+      q.emplace_back("workload.output_tokens", std::to_string(inf.mix.output_tokens) + mean);
       q.emplace_back("workload.kv_cache", std::string(models::precision_name(inf.kv_cache)));
     } else {
       std::string stages;

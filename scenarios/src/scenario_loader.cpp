@@ -602,6 +602,13 @@ class Loader {
       inf.shape = transformer_preset(w["model"], "workload.model");
       if (w["prompt_tokens"]) inf.mix.prompt_tokens = static_cast<int>(as_int(w["prompt_tokens"]));
       if (w["output_tokens"]) inf.mix.output_tokens = static_cast<int>(as_int(w["output_tokens"]));
+      if (const YAML::Node f = w["request_lengths"]) {
+        if (w["prompt_tokens"] || w["output_tokens"])
+          error(f, "workload.request_lengths", "request_lengths gives every request its lengths: leave out prompt_tokens and output_tokens",
+                "their means are taken from the file");
+        else
+          read_request_lengths(f, inf);
+      }
       if (w["kv_cache"]) inf.kv_cache = *models::precision_from_name(w["kv_cache"].Scalar());
       if (w["max_num_seqs"]) inf.max_num_seqs = static_cast<int>(as_int(w["max_num_seqs"]));
       if (w["max_batched_tokens"]) inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
@@ -768,6 +775,85 @@ class Loader {
       arrivals.trace.push_back(Seconds(t));
     }
     if (arrivals.trace.empty()) error(n, "arrivals.trace", "the trace file holds no arrivals");
+  }
+
+  // Per-request lengths: a CSV with the header prompt_tokens,output_tokens and one request
+  // per line, relative to the scenario and inside its directory (the trace file's rules).
+  void read_request_lengths(const YAML::Node& n, InferenceSetup& inf) {
+    constexpr std::uintmax_t kMaxLengthsBytes = 64ull * 1024 * 1024;
+    constexpr long long kMaxTokens = 1 << 22;  // workload.prompt_tokens' bound
+    constexpr int kMaxReported = 20;
+    const std::string key = "workload.request_lengths";
+    auto path = input_path(n, key, "request lengths file");
+    if (!path) return;
+    auto text = read_input_file(*path, kMaxLengthsBytes, "request lengths file");
+    if (!text) {
+      for (const auto& d : text.errors()) error(n, key, d.where.file + ": " + d.message);
+      return;
+    }
+    const std::string file = path->string();
+    std::istringstream in(*text);
+    std::vector<models::LlmRequestLength> requests;
+    bool header = false;
+    int line = 0, bad = 0;
+    auto report = [&](int column, const std::string& message, const std::string& hint) {
+      if (++bad <= kMaxReported) errors_.push_back({{file, line, column}, key, message, hint});
+    };
+    for (std::string row; std::getline(in, row);) {
+      ++line;
+      if (!row.empty() && row.back() == '\r') row.pop_back();
+      if (row.empty() || row[0] == '#') continue;
+      std::vector<std::string> cells;
+      std::vector<int> columns;
+      std::stringstream ss(row);
+      int at = 1;
+      for (std::string cell; std::getline(ss, cell, ',');) {
+        const int width = static_cast<int>(cell.size()) + 1;
+        int lead = 0;
+        while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin()), ++lead;
+        while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+        cells.push_back(cell);
+        columns.push_back(at + lead);
+        at += width;
+      }
+      if (!header) {
+        if (cells.size() != 2 || cells[0] != "prompt_tokens" || cells[1] != "output_tokens") {
+          report(1, "the header must be 'prompt_tokens,output_tokens'", "one request per line after it, e.g. 467,256");
+          return;
+        }
+        header = true;
+        continue;
+      }
+      if (cells.size() != 2) {
+        report(1, "line " + std::to_string(line) + " has " + std::to_string(cells.size()) +
+                      " columns, expected 2 (prompt_tokens, output_tokens)", "");
+        continue;
+      }
+      long long v[2] = {0, 0};
+      bool ok = true;
+      for (int c = 0; c < 2 && ok; ++c) {
+        const auto [end, ec] = std::from_chars(cells[c].data(), cells[c].data() + cells[c].size(), v[c]);
+        if (ec != std::errc{} || end != cells[c].data() + cells[c].size() || v[c] < 1 || v[c] > kMaxTokens) {
+          report(columns[c], std::string(c == 0 ? "prompt_tokens" : "output_tokens") + " must be a whole number from 1 to " +
+                                 std::to_string(kMaxTokens) + " (its text is not shown)", "");
+          ok = false;
+        }
+      }
+      if (ok) requests.push_back({static_cast<int>(v[0]), static_cast<int>(v[1])});
+    }
+    if (bad > kMaxReported)
+      errors_.push_back({{file, line, 1}, key, std::to_string(bad - kMaxReported) + " more lines are wrong the same ways", ""});
+    if (!header) {
+      errors_.push_back({{file, 1, 1}, key, "the request lengths file is empty", "header prompt_tokens,output_tokens"});
+      return;
+    }
+    if (bad > 0) return;
+    if (requests.empty()) {
+      errors_.push_back({{file, line, 1}, key, "the request lengths file lists no requests", "one line per request after the header, e.g. 467,256"});
+      return;
+    }
+    inf.mix = models::llm_request_mix(std::move(requests));
+    inf.request_lengths_file = n.Scalar();
   }
 
   // A served model: a preset name, or the user's own (described and/or measured).

@@ -237,6 +237,10 @@ SchemaNode build() {
                              {}),
                       integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
                       integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
+                      leaf("request_lengths", ValueKind::text,
+                           "llm-serving: instead of prompt_tokens and output_tokens, a CSV file (relative to the "
+                           "scenario) with the header prompt_tokens,output_tokens and one request per line, e.g. a "
+                           "dataset's lengths; the simulation's requests take them in order, cycling"),
                       choice("kv_cache", {"bf16", "fp16", "fp8", "int8"}, "llm-serving: KV cache precision", "bf16"),
                       integer("max_num_seqs", 1, 1 << 20,
                               "llm-serving: the engine's cap on running sequences (vLLM max_num_seqs)",
@@ -595,6 +599,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.engine_speedup", {"inference"}},
       {"workload.prompt_tokens", {"llm-serving"}},
       {"workload.output_tokens", {"llm-serving"}},
+      {"workload.request_lengths", {"llm-serving"}},
       {"workload.kv_cache", {"llm-serving"}},
       {"workload.max_num_seqs", {"llm-serving"}},
       {"workload.max_batched_tokens", {"llm-serving"}},

@@ -283,6 +283,15 @@ TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("bad-sweep.yaml:2:") != std::string::npos);
   CHECK(bad.out.empty());
+  // So is one whose request lengths file the ConfigMap would leave behind.
+  std::ofstream(scratch() / "lengths-sweep.csv") << "prompt_tokens,output_tokens\n467,256\n";
+  std::ofstream(scratch() / "lengths-sweep.yaml")
+      << "name: x\nworkload: {type: llm-serving, model: llama-2-7b, request_lengths: lengths-sweep.csv}\n"
+         "arrivals: {rate: 3}\nslo: {ttft_p99: 2 s, tpot_p99: 100 ms}\nhardware: {gpus: [h100-sxm-80gb]}\n";
+  auto lengths = capsim("sweep '" + (scratch() / "lengths-sweep.yaml").string() + "' --sweep 'arrivals.rate=3,6' --shards 2");
+  CHECK(lengths.exit_code == 2);
+  CHECK(lengths.err.find("not its request lengths file") != std::string::npos);
+  CHECK(lengths.out.empty());
   CHECK(job["apiVersion"].as<std::string>() == "batch/v1");
   CHECK(job["kind"].as<std::string>() == "Job");
   CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");

@@ -227,3 +227,96 @@ TEST_CASE("analytic p99 of every sized serving example's recommendation within 2
   }
   CHECK(checked >= 3);
 }
+
+namespace {
+std::string llm_with(const std::string& lengths) {
+  return R"(name: lengths
+workload:
+  type: llm-serving
+  model: llama-2-7b
+  precision: bf16
+)" + lengths + R"(
+  offline_requests: 300
+arrivals: {kind: poisson, rate: 3}
+slo: {ttft_p99: 20 s, tpot_p99: 100 ms}
+deployment: {node: aws-p5-48xlarge, tensor_parallel: 1, replicas: 1}
+)";
+}
+}  // namespace
+
+TEST_CASE("llm-serving: per-request lengths from a CSV beside the scenario, their means as the request class") {
+  const auto dir = testing::scratch_dir("llm-request-lengths");
+  {
+    std::ofstream csv(dir / "lengths.csv");
+    csv << "# a chat dataset's (prompt, output) pairs\nprompt_tokens,output_tokens\n";
+    for (int k = 0; k < 300; ++k) csv << 200 + k % 5 << ", " << 1 + (k * 7) % 300 << "\n";
+  }
+  std::ofstream(dir / "s.yaml") << llm_with("  request_lengths: lengths.csv");
+  auto s = load_scenario_file(dir / "s.yaml", catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& mix = s->inference->mix;
+  REQUIRE(mix.requests.size() == 300);
+  CHECK(mix.requests[1].prompt_tokens == 201);
+  CHECK(mix.requests[1].output_tokens == 8);
+  CHECK(mix.prompt_tokens == 202);  // means: 202 and 150.5, rounded
+  CHECK(mix.output_tokens == 151);
+  CHECK(s->inference->request_lengths_file == "lengths.csv");
+  // The simulation runs each request to its own length: all 300 finish, and the tokens per
+  // second count what they produced, not 300 x the mean.
+  auto r = simulate_serving_scenario(*s, catalog());
+  REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+  REQUIRE(r->llm);
+  CHECK(r->llm->completed == 300);
+  CHECK(r->llm->output_tokens_per_second ==
+        doctest::Approx(r->llm->requests_per_second * 45150.0 / 300).epsilon(1e-9));  // sum 1..300 = 45,150
+  // The same requests at their mean lengths all finish together: a fuller batch.
+  auto fixed = load_scenario("s.yaml", llm_with("  prompt_tokens: 202\n  output_tokens: 151"), catalog());
+  REQUIRE(fixed.ok());
+  auto rf = simulate_serving_scenario(*fixed, catalog());
+  REQUIRE(rf.ok());
+  CHECK(r->llm->mean_running < rf->llm->mean_running);
+}
+
+TEST_CASE("llm-serving: a request lengths file is checked line by line, and never with prompt_tokens") {
+  const auto dir = testing::scratch_dir("llm-request-lengths-bad");
+  std::ofstream(dir / "lengths.csv") << "prompt_tokens,output_tokens\n467,256\n12,0\n5\n300,x\n";
+  std::ofstream(dir / "s.yaml") << llm_with("  request_lengths: lengths.csv");
+  auto s = load_scenario_file(dir / "s.yaml", catalog());
+  REQUIRE_FALSE(s.ok());
+  const auto& e = s.errors();
+  REQUIRE(e.size() == 3);
+  const std::string file = (dir / "lengths.csv").string();
+  CHECK(e[0].where.file == file);
+  CHECK(e[0].where.line == 3);
+  CHECK(e[0].where.column == 4);
+  CHECK(e[0].key_path == "workload.request_lengths");
+  CHECK(e[0].message == "output_tokens must be a whole number from 1 to 4194304 (its text is not shown)");
+  CHECK(e[1].where.line == 4);
+  CHECK(e[1].message == "line 4 has 1 columns, expected 2 (prompt_tokens, output_tokens)");
+  CHECK(e[2].where.line == 5);
+  CHECK(e[2].where.column == 5);
+
+  std::ofstream(dir / "lengths.csv") << "input,output\n467,256\n";
+  auto header = load_scenario_file(dir / "s.yaml", catalog());
+  REQUIRE_FALSE(header.ok());
+  CHECK(header.errors()[0].message == "the header must be 'prompt_tokens,output_tokens'");
+  CHECK(header.errors()[0].where.line == 1);
+
+  std::ofstream(dir / "lengths.csv") << "prompt_tokens,output_tokens\n";
+  auto none = load_scenario_file(dir / "s.yaml", catalog());
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.errors()[0].message == "the request lengths file lists no requests");
+
+  std::ofstream(dir / "lengths.csv") << "prompt_tokens,output_tokens\n467,256\n";
+  std::ofstream(dir / "s.yaml") << llm_with("  request_lengths: lengths.csv\n  prompt_tokens: 512");
+  auto both = load_scenario_file(dir / "s.yaml", catalog());
+  REQUIRE_FALSE(both.ok());
+  CHECK(both.errors()[0].message ==
+        "request_lengths gives every request its lengths: leave out prompt_tokens and output_tokens");
+  CHECK(both.errors()[0].where.file == (dir / "s.yaml").string());
+
+  std::ofstream(dir / "s.yaml") << llm_with("  request_lengths: ../elsewhere.csv");
+  auto outside = load_scenario_file(dir / "s.yaml", catalog());
+  REQUIRE_FALSE(outside.ok());
+  CHECK(outside.errors()[0].message.find("is outside the scenario's directory") != std::string::npos);
+}
