@@ -56,14 +56,33 @@ double efficiency(const LlmServingSpec& s, double m, double n, double k) {
 double efficiency(const LlmServingSpec& s, double rows) { return ceiling(s) * rows / (rows + rows_half_dim(s)); }
 
 
-double weights_per_gpu(const LlmServingSpec& s) {
+bool drafting(const LlmServingSpec& s) { return s.speculation.tokens > 0 && s.speculation.has_draft; }
+
+// The draft model as a serving spec of its own: same GPUs, TP, precisions, no speculation.
+LlmServingSpec draft_of(const LlmServingSpec& s) {
+  LlmServingSpec d = s;
+  d.shape = s.speculation.draft;
+  d.speculation = {};
+  return d;
+}
+
+double model_weights_per_gpu(const LlmServingSpec& s) {
   return bytes_per_value(s.weights) * parameter_count(s.shape) / s.tensor_parallel;
 }
 
-double kv_per_token_per_gpu(const LlmServingSpec& s) {
+double model_kv_per_token_per_gpu(const LlmServingSpec& s) {
   // A GPU holds at least one KV head (memory.hpp's rule).
   const int heads_here = (s.shape.kv_heads + s.tensor_parallel - 1) / s.tensor_parallel;
   return kv_cache_bytes_per_token(s.shape, s.kv_cache).value() * heads_here / s.shape.kv_heads;
+}
+
+// With a draft model, its weights and its cache of every token sit beside the model's.
+double weights_per_gpu(const LlmServingSpec& s) {
+  return model_weights_per_gpu(s) + (drafting(s) ? model_weights_per_gpu(draft_of(s)) : 0.0);
+}
+
+double kv_per_token_per_gpu(const LlmServingSpec& s) {
+  return model_kv_per_token_per_gpu(s) + (drafting(s) ? model_kv_per_token_per_gpu(draft_of(s)) : 0.0);
 }
 
 // One-shot all-reduce, as inference engines run small ones (TensorRT-LLM's custom
@@ -186,19 +205,37 @@ Precision llm_compute_precision(const LlmServingSpec& s) {
 Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_context, double prefill_tokens,
                  double prefill_attention, int prompts_completed) {
   const double t = s.tensor_parallel;
-  const double tokens = decode_sequences + prefill_tokens;
-  const double sampled = decode_sequences + prompts_completed;
+  // With speculation each decoding sequence is verified at its proposals + 1 positions, each
+  // attending to the sequence's context and each sampled.
+  const double positions = 1.0 + s.speculation.tokens;
+  const double tokens = decode_sequences * positions + prefill_tokens;
+  const double sampled = decode_sequences * positions + prompts_completed;
   const double peak = peak_of(s), bw = bandwidth(s);
   const double gemm = gemm_time(s, tokens, sampled);
   // Attention: query-key products at the fused kernel's efficiency; KV reads of the decode
   // tokens' contexts (once per query head without GQA sharing) and KV writes of new tokens.
   const double group = s.gqa_shared_kv ? 1.0 : static_cast<double>(s.shape.heads) / s.shape.kv_heads;
-  const double attention_flops = attention_flops_per_pair(s) * (decode_context + prefill_attention) / t;
-  const double kv_bytes = kv_per_token_per_gpu(s) * (decode_context * group + tokens);
+  const double attention_flops = attention_flops_per_pair(s) * (decode_context * positions + prefill_attention) / t;
+  const double kv_bytes = model_kv_per_token_per_gpu(s) * (decode_context * group + tokens);
   const double attention = std::max(attention_flops / (peak * kFlashAmpereFa2.forward), kv_bytes / bw);
+  // The draft's forwards: `tokens` decode steps of the decoding sequences, and the new prompts'
+  // prefill, without the engine's per-step host cost (one engine step runs them all).
+  double draft = 0;
+  if (drafting(s)) {
+    const LlmServingSpec d = draft_of(s);
+    if (decode_sequences > 0)
+      draft += s.speculation.tokens * (llm_step(d, decode_sequences, decode_context, 0, 0).value() - kEngineStepOverheadSeconds);
+    if (prefill_tokens > 0)
+      draft += llm_step(d, 0, 0, prefill_tokens, prefill_attention, prompts_completed).value() - kEngineStepOverheadSeconds;
+  }
   return Seconds(gemm + attention + llm_elementwise(s, tokens).value() + tp_all_reduce(s, tokens) +
-                 kLayerOverheadSeconds * s.shape.layers +
-                 kEngineStepOverheadSeconds);
+                 kLayerOverheadSeconds * s.shape.layers + kEngineStepOverheadSeconds + draft);
+}
+
+double llm_tokens_per_step(const LlmSpeculation& sp) {
+  if (sp.tokens <= 0) return 1.0;
+  const double a = sp.acceptance_rate;
+  return (1.0 - std::pow(a, sp.tokens + 1)) / (1.0 - a);
 }
 
 Seconds llm_decode_step(const LlmServingSpec& s, int sequences, double context_tokens) {
@@ -241,6 +278,19 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
     }
   if (s.tensor_parallel > 1 && !(s.cluster.intra_node_bandwidth.value() > 0))
     errors.push_back(invalid("cluster", "TP needs the node's intra-node bandwidth"));
+  const auto& sp = s.speculation;
+  if (sp.tokens < 0 || sp.tokens > kMaxSpeculativeTokens)
+    errors.push_back(invalid("speculative.tokens", "must be from 0 (off) to " + std::to_string(kMaxSpeculativeTokens) +
+                                                       " (got " + std::to_string(sp.tokens) + ")"));
+  if (sp.tokens > 0 && !(sp.acceptance_rate >= 0 && sp.acceptance_rate < 1))
+    errors.push_back(invalid("speculative.acceptance_rate", "must be at least 0 and below 1 (got " +
+                                                                significant(sp.acceptance_rate) + ")"));
+  if (drafting(s) && s.tensor_parallel >= 1 && sp.draft.heads % s.tensor_parallel != 0)
+    errors.push_back(invalid("speculative.draft_model", "the draft " + sp.draft.name + " has " +
+                                                            std::to_string(sp.draft.heads) + " heads, not divisible by TP=" +
+                                                            std::to_string(s.tensor_parallel)));
+  if (drafting(s) && sp.draft.encoder_only)
+    errors.push_back(invalid("speculative.draft_model", "the draft " + sp.draft.name + " is encoder-only: it does not decode"));
   if (!errors.empty()) return errors;
 
   LlmEstimate e;
@@ -276,8 +326,10 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
       s.max_concurrent > 0 ? std::min(e.kv_limited_sequences, s.max_concurrent) : e.kv_limited_sequences;
   const double mean_context = mix.prompt_tokens + mix.output_tokens / 2.0;
   e.ttft_unloaded = llm_prefill(s, 1, mix.prompt_tokens);
-  e.tpot_single = llm_decode_step(s, 1, mean_context);
-  e.tpot_at_max = llm_decode_step(s, e.max_concurrent_sequences, mean_context * e.max_concurrent_sequences);
+  // A step yields llm_tokens_per_step tokens per sequence (1 without speculation).
+  const double per_step = llm_tokens_per_step(s.speculation);
+  e.tpot_single = Seconds(llm_decode_step(s, 1, mean_context).value() / per_step);
+  e.tpot_at_max = Seconds(llm_decode_step(s, e.max_concurrent_sequences, mean_context * e.max_concurrent_sequences).value() / per_step);
   e.tp_all_reduce_per_step = Seconds(tp_all_reduce(s, 1));
   const double n = e.max_concurrent_sequences;
   // Steady state at n running: every request costs output decode steps shared by n, and its
@@ -290,13 +342,22 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   e.requests_per_second = n / cycle;
   e.output_tokens_per_second = e.requests_per_second * mix.output_tokens;
   e.output_tokens_per_second_per_gpu = e.output_tokens_per_second / s.tensor_parallel;
-  e.formula = "TPOT(1) = max(compute, (" + significant(e.weights_per_gpu.value() / 1e9) + " GB weights/GPU + " +
-              significant(e.kv_bytes_per_token_per_gpu.value() * mean_context / 1e9) + " GB KV) / (" +
+  // The formula of one step at one sequence; with speculation, the verify step (the model's
+  // weights and KV only), the draft's forwards, and the tokens a step yields.
+  const bool speculating = s.speculation.tokens > 0;
+  e.formula = std::string("TPOT(1) = ") + (speculating ? "(" : "") + "max(compute, (" +
+              significant(model_weights_per_gpu(s) / 1e9) + " GB weights/GPU + " +
+              significant(model_kv_per_token_per_gpu(s) * mean_context / 1e9) + " GB KV) / (" +
               significant(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + significant(kMemoryBandwidthEfficiency) + ")) + " +
               significant(e.tp_all_reduce_per_step.value() * 1e3) + " ms TP all-reduce + " + std::to_string(s.shape.layers) +
               " layers x " + significant(kLayerOverheadSeconds * 1e3) + " ms + " + significant(kEngineStepOverheadSeconds * 1e3) +
-              " ms fixed = " +
-              significant(e.tpot_single.value() * 1e3) + " ms";
+              " ms fixed" +
+              (drafting(s) ? " + " + std::to_string(s.speculation.tokens) + " forwards of the draft " + s.speculation.draft.name
+                           : std::string()) +
+              (speculating ? ") / " + significant(per_step, 3) + " tokens per step (" + std::to_string(s.speculation.tokens) +
+                                 " proposals verified at acceptance " + significant(s.speculation.acceptance_rate, 3) + ")"
+                           : std::string()) +
+              " = " + significant(e.tpot_single.value() * 1e3) + " ms";
   return e;
 }
 
@@ -393,6 +454,16 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   const int cap = s.max_concurrent > 0 ? s.max_concurrent : std::numeric_limits<int>::max();
   const bool static_batches = s.batching == LlmBatching::static_batches;
   const bool reserve_full = s.kv_admission == LlmKvAdmission::reserve_full;
+  // Speculation: a decoding sequence holds KV room for the positions verified in a step, and
+  // gains 1 + the proposals accepted before the first rejection (each with probability
+  // acceptance_rate), drawn per sequence and step from the run's seed.
+  const int positions = 1 + s.speculation.tokens;
+  des::Rng accept_rng(o.seed ^ 0x5bd1e995u);
+  auto gained = [&] {
+    int n = 1;
+    while (n < positions && accept_rng.uniform() < s.speculation.acceptance_rate) ++n;
+    return n;
+  };
   // Static batches prefill their prompts in one step, whatever their length.
   const int budget = static_batches ? std::numeric_limits<int>::max() : s.max_batched_tokens;
   // The k-th request's lengths: the mix's class, or the k-th pair of its list, cycling.
@@ -454,7 +525,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     auto decoding = [](const Sequence& q) { return q.prefilled >= q.prompt; };
     auto reserve = [&](const Sequence& q) {
       if (reserve_full) return full_blocks(q);
-      return decoding(q) ? blocks_for(q.prefilled + q.generated + 1) : blocks_for(q.prompt);
+      return decoding(q) ? blocks_for(q.prefilled + q.generated + positions) : blocks_for(q.prompt);
     };
     double reserved = 0;
     for (const auto& q : running) reserved += reserve(q);
@@ -530,7 +601,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     }
     if (events > o.max_events) return over_budget(static_cast<double>(events), "after");
     for (auto& q : running)
-      if (decoding(q)) q.generated += 1;
+      if (decoding(q)) q.generated += std::min(gained(), q.length.output_tokens - q.generated);
     for (const auto& [index, chunk] : chunks) {
       Sequence& q = running[index];
       q.prefilled += chunk;

@@ -243,7 +243,13 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
   LlmSizingResult out;
   for (const auto& nt : r.node_types) {
     for (int tp = 1; tp <= nt.cluster.gpus_per_node; tp *= 2) {
-      LlmServingSpec spec{r.shape, nt.cluster, tp, r.weights, r.weights, kVllmGpuMemoryUtilization, 0, kMaxBatchedTokens};
+      LlmServingSpec spec;
+      spec.shape = r.shape;
+      spec.cluster = nt.cluster;
+      spec.tensor_parallel = tp;
+      spec.weights = r.weights;
+      spec.kv_cache = r.weights;
+      spec.speculation = r.speculation;
       const std::string what = nt.id + " TP=" + std::to_string(tp);
       auto est = estimate_llm_serving(spec, r.mix);
       if (!est) {
@@ -257,7 +263,8 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       // The largest concurrency whose decode step meets the TPOT bound.
       const double context = r.mix.prompt_tokens + r.mix.output_tokens / 2.0;
       int n = est->max_concurrent_sequences;
-      while (n > 0 && llm_decode_step(spec, n, context * n) > r.tpot_p99) n -= std::max(1, n / 16);
+      const double per_step = llm_tokens_per_step(spec.speculation);
+      while (n > 0 && llm_decode_step(spec, n, context * n).value() / per_step > r.tpot_p99.value()) n -= std::max(1, n / 16);
       if (n <= 0) {
         out.skipped.push_back({what, "even one sequence's decode step exceeds the TPOT bound"});
         continue;
@@ -281,7 +288,7 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
                   plural(d.nodes, "node") + (d.replicas > needed ? ", " + std::to_string(needed) +
                                                                         " needed at peak, the rest fill the paid GPUs"
                                                                   : std::string()) +
-                  "), batch <= " + std::to_string(n) + ", TPOT " + ms(llm_decode_step(spec, n, context * n)) +
+                  "), batch <= " + std::to_string(n) + ", TPOT " + ms(Seconds(llm_decode_step(spec, n, context * n).value() / per_step)) +
                   ", TTFT " + ms(capped->ttft_unloaded);
       out.candidates.push_back(std::move(d));
     }

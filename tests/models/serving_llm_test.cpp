@@ -358,3 +358,79 @@ TEST_CASE("serving llm per-request lengths are checked: each at least a token, t
   REQUIRE_FALSE(huge.ok());
   CHECK(huge.errors().front().message.find("less than the longest request's 2000128") != std::string::npos);
 }
+
+TEST_CASE("serving llm speculative decoding: tokens per step, the verify step, the draft's cost and memory") {
+  // Leviathan et al. 2023, eq. 1: (1 - alpha^(gamma + 1)) / (1 - alpha).
+  CHECK(llm_tokens_per_step({}) == 1.0);
+  CHECK(llm_tokens_per_step({4, 0.8, false, {}}) == doctest::Approx((1 - std::pow(0.8, 5)) / 0.2));  // 3.36
+  CHECK(llm_tokens_per_step({4, 0.0, false, {}}) == 1.0);
+
+  const auto plain = llama70b_on_8xh100();
+  auto free_drafts = plain;
+  free_drafts.speculation = {4, 0.8, false, {}};
+  auto drafted = free_drafts;
+  drafted.speculation.has_draft = true;
+  drafted.speculation.draft = find_transformer_preset("llama-2-7b")->shape;
+  const LlmRequestMix mix{512, 256};
+  auto p = estimate_llm_serving(plain, mix);
+  auto f = estimate_llm_serving(free_drafts, mix);
+  auto d = estimate_llm_serving(drafted, mix);
+  REQUIRE(p.ok());
+  REQUIRE(f.ok());
+  REQUIRE_MESSAGE(d.ok(), format_diagnostics(d.errors()));
+  // One sequence is bound by the weight reads: verifying 5 positions costs about what one
+  // costs, so a token takes about 1 / 3.36 of the time; a 7B draft's 4 forwards per step
+  // take back part of that.
+  const double step_plain = llm_decode_step(plain, 1, 640).value();
+  const double step_free = llm_decode_step(free_drafts, 1, 640).value();
+  CHECK(step_free < 1.1 * step_plain);
+  CHECK(f->tpot_single.value() == doctest::Approx(step_free / llm_tokens_per_step(free_drafts.speculation)));
+  CHECK(d->tpot_single > f->tpot_single);
+  CHECK(d->tpot_single.value() < 0.6 * p->tpot_single.value());
+  MESSAGE("TPOT at 1 sequence: " << p->tpot_single.value() * 1e3 << " ms plain, " << f->tpot_single.value() * 1e3
+                                 << " ms with free drafts, " << d->tpot_single.value() * 1e3 << " ms with a 7B draft");
+  // The draft's weights and its cache of every token come out of the KV cache.
+  const double draft_weights = 2.0 * parameter_count(drafted.speculation.draft) / 8;
+  CHECK(d->weights_per_gpu.value() == doctest::Approx(p->weights_per_gpu.value() + draft_weights));
+  CHECK(d->kv_bytes_per_token_per_gpu.value() > p->kv_bytes_per_token_per_gpu.value());
+  CHECK(d->kv_capacity_tokens < p->kv_capacity_tokens);
+}
+
+TEST_CASE("serving llm speculative decoding in the simulation: fewer steps alone, no help when nothing is accepted under load") {
+  LlmServingSpec s;
+  s.shape = find_transformer_preset("llama-2-7b")->shape;
+  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  LlmSimulationOptions o;
+  o.offline_requests = 1;
+  auto plain = simulate_llm_serving(s, {512, 256}, o);
+  auto spec = s;
+  spec.speculation = {4, 0.8, false, {}};
+  auto fast = simulate_llm_serving(spec, {512, 256}, o);
+  REQUIRE(plain.ok());
+  REQUIRE(fast.ok());
+  // One prefill step gives the first token; plain decoding needs 255 more steps, speculation
+  // about 255 / 3.36 = 76 (each step 1 to 5 tokens, never past the request's 256).
+  CHECK(plain->iterations == 256);
+  CHECK(fast->iterations > 1 + 255 / 5);
+  CHECK(fast->iterations < 1 + 255 / 2.5);
+  CHECK(fast->output_tokens_per_second == doctest::Approx(256 / fast->makespan_s).epsilon(1e-9));
+  CHECK(fast->tpot.p50.mean < 0.5 * plain->tpot.p50.mean);
+  // Under load a step is bound by compute: verifying 5 positions per sequence for one token
+  // (acceptance 0) costs more than it saves.
+  o.offline_requests = 2000;
+  auto loaded = simulate_llm_serving(s, {512, 256}, o);
+  spec.speculation.acceptance_rate = 0.0;
+  auto rejected = simulate_llm_serving(spec, {512, 256}, o);
+  REQUIRE(loaded.ok());
+  REQUIRE(rejected.ok());
+  CHECK(rejected->output_tokens_per_second < 0.8 * loaded->output_tokens_per_second);
+  // Bad settings are refused with what was expected.
+  spec.speculation = {17, 0.5, false, {}};
+  auto many = estimate_llm_serving(spec, {512, 256});
+  REQUIRE_FALSE(many.ok());
+  CHECK(many.errors().front().message == "must be from 0 (off) to 16 (got 17)");
+  spec.speculation = {4, 1.0, false, {}};
+  auto sure = estimate_llm_serving(spec, {512, 256});
+  REQUIRE_FALSE(sure.ok());
+  CHECK(sure.errors().front().key_path == "speculative.acceptance_rate");
+}

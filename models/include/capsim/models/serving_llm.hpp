@@ -130,6 +130,28 @@ enum class LlmKvAdmission { on_demand, reserve_full };
 // free (TensorRT-LLM's free_gpu_memory_fraction).
 enum class LlmKvBudget { share_of_device, share_of_free };
 
+// Speculative decoding (Leviathan, Kalman and Matias, "Fast Inference from Transformers via
+// Speculative Decoding", ICML 2023, sec. 3): each step a draft proposes `tokens` tokens for
+// every decoding sequence and the model verifies them in one forward pass over tokens + 1
+// positions per sequence. Each proposal is accepted with probability acceptance_rate (the
+// paper's alpha, taken as independent) up to the first rejection, and the verification adds
+// one token of its own, so a step yields (1 - alpha^(tokens + 1)) / (1 - alpha) tokens on
+// average (the paper's eq. 1). The draft, when given, is a smaller model on the same GPUs at
+// the same TP: `tokens` decode forwards of its own per step and its own prefill of new
+// prompts, each without the engine's per-step host cost; its weights and KV cache come out
+// of the model's KV cache. Without a draft the proposals cost nothing (prompt lookup,
+// n-gram matching). tokens = 0: off.
+inline constexpr int kMaxSpeculativeTokens = 16;
+struct LlmSpeculation {
+  int tokens = 0;
+  double acceptance_rate = 0;  // in [0, 1)
+  bool has_draft = false;
+  TransformerShape draft;
+};
+
+// Expected tokens a sequence gains per step: (1 - alpha^(tokens + 1)) / (1 - alpha); 1 when off.
+double llm_tokens_per_step(const LlmSpeculation& speculation);
+
 struct LlmServingSpec {
   TransformerShape shape;
   ClusterSpec cluster;        // the node: GPU type, GPUs per node, NVLink for TP
@@ -145,6 +167,7 @@ struct LlmServingSpec {
   // Decode attention reads a KV head once for all query heads of its GQA group (FlashAttention,
   // vLLM, TensorRT-LLM's XQA); false: once per query head (TensorRT-LLM before v0.7).
   bool gqa_shared_kv = true;
+  LlmSpeculation speculation;
 };
 
 // The precision the weights' matrix math runs at: 8-bit weights on 8-bit tensor cores where

@@ -107,6 +107,7 @@ struct LlmSizingRequest {
   Seconds tpot_p99{0.0};                // > 0
   std::vector<NodeType> node_types;
   Precision weights = Precision::bf16;
+  LlmSpeculation speculation;           // speculative decoding, as the deployment would run it
   int verify_top = 3;
   Seconds verify_duration{300.0};
 };
