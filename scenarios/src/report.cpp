@@ -40,6 +40,12 @@ ReportSection question(const RunResult& run) {
                                              inf.request_lengths_file + ", mean " +
                                              std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
                                              std::to_string(inf.mix.output_tokens) + " output tokens"});
+      if (inf.speculation.tokens > 0)
+        t.rows.push_back({"speculative decoding",
+                          std::to_string(inf.speculation.tokens) + " proposals per step at acceptance " +
+                              significant(inf.speculation.acceptance_rate, 3) + " (" +
+                              significant(models::llm_tokens_per_step(inf.speculation), 3) + " tokens per step), draft " +
+                              (inf.speculation.has_draft ? inf.speculation.draft.name : std::string("none"))});
     } else {
       std::string models;
       for (const auto& st : inf.graph.stages) models += (models.empty() ? "" : ", ") + st.name;

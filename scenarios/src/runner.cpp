@@ -82,6 +82,11 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
       q.emplace_back("workload.prompt_tokens", std::to_string(inf.mix.prompt_tokens) + mean);
       q.emplace_back("workload.output_tokens", std::to_string(inf.mix.output_tokens) + mean);
       q.emplace_back("workload.kv_cache", std::string(models::precision_name(inf.kv_cache)));
+      if (inf.speculation.tokens > 0)
+        q.emplace_back("workload.speculative",
+                       std::to_string(inf.speculation.tokens) + " tokens at acceptance " +
+                           significant(inf.speculation.acceptance_rate, 3) + ", draft " +
+                           (inf.speculation.has_draft ? inf.speculation.draft.name : std::string("none (free proposals)")));
     } else {
       std::string stages;
       for (const auto& st : inf.graph.stages) stages += (stages.empty() ? "" : ", ") + st.name;

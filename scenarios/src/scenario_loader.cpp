@@ -602,6 +602,15 @@ class Loader {
       inf.shape = transformer_preset(w["model"], "workload.model");
       if (w["prompt_tokens"]) inf.mix.prompt_tokens = static_cast<int>(as_int(w["prompt_tokens"]));
       if (w["output_tokens"]) inf.mix.output_tokens = static_cast<int>(as_int(w["output_tokens"]));
+      if (const YAML::Node sp = w["speculative"]) {
+        // phase 1 checked the types and ranges
+        inf.speculation.tokens = static_cast<int>(as_int(sp["tokens"]));
+        inf.speculation.acceptance_rate = std::stod(sp["acceptance_rate"].Scalar());
+        if (const YAML::Node d = sp["draft_model"]) {
+          inf.speculation.draft = transformer_preset(d, "workload.speculative.draft_model");
+          inf.speculation.has_draft = true;
+        }
+      }
       if (const YAML::Node f = w["request_lengths"]) {
         if (w["prompt_tokens"] || w["output_tokens"])
           error(f, "workload.request_lengths", "request_lengths gives every request its lengths: leave out prompt_tokens and output_tokens",

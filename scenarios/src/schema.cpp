@@ -237,6 +237,19 @@ SchemaNode build() {
                              {}),
                       integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
                       integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
+                      section("speculative",
+                              "llm-serving: speculative decoding: a draft proposes tokens, the model verifies them "
+                              "in one step (Leviathan et al. 2023)",
+                              {
+                                  integer("tokens", 1, 16, "tokens the draft proposes per sequence and step", {}),
+                                  number("acceptance_rate", 0, 0.999,
+                                         "chance that a proposed token is accepted (the paper's alpha; a step yields "
+                                         "(1 - alpha^(tokens+1)) / (1 - alpha) tokens)",
+                                         {}),
+                                  leaf("draft_model", ValueKind::text,
+                                       "a transformer preset run as the draft on the same GPUs; left out: proposals "
+                                       "cost nothing (prompt lookup, n-gram)"),
+                              }),
                       leaf("request_lengths", ValueKind::text,
                            "llm-serving: instead of prompt_tokens and output_tokens, a CSV file (relative to the "
                            "scenario) with the header prompt_tokens,output_tokens and one request per line, e.g. a "
@@ -451,6 +464,7 @@ SchemaNode build() {
       });
   mark_required(root, {"simulate", "host"}, {"cpu_cores", "decode_time", "sample_size", "storage_bandwidth"});
   mark_required(root, {"simulate", "checkpoint"}, {"every_steps", "bandwidth"});
+  mark_required(root, {"workload", "speculative"}, {"tokens", "acceptance_rate"});
   return root;
 }
 
@@ -600,6 +614,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.prompt_tokens", {"llm-serving"}},
       {"workload.output_tokens", {"llm-serving"}},
       {"workload.request_lengths", {"llm-serving"}},
+      {"workload.speculative", {"llm-serving"}},
       {"workload.kv_cache", {"llm-serving"}},
       {"workload.max_num_seqs", {"llm-serving"}},
       {"workload.max_batched_tokens", {"llm-serving"}},

@@ -115,6 +115,7 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
   spec.kv_cache = inf.kv_cache;
   spec.max_concurrent = inf.max_num_seqs;
   spec.max_batched_tokens = inf.max_batched_tokens;
+  spec.speculation = inf.speculation;
   return spec;
 }
 
@@ -195,6 +196,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     models::LlmSizingRequest req;
     req.shape = inf.shape;
     req.mix = inf.mix;
+    req.speculation = inf.speculation;
     req.peak_rate = inf.arrivals.peak_rate().value();
     req.trough_rate = trough_rate(inf.arrivals);
     req.ttft_p99 = *inf.ttft_p99;

@@ -320,3 +320,66 @@ TEST_CASE("llm-serving: a request lengths file is checked line by line, and neve
   REQUIRE_FALSE(outside.ok());
   CHECK(outside.errors()[0].message.find("is outside the scenario's directory") != std::string::npos);
 }
+
+namespace {
+std::string speculative_70b(const std::string& speculative) {
+  return R"(name: spec
+workload:
+  type: llm-serving
+  model: llama-2-70b
+  prompt_tokens: 1024
+  output_tokens: 256
+)" + speculative + R"(
+arrivals: {kind: poisson, rate: 3}
+slo: {ttft_p99: 2 s, tpot_p99: 100 ms}
+hardware: {gpus: [h100-sxm-80gb]}
+deployment: {node: aws-p5-48xlarge, tensor_parallel: 8, replicas: 1}
+simulate: {duration: 120 s, warmup: 20 s, seed: 1}
+)";
+}
+}  // namespace
+
+TEST_CASE("llm-serving: speculative decoding from the scenario reaches the simulation, the sizing and the report") {
+  auto s = load_scenario("spec.yaml",
+                         speculative_70b("  speculative: {tokens: 4, acceptance_rate: 0.8, draft_model: llama-2-7b}"),
+                         catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& sp = s->inference->speculation;
+  CHECK(sp.tokens == 4);
+  CHECK(sp.acceptance_rate == 0.8);
+  REQUIRE(sp.has_draft);
+  CHECK(sp.draft.name == "llama-2-7b");
+  auto plain = load_scenario("plain.yaml", speculative_70b(""), catalog());
+  REQUIRE(plain.ok());
+  auto r = simulate_serving_scenario(*s, catalog());
+  auto rp = simulate_serving_scenario(*plain, catalog());
+  REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+  REQUIRE(rp.ok());
+  // At 3 requests/s a step is bound by the weight reads: 3.36 tokens per verify step, less
+  // the 7B draft's four forwards.
+  CHECK(r->llm->tpot.p50.mean < 0.8 * rp->llm->tpot.p50.mean);
+  CHECK(r->llm_estimate->formula.find("4 forwards of the draft llama-2-7b") != std::string::npos);
+  auto sized = size_serving_scenario(*s, catalog());
+  REQUIRE_MESSAGE(sized.ok(), format_diagnostics(sized.errors()));
+  REQUIRE(sized->llm->recommended);
+  CHECK(sized->llm->recommended->spec.speculation.tokens == 4);
+  CHECK(serving_simulation_text(*r).find("/ 3.36 tokens per step") != std::string::npos);
+}
+
+TEST_CASE("llm-serving: speculative settings out of range or a misspelled draft are errors at their place") {
+  auto many = load_scenario("spec.yaml", speculative_70b("  speculative: {tokens: 40, acceptance_rate: 1.5}"), catalog());
+  REQUIRE_FALSE(many.ok());
+  REQUIRE(many.errors().size() == 2);
+  CHECK(many.errors()[0].key_path == "workload.speculative.tokens");
+  CHECK(many.errors()[0].message == "must be between 1 and 16, got 40");
+  CHECK(many.errors()[1].key_path == "workload.speculative.acceptance_rate");
+  CHECK(many.errors()[1].where.line == 7);
+  auto missing = load_scenario("spec.yaml", speculative_70b("  speculative: {tokens: 4}"), catalog());
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.errors()[0].message.starts_with("missing required key 'acceptance_rate'"));
+  auto typo = load_scenario(
+      "spec.yaml", speculative_70b("  speculative: {tokens: 4, acceptance_rate: 0.5, draft_model: llama-2-7x}"), catalog());
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.errors()[0].key_path == "workload.speculative.draft_model");
+  CHECK(typo.errors()[0].hint.find("llama-2-7b") != std::string::npos);
+}
