@@ -756,25 +756,54 @@ class Loader {
     return path;
   }
 
+  // A file the scenario names (input_path's rules), read whole: its path for errors and its
+  // text; nullopt after an error at the scenario's key.
+  std::optional<std::pair<std::string, std::string>> read_named_file(const YAML::Node& n, const std::string& key,
+                                                                    const std::string& what, std::uintmax_t max_bytes) {
+    auto path = input_path(n, key, what);
+    if (!path) return std::nullopt;
+    auto text = read_input_file(*path, max_bytes, what);
+    if (!text) {
+      for (const auto& d : text.errors()) error(n, key, d.where.file + ": " + d.message);
+      return std::nullopt;
+    }
+    return std::make_pair(path->string(), std::move(*text));
+  }
+
+  // One CSV row's cells, trimmed of spaces, each with the column its text starts at.
+  struct CsvCell {
+    std::string text;
+    int column = 1;
+  };
+  static std::vector<CsvCell> csv_cells(const std::string& row) {
+    std::vector<CsvCell> cells;
+    std::stringstream ss(row);
+    int at = 1;
+    for (std::string cell; std::getline(ss, cell, ',');) {
+      const int width = static_cast<int>(cell.size()) + 1;
+      int lead = 0;
+      while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin()), ++lead;
+      while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+      cells.push_back({cell, at + lead});
+      at += width;
+    }
+    return cells;
+  }
+
   void read_trace(const YAML::Node& n, models::ArrivalSpec& arrivals) {
     constexpr std::uintmax_t kMaxTraceBytes = 64ull * 1024 * 1024;
-    const auto found = input_path(n, "arrivals.trace", "trace file");
-    if (!found) return;
-    const std::filesystem::path path = *found;
-    auto text = read_input_file(path, kMaxTraceBytes, "trace file");
-    if (!text) {
-      for (const auto& d : text.errors()) error(n, "arrivals.trace", d.where.file + ": " + d.message);
-      return;
-    }
+    auto read = read_named_file(n, "arrivals.trace", "trace file", kMaxTraceBytes);
+    if (!read) return;
+    const std::string& file = read->first;
     double previous = 0;
     int line = 0;
-    std::istringstream in(*text);
+    std::istringstream in(read->second);
     for (std::string row; std::getline(in, row);) {
       ++line;
       if (row.empty() || row[0] == '#') continue;
       double t = 0;
       if (!parse_double(row, t) || !std::isfinite(t) || t < previous) {
-        errors_.push_back({{path.string(), line, 1}, "arrivals.trace",
+        errors_.push_back({{file, line, 1}, "arrivals.trace",
                            "line " + std::to_string(line) +
                                " is not a time in seconds at or after the previous line's (its text is not shown)",
                            ""});
@@ -793,15 +822,10 @@ class Loader {
     constexpr long long kMaxTokens = 1 << 22;  // workload.prompt_tokens' bound
     constexpr int kMaxReported = 20;
     const std::string key = "workload.request_lengths";
-    auto path = input_path(n, key, "request lengths file");
-    if (!path) return;
-    auto text = read_input_file(*path, kMaxLengthsBytes, "request lengths file");
-    if (!text) {
-      for (const auto& d : text.errors()) error(n, key, d.where.file + ": " + d.message);
-      return;
-    }
-    const std::string file = path->string();
-    std::istringstream in(*text);
+    auto read = read_named_file(n, key, "request lengths file", kMaxLengthsBytes);
+    if (!read) return;
+    const std::string& file = read->first;
+    std::istringstream in(read->second);
     std::vector<models::LlmRequestLength> requests;
     bool header = false;
     int line = 0, bad = 0;
@@ -812,21 +836,9 @@ class Loader {
       ++line;
       if (!row.empty() && row.back() == '\r') row.pop_back();
       if (row.empty() || row[0] == '#') continue;
-      std::vector<std::string> cells;
-      std::vector<int> columns;
-      std::stringstream ss(row);
-      int at = 1;
-      for (std::string cell; std::getline(ss, cell, ',');) {
-        const int width = static_cast<int>(cell.size()) + 1;
-        int lead = 0;
-        while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin()), ++lead;
-        while (!cell.empty() && cell.back() == ' ') cell.pop_back();
-        cells.push_back(cell);
-        columns.push_back(at + lead);
-        at += width;
-      }
+      const std::vector<CsvCell> cells = csv_cells(row);
       if (!header) {
-        if (cells.size() != 2 || cells[0] != "prompt_tokens" || cells[1] != "output_tokens") {
+        if (cells.size() != 2 || cells[0].text != "prompt_tokens" || cells[1].text != "output_tokens") {
           report(1, "the header must be 'prompt_tokens,output_tokens'", "one request per line after it, e.g. 467,256");
           return;
         }
@@ -841,9 +853,10 @@ class Loader {
       long long v[2] = {0, 0};
       bool ok = true;
       for (int c = 0; c < 2 && ok; ++c) {
-        const auto [end, ec] = std::from_chars(cells[c].data(), cells[c].data() + cells[c].size(), v[c]);
-        if (ec != std::errc{} || end != cells[c].data() + cells[c].size() || v[c] < 1 || v[c] > kMaxTokens) {
-          report(columns[c], std::string(c == 0 ? "prompt_tokens" : "output_tokens") + " must be a whole number from 1 to " +
+        const std::string& cell = cells[c].text;
+        const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v[c]);
+        if (ec != std::errc{} || end != cell.data() + cell.size() || v[c] < 1 || v[c] > kMaxTokens) {
+          report(cells[c].column, std::string(c == 0 ? "prompt_tokens" : "output_tokens") + " must be a whole number from 1 to " +
                                  std::to_string(kMaxTokens) + " (its text is not shown)", "");
           ok = false;
         }
@@ -954,15 +967,10 @@ class Loader {
                          std::map<std::string, std::vector<des::ServiceTime::Row>>& tables,
                          std::map<std::string, SourceLocation>& at) {
     constexpr std::uintmax_t kMaxTableBytes = 4ull * 1024 * 1024;
-    auto path = input_path(n, key, "latency file");
-    if (!path) return;
-    auto text = read_input_file(*path, kMaxTableBytes, "latency file");
-    if (!text) {
-      for (const auto& d : text.errors()) error(n, key, d.where.file + ": " + d.message);
-      return;
-    }
-    const std::string file = path->string();
-    std::istringstream in(*text);
+    auto read = read_named_file(n, key, "latency file", kMaxTableBytes);
+    if (!read) return;
+    const std::string& file = read->first;
+    std::istringstream in(read->second);
     int line = 0;
     double unit = 0;
     std::string unit_name;
@@ -971,12 +979,7 @@ class Loader {
       if (!row.empty() && row.back() == '\r') row.pop_back();
       if (row.empty() || row[0] == '#') continue;
       std::vector<std::string> cells;
-      std::stringstream ss(row);
-      for (std::string cell; std::getline(ss, cell, ',');) {
-        while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
-        while (!cell.empty() && cell.back() == ' ') cell.pop_back();
-        cells.push_back(cell);
-      }
+      for (auto& cell : csv_cells(row)) cells.push_back(std::move(cell.text));
       if (unit == 0) {
         if (cells.size() != 3 || cells[0] != "gpu" || cells[1] != "batch" || !cells[2].starts_with("latency_")) {
           errors_.push_back({{file, line, 1}, key, "the header must be 'gpu,batch,latency_ms' (or latency_us, latency_s)",

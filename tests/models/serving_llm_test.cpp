@@ -12,10 +12,16 @@ using namespace capsim;
 using namespace capsim::models;
 
 namespace {
-LlmServingSpec llama70b_on_8xh100() {
+// A serving spec of a model preset on one node of the shipped catalog, TP 1.
+LlmServingSpec serving_on(const char* model, const char* node) {
   LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-70b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-8x-h100-sxm")->cluster;
+  s.shape = find_transformer_preset(model)->shape;
+  s.cluster = node_type_by_id(testing::shipped_catalog(), node)->cluster;
+  return s;
+}
+
+LlmServingSpec llama70b_on_8xh100() {
+  auto s = serving_on("llama-2-70b", "lambda-8x-h100-sxm");
   s.tensor_parallel = 8;
   return s;
 }
@@ -128,9 +134,7 @@ TEST_CASE("serving llm does not fit and says why") {
 }
 
 TEST_CASE("serving llm simulation at light load matches the analytic TTFT and TPOT") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-2-7b", "lambda-1x-h100-sxm");
   auto e = estimate_llm_serving(s, {512, 128});
   REQUIRE(e.ok());
   LlmSimulationOptions o;
@@ -152,9 +156,7 @@ TEST_CASE("serving llm KV budget: a share of the device (vLLM) or of what the we
   // of the free 14.5 GB leaves 13.0 GB, twice as much. TensorRT-LLM v0.17 published 912
   // output tokens/s for 128/2048 here (perf-overview.md), where a KV cache sized as a share
   // of a decimal 80 GB (1.4 GB, 4 sequences) gave 126.
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-3.1-70b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-3.1-70b", "lambda-1x-h100-sxm");
   s.weights = Precision::fp8;
   s.kv_cache = Precision::fp8;
   const double device = llm_device_memory(s.cluster.gpu);
@@ -215,9 +217,7 @@ TEST_CASE("serving llm on-demand admission keeps vLLM's watermark free, so long 
 }
 
 TEST_CASE("serving llm static batches run one after the other, prompts prefilled in one step") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-2-7b", "lambda-1x-h100-sxm");
   s.batching = LlmBatching::static_batches;
   s.max_concurrent = 64;
   LlmSimulationOptions o;
@@ -244,9 +244,7 @@ TEST_CASE("serving llm static batches run one after the other, prompts prefilled
 }
 
 TEST_CASE("serving llm server mode with a fixed number of requests measures them all") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-2-7b", "lambda-1x-h100-sxm");
   LlmSimulationOptions o;
   o.rate = 4;
   o.server_requests = 200;
@@ -260,9 +258,7 @@ TEST_CASE("serving llm server mode with a fixed number of requests measures them
 }
 
 TEST_CASE("serving llm step: the vocabulary projection runs for sampled tokens only") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-3.1-8b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-3.1-8b", "lambda-1x-h100-sxm");
   // 4096 prompt tokens of which one prompt completes vs all 4096 sampled (as decode tokens
   // would be): the difference is 4095 x 2 x hidden x vocab FLOPs of compute-bound GEMM.
   const double prefill = llm_step(s, 0, 0, 4096, 0, 1).value();
@@ -278,9 +274,7 @@ TEST_CASE("serving llm element-wise kernels: hidden-wide ones are not split by T
   // residual-add + RMSNorm kernels of (3 x 2 + 2) B x 4096, the gated activation of 2 routed
   // experts at (2 x 2 + 2) B x 14336 / TP, and the permutation to the experts and back at
   // 2 B x (2 + 1) x 4096 each. TP 8 removes only the activation's share of TP 1's time.
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("mixtral-8x7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-8x-h100-sxm")->cluster;
+  auto s = serving_on("mixtral-8x7b", "lambda-8x-h100-sxm");
   const double bw = s.cluster.gpu.memory_bandwidth.value() * 0.8;
   auto by_hand = [&](double tokens, int tp) {
     const double layer = 2 * 8.0 * 4096 + 2 * 6.0 * 14336 / tp + 2 * 2.0 * 3 * 4096;
@@ -302,9 +296,7 @@ TEST_CASE("serving llm element-wise kernels: hidden-wide ones are not split by T
 }
 
 TEST_CASE("serving llm per-request lengths: each request runs its own, and a batch queued at once drains as they finish") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-2-7b", "lambda-1x-h100-sxm");
   // The list's rounded means are the mix's class, which the analytic estimate uses.
   const LlmRequestMix four = llm_request_mix({{512, 10}, {512, 20}, {512, 40}, {512, 81}});
   CHECK(four.prompt_tokens == 512);
@@ -347,9 +339,7 @@ TEST_CASE("serving llm per-request lengths: each request runs its own, and a bat
 }
 
 TEST_CASE("serving llm per-request lengths are checked: each at least a token, the longest within the KV cache") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-2-7b", "lambda-1x-h100-sxm");
   auto zero = estimate_llm_serving(s, llm_request_mix({{512, 128}, {64, 0}}));
   REQUIRE_FALSE(zero.ok());
   CHECK(zero.errors().front().message ==
@@ -397,9 +387,7 @@ TEST_CASE("serving llm speculative decoding: tokens per step, the verify step, t
 }
 
 TEST_CASE("serving llm speculative decoding in the simulation: fewer steps alone, no help when nothing is accepted under load") {
-  LlmServingSpec s;
-  s.shape = find_transformer_preset("llama-2-7b")->shape;
-  s.cluster = node_type_by_id(testing::shipped_catalog(), "lambda-1x-h100-sxm")->cluster;
+  auto s = serving_on("llama-2-7b", "lambda-1x-h100-sxm");
   LlmSimulationOptions o;
   o.offline_requests = 1;
   auto plain = simulate_llm_serving(s, {512, 256}, o);
