@@ -238,6 +238,10 @@ double llm_tokens_per_step(const LlmSpeculation& sp) {
   return (1.0 - std::pow(a, sp.tokens + 1)) / (1.0 - a);
 }
 
+Seconds llm_tpot(const LlmServingSpec& s, int sequences, double context_tokens) {
+  return Seconds(llm_decode_step(s, sequences, context_tokens).value() / llm_tokens_per_step(s.speculation));
+}
+
 Seconds llm_decode_step(const LlmServingSpec& s, int sequences, double context_tokens) {
   return llm_step(s, sequences, context_tokens, 0, 0);
 }
@@ -326,10 +330,8 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
       s.max_concurrent > 0 ? std::min(e.kv_limited_sequences, s.max_concurrent) : e.kv_limited_sequences;
   const double mean_context = mix.prompt_tokens + mix.output_tokens / 2.0;
   e.ttft_unloaded = llm_prefill(s, 1, mix.prompt_tokens);
-  // A step yields llm_tokens_per_step tokens per sequence (1 without speculation).
-  const double per_step = llm_tokens_per_step(s.speculation);
-  e.tpot_single = Seconds(llm_decode_step(s, 1, mean_context).value() / per_step);
-  e.tpot_at_max = Seconds(llm_decode_step(s, e.max_concurrent_sequences, mean_context * e.max_concurrent_sequences).value() / per_step);
+  e.tpot_single = llm_tpot(s, 1, mean_context);
+  e.tpot_at_max = llm_tpot(s, e.max_concurrent_sequences, mean_context * e.max_concurrent_sequences);
   e.tp_all_reduce_per_step = Seconds(tp_all_reduce(s, 1));
   const double n = e.max_concurrent_sequences;
   // Steady state at n running: every request costs output decode steps shared by n, and its
@@ -354,7 +356,7 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
               " ms fixed" +
               (drafting(s) ? " + " + std::to_string(s.speculation.tokens) + " forwards of the draft " + s.speculation.draft.name
                            : std::string()) +
-              (speculating ? ") / " + significant(per_step, 3) + " tokens per step (" + std::to_string(s.speculation.tokens) +
+              (speculating ? ") / " + significant(llm_tokens_per_step(s.speculation), 3) + " tokens per step (" + std::to_string(s.speculation.tokens) +
                                  " proposals verified at acceptance " + significant(s.speculation.acceptance_rate, 3) + ")"
                            : std::string()) +
               " = " + significant(e.tpot_single.value() * 1e3) + " ms";

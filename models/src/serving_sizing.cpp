@@ -263,8 +263,7 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       // The largest concurrency whose decode step meets the TPOT bound.
       const double context = r.mix.prompt_tokens + r.mix.output_tokens / 2.0;
       int n = est->max_concurrent_sequences;
-      const double per_step = llm_tokens_per_step(spec.speculation);
-      while (n > 0 && llm_decode_step(spec, n, context * n).value() / per_step > r.tpot_p99.value()) n -= std::max(1, n / 16);
+      while (n > 0 && llm_tpot(spec, n, context * n) > r.tpot_p99) n -= std::max(1, n / 16);
       if (n <= 0) {
         out.skipped.push_back({what, "even one sequence's decode step exceeds the TPOT bound"});
         continue;
@@ -288,7 +287,7 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
                   plural(d.nodes, "node") + (d.replicas > needed ? ", " + std::to_string(needed) +
                                                                         " needed at peak, the rest fill the paid GPUs"
                                                                   : std::string()) +
-                  "), batch <= " + std::to_string(n) + ", TPOT " + ms(Seconds(llm_decode_step(spec, n, context * n).value() / per_step)) +
+                  "), batch <= " + std::to_string(n) + ", TPOT " + ms(llm_tpot(spec, n, context * n)) +
                   ", TTFT " + ms(capped->ttft_unloaded);
       out.candidates.push_back(std::move(d));
     }

@@ -246,6 +246,9 @@ Seconds llm_step(const LlmServingSpec& spec, int decode_sequences, double decode
 // The two phases on their own. sequences >= 1, context_tokens >= 0, tokens >= 1.
 // Preconditions: estimate_llm_serving(spec, ...) succeeds.
 Seconds llm_decode_step(const LlmServingSpec& spec, int sequences, double context_tokens);
+// Time per output token of that decode step: the step over the tokens it yields per sequence
+// (llm_tokens_per_step; the step itself without speculation).
+Seconds llm_tpot(const LlmServingSpec& spec, int sequences, double context_tokens);
 Seconds llm_prefill(const LlmServingSpec& spec, int prompts, int tokens_per_prompt);
 
 struct LlmSimulationOptions {
