@@ -66,14 +66,48 @@ LlmServingSpec draft_of(const LlmServingSpec& s) {
   return d;
 }
 
+int pipeline(const LlmServingSpec& s) { return std::max(1, s.pipeline_parallel); }
+
+// "TP=4", or "TP=8 PP=2" with stages.
+std::string layout(const LlmServingSpec& s) {
+  return "TP=" + std::to_string(s.tensor_parallel) + (pipeline(s) > 1 ? " PP=" + std::to_string(pipeline(s)) : "");
+}
+
+// Layers on the busiest pipeline stage: ceil(L / p) (all of them without PP).
+int busiest_stage_layers(const LlmServingSpec& s) { return (s.shape.layers + pipeline(s) - 1) / pipeline(s); }
+
+// The pipeline's pace: p stages of the busiest one's layers against the L layers they split.
+double pipeline_pace(const LlmServingSpec& s) {
+  return static_cast<double>(pipeline(s)) * busiest_stage_layers(s) / s.shape.layers;
+}
+
+// On the busiest GPU: its stage's share of the layers and, with stages, one of the two
+// embedding tables (the first stage holds the input table, the last the output projection;
+// a tied table sits on both), split over TP.
 double model_weights_per_gpu(const LlmServingSpec& s) {
-  return bytes_per_value(s.weights) * parameter_count(s.shape) / s.tensor_parallel;
+  const double all = parameter_count(s.shape);
+  if (pipeline(s) == 1) return bytes_per_value(s.weights) * all / s.tensor_parallel;
+  const double tables = embedding_parameter_count(s.shape);
+  const double table_here = s.shape.tied_embeddings ? tables : tables / 2.0;
+  const double body = (all - tables) * busiest_stage_layers(s) / s.shape.layers;
+  return bytes_per_value(s.weights) * (body + table_here) / s.tensor_parallel;
 }
 
 double model_kv_per_token_per_gpu(const LlmServingSpec& s) {
-  // A GPU holds at least one KV head (memory.hpp's rule).
+  // A GPU holds at least one KV head (memory.hpp's rule), of its stage's layers.
   const int heads_here = (s.shape.kv_heads + s.tensor_parallel - 1) / s.tensor_parallel;
-  return kv_cache_bytes_per_token(s.shape, s.kv_cache).value() * heads_here / s.shape.kv_heads;
+  return kv_cache_bytes_per_token(s.shape, s.kv_cache).value() * heads_here / s.shape.kv_heads * busiest_stage_layers(s) /
+         s.shape.layers;
+}
+
+// The p - 1 sends of one step's activations between stages: hidden states and residual,
+// 16-bit, each TP rank to its peer on the next stage over its own link (the network when
+// the replica spans nodes, NVLink or PCIe within one).
+double pipeline_sends(const LlmServingSpec& s, double tokens) {
+  if (pipeline(s) == 1 || tokens <= 0) return 0.0;
+  const bool across_nodes = llm_replica_gpus(s) > s.cluster.gpus_per_node;
+  const LinkModel link = across_nodes ? inter_node_link(s.cluster) : intra_node_link(s.cluster);
+  return (pipeline(s) - 1) * point_to_point(Bytes(2.0 * tokens * s.shape.hidden * 2.0), link).value();
 }
 
 // With a draft model, its weights and its cache of every token sit beside the model's.
@@ -171,6 +205,8 @@ LlmRequestMix llm_request_mix(std::vector<LlmRequestLength> requests) {
   return mix;
 }
 
+int llm_replica_gpus(const LlmServingSpec& s) { return s.tensor_parallel * std::max(1, s.pipeline_parallel); }
+
 double llm_device_memory(const hardware::GpuSpec& gpu) {
   return gpu.memory.value() / 1e9 * static_cast<double>(1ull << 30) * kDriverReportedMemoryShare;
 }
@@ -228,8 +264,10 @@ Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_co
     if (prefill_tokens > 0)
       draft += llm_step(d, 0, 0, prefill_tokens, prefill_attention, prompts_completed).value() - kEngineStepOverheadSeconds;
   }
-  return Seconds(gemm + attention + llm_elementwise(s, tokens).value() + tp_all_reduce(s, tokens) +
-                 kLayerOverheadSeconds * s.shape.layers + kEngineStepOverheadSeconds + draft);
+  // Every stage in turn, at the busiest stage's pace, and the sends between them.
+  const double layers = gemm + attention + llm_elementwise(s, tokens).value() + tp_all_reduce(s, tokens) +
+                        kLayerOverheadSeconds * s.shape.layers;
+  return Seconds(layers * pipeline_pace(s) + pipeline_sends(s, tokens) + kEngineStepOverheadSeconds + draft);
 }
 
 double llm_tokens_per_step(const LlmSpeculation& sp) {
@@ -282,6 +320,24 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
     }
   if (s.tensor_parallel > 1 && !(s.cluster.intra_node_bandwidth.value() > 0))
     errors.push_back(invalid("cluster", "TP needs the node's intra-node bandwidth"));
+  const int pp = s.pipeline_parallel, gpus_per_node = std::max(1, s.cluster.gpus_per_node);
+  const int replica = s.tensor_parallel * pp;
+  if (pp < 1 || pp > std::max(1, s.shape.layers))
+    errors.push_back(invalid("pipeline_parallel", "must be between 1 and the model's " + std::to_string(s.shape.layers) +
+                                                      " layers (got " + std::to_string(pp) + ")"));
+  else if (pp > 1 && replica > gpus_per_node && replica % gpus_per_node != 0)
+    errors.push_back(invalid("pipeline_parallel", "a replica of TP=" + std::to_string(s.tensor_parallel) + " x PP=" +
+                                                      std::to_string(pp) + " = " + std::to_string(replica) +
+                                                      " GPUs spans part of a node: more than a node's " +
+                                                      std::to_string(gpus_per_node) + " GPUs must be whole nodes"));
+  else if (pp > 1 && replica > gpus_per_node && !(s.cluster.inter_node_bandwidth.value() > 0))
+    errors.push_back(invalid("pipeline_parallel", "a replica of " + std::to_string(replica) +
+                                                      " GPUs spans nodes, and the cluster has no network between them"));
+  else if (pp > 1 && replica <= gpus_per_node && !(s.cluster.intra_node_bandwidth.value() > 0))
+    errors.push_back(invalid("cluster", "PP needs the node's intra-node bandwidth"));
+  if (pp > 1 && s.speculation.tokens > 0)
+    errors.push_back(invalid("speculative", "speculative decoding with pipeline stages is not modelled (PP=" +
+                                                std::to_string(pp) + ")"));
   const auto& sp = s.speculation;
   if (sp.tokens < 0 || sp.tokens > kMaxSpeculativeTokens)
     errors.push_back(invalid("speculative.tokens", "must be from 0 (off) to " + std::to_string(kMaxSpeculativeTokens) +
@@ -305,16 +361,20 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
                             ? e.weights_per_gpu.value() + s.memory_utilization * (device - e.weights_per_gpu.value())
                             : device * s.memory_utilization;
   if (e.weights_per_gpu.value() >= usable)
-    return invalid("memory", s.shape.name + " does not fit on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
+    return invalid("memory", s.shape.name + " does not fit on " + gpu.id + " with " + layout(s) +
                                  ": " + significant(e.weights_per_gpu.value() / 1e9) + " GB of weights per GPU, " +
                                  significant(usable / 1e9) + " GB usable");
   e.kv_capacity_tokens = std::floor((usable - e.weights_per_gpu.value()) / e.kv_bytes_per_token_per_gpu.value());
+  // With stages, each of the p batches in flight has 1/p of the cache.
+  const int engines = pipeline(s);
+  const double engine_capacity = std::floor(e.kv_capacity_tokens / engines);
   const int per_sequence = mix.prompt_tokens + mix.output_tokens;
   int longest = per_sequence;  // with a lengths list, its longest request must fit as well
   for (const auto& r : mix.requests) longest = std::max(longest, r.prompt_tokens + r.output_tokens);
-  if (e.kv_capacity_tokens < longest)
-    return invalid("memory", s.shape.name + " on " + gpu.id + " with TP=" + std::to_string(s.tensor_parallel) +
-                                 ": the KV cache holds " + significant(e.kv_capacity_tokens) + " tokens, less than " +
+  if (engine_capacity < longest)
+    return invalid("memory", s.shape.name + " on " + gpu.id + " with " + layout(s) +
+                                 ": the KV cache holds " + significant(engine_capacity) + " tokens" +
+                                 (engines > 1 ? " per batch in flight" : "") + ", less than " +
                                  (longest > per_sequence ? "the longest request's " : "one request's ") +
                                  std::to_string(longest) + " (FP8 weights or KV cache, or more GPUs per replica, make room)");
   // Paged KV: a running sequence holds its prompt and the tokens generated so far, on
@@ -325,35 +385,44 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   const double held = s.kv_admission == LlmKvAdmission::reserve_full
                           ? std::ceil(static_cast<double>(per_sequence) / block) * block
                           : e.mean_context_tokens;
-  e.kv_limited_sequences = std::max(1, static_cast<int>(e.kv_capacity_tokens / held));
-  e.max_concurrent_sequences =
-      s.max_concurrent > 0 ? std::min(e.kv_limited_sequences, s.max_concurrent) : e.kv_limited_sequences;
+  const int per_engine = std::max(1, static_cast<int>(engine_capacity / held));
+  const int capped = s.max_concurrent > 0 ? std::min(per_engine, s.max_concurrent) : per_engine;
+  e.kv_limited_sequences = engines * per_engine;
+  e.max_concurrent_sequences = engines * capped;
   const double mean_context = mix.prompt_tokens + mix.output_tokens / 2.0;
   e.ttft_unloaded = llm_prefill(s, 1, mix.prompt_tokens);
   e.tpot_single = llm_tpot(s, 1, mean_context);
-  e.tpot_at_max = llm_tpot(s, e.max_concurrent_sequences, mean_context * e.max_concurrent_sequences);
+  e.tpot_at_max = llm_tpot(s, capped, mean_context * capped);
   e.tp_all_reduce_per_step = Seconds(tp_all_reduce(s, 1));
-  const double n = e.max_concurrent_sequences;
-  // Steady state at n running: every request costs output decode steps shared by n, and its
-  // prompt rides along in those steps as chunked prefill: the extra compute of its tokens.
+  e.pipeline_send_per_step = Seconds(pipeline_sends(s, 1));
+  const double n = capped;  // per batch in flight
+  // Steady state at n running in each of the p batches: every request costs output decode
+  // steps shared by n, and its prompt rides along in those steps as chunked prefill: the
+  // extra compute of its tokens, at the pipeline's pace.
   const double p = mix.prompt_tokens;
   const double prefill_extra =
-      2.0 * body_params(s) * p / s.tensor_parallel / (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p))) +
-      attention_flops_per_pair(s) * p * (p + 1) / 2 / s.tensor_parallel / (peak_of(s) * kFlashAmpereFa2.forward);
+      pipeline_pace(s) *
+      (2.0 * body_params(s) * p / s.tensor_parallel / (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p))) +
+       attention_flops_per_pair(s) * p * (p + 1) / 2 / s.tensor_parallel / (peak_of(s) * kFlashAmpereFa2.forward));
   const double cycle = mix.output_tokens * e.tpot_at_max.value() + n * prefill_extra;
-  e.requests_per_second = n / cycle;
+  e.requests_per_second = engines * n / cycle;
   e.output_tokens_per_second = e.requests_per_second * mix.output_tokens;
-  e.output_tokens_per_second_per_gpu = e.output_tokens_per_second / s.tensor_parallel;
+  e.output_tokens_per_second_per_gpu = e.output_tokens_per_second / llm_replica_gpus(s);
   // The formula of one step at one sequence; with speculation, the verify step (the model's
   // weights and KV only), the draft's forwards, and the tokens a step yields.
   const bool speculating = s.speculation.tokens > 0;
-  e.formula = std::string("TPOT(1) = ") + (speculating ? "(" : "") + "max(compute, (" +
+  // With stages: p x the busiest stage's step (its layers' weights, KV and all-reduces).
+  const double stage_share = static_cast<double>(busiest_stage_layers(s)) / s.shape.layers;
+  e.formula = std::string("TPOT(1) = ") + (speculating ? "(" : "") +
+              (engines > 1 ? std::to_string(engines) + " stages x (" : "") + "max(compute, (" +
               significant(model_weights_per_gpu(s) / 1e9) + " GB weights/GPU + " +
               significant(model_kv_per_token_per_gpu(s) * mean_context / 1e9) + " GB KV) / (" +
               significant(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + significant(kMemoryBandwidthEfficiency) + ")) + " +
-              significant(e.tp_all_reduce_per_step.value() * 1e3) + " ms TP all-reduce + " + std::to_string(s.shape.layers) +
-              " layers x " + significant(kLayerOverheadSeconds * 1e3) + " ms + " + significant(kEngineStepOverheadSeconds * 1e3) +
-              " ms fixed" +
+              significant(e.tp_all_reduce_per_step.value() * stage_share * 1e3) + " ms TP all-reduce + " +
+              std::to_string(busiest_stage_layers(s)) + " layers x " + significant(kLayerOverheadSeconds * 1e3) + " ms" +
+              (engines > 1 ? ") + " + significant(e.pipeline_send_per_step.value() * 1e3) + " ms sends between stages"
+                           : std::string()) +
+              " + " + significant(kEngineStepOverheadSeconds * 1e3) + " ms fixed" +
               (drafting(s) ? " + " + std::to_string(s.speculation.tokens) + " forwards of the draft " + s.speculation.draft.name
                            : std::string()) +
               (speculating ? ") / " + significant(llm_tokens_per_step(s.speculation), 3) + " tokens per step (" + std::to_string(s.speculation.tokens) +
@@ -433,7 +502,9 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   if (!errors.empty()) return errors;
 
   des::Rng rng(o.seed);
-  const double rate = offline ? 0.0 : o.rate / o.replicas;
+  // The engines simulated as one: every replica's batches in flight (one per pipeline stage).
+  const int engines = o.replicas * std::max(1, s.pipeline_parallel);
+  const double rate = offline ? 0.0 : o.rate / engines;
   const bool to_completion = offline || counted;
   const double warmup = to_completion ? 0.0 : o.warmup.value();
   const double end = to_completion ? std::numeric_limits<double>::infinity() : warmup + o.duration.value();
@@ -444,15 +515,16 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
                           " events, over the event budget of " + std::to_string(o.max_events),
                       "shorten the duration or raise max_events"};
   };
-  const int offline_here = offline ? (o.offline_requests + o.replicas - 1) / o.replicas : 0;
-  const int counted_here = counted ? (o.server_requests + o.replicas - 1) / o.replicas : 0;
+  const int offline_here = offline ? (o.offline_requests + engines - 1) / engines : 0;
+  const int counted_here = counted ? (o.server_requests + engines - 1) / engines : 0;
   const double expected_requests = offline ? offline_here : counted ? counted_here : rate * end;
   // Steps: at least one per output token of each request over the batch it shares.
   if (expected_requests > static_cast<double>(o.max_events))
     return over_budget(expected_requests, "with " + std::to_string(static_cast<long long>(std::llround(expected_requests))) +
-                                              " requests per replica");
+                                              (engines > o.replicas ? " requests per pipeline batch" : " requests per replica"));
 
-  const double capacity_blocks = std::floor(est->kv_capacity_tokens / kKvBlockTokens);
+  const double capacity_blocks =
+      std::floor(std::floor(est->kv_capacity_tokens / std::max(1, s.pipeline_parallel)) / kKvBlockTokens);
   const int cap = s.max_concurrent > 0 ? s.max_concurrent : std::numeric_limits<int>::max();
   const bool static_batches = s.batching == LlmBatching::static_batches;
   const bool reserve_full = s.kv_admission == LlmKvAdmission::reserve_full;
@@ -648,16 +720,16 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   out.end_to_end_mean = mean(e2e);
   out.mean_running = measured > 0 ? running_area / measured : 0;
   out.kv_utilization = measured > 0 ? kv_area / measured : 0;
-  out.waiting_at_end = static_cast<std::int64_t>(waiting.size()) * o.replicas;  // many replicas: past int
+  out.waiting_at_end = static_cast<std::int64_t>(waiting.size()) * engines;  // many replicas: past int
   if (to_completion) {
     out.makespan_s = t;
-    out.requests_per_second = t > 0 ? completed_total / t * o.replicas : 0;
+    out.requests_per_second = t > 0 ? completed_total / t * engines : 0;
   } else {
     // Throughput counts every completion inside the window, whenever it arrived: an
     // overloaded server still completes requests at its capacity.
-    out.requests_per_second = completed_in_window / o.duration.value() * o.replicas;
+    out.requests_per_second = completed_in_window / o.duration.value() * engines;
     const double growth = static_cast<double>(waiting.size()) - std::max(0, waiting_at_warmup);
-    out.queue_growth_per_second = growth / o.duration.value() * o.replicas;
+    out.queue_growth_per_second = growth / o.duration.value() * engines;
     const double arrivals = rate * o.duration.value();
     out.saturated = growth > std::max(10.0, 0.05 * arrivals);
   }

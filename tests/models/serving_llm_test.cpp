@@ -422,3 +422,131 @@ TEST_CASE("serving llm speculative decoding in the simulation: fewer steps alone
   REQUIRE_FALSE(sure.ok());
   CHECK(sure.errors().front().key_path == "speculative.acceptance_rate");
 }
+
+// --- pipeline parallelism --------------------------------------------------------------
+
+TEST_CASE("serving llm pipeline stages split weights and KV like TP, not the time per token") {
+  // Llama-2-70B on one 8 x H100 node: TP 4 x PP 2 holds what TP 8 holds per GPU (40 of the
+  // 80 layers on 4 GPUs; the untied tables split between the first and the last stage), but a
+  // batch's step passes both stages: TP 4's whole-model step plus one send between them.
+  const auto tp8 = llama70b_on_8xh100();
+  auto tp4 = tp8;
+  tp4.tensor_parallel = 4;
+  auto pp2 = tp4;
+  pp2.pipeline_parallel = 2;
+  const LlmRequestMix mix{512, 128};
+  auto e8 = estimate_llm_serving(tp8, mix), e4 = estimate_llm_serving(tp4, mix), e42 = estimate_llm_serving(pp2, mix);
+  REQUIRE_MESSAGE(e42.ok(), format_diagnostics(e42.errors()));
+  REQUIRE(e8.ok());
+  REQUIRE(e4.ok());
+  CHECK(e42->weights_per_gpu.value() == doctest::Approx(e8->weights_per_gpu.value()));
+  CHECK(e42->kv_bytes_per_token_per_gpu.value() == doctest::Approx(e8->kv_bytes_per_token_per_gpu.value()));
+  CHECK(e42->kv_capacity_tokens == doctest::Approx(e8->kv_capacity_tokens).epsilon(0.001));
+  // Two batches in flight, each with half the cache.
+  CHECK(e42->max_concurrent_sequences % 2 == 0);
+  CHECK(e42->max_concurrent_sequences == doctest::Approx(e8->max_concurrent_sequences).epsilon(0.01));
+  // The step of one batch: TP 4's step and a send of 2 x 8192 x 2 B over NVLink.
+  const double ctx = 576;
+  const double send = e42->pipeline_send_per_step.value();
+  CHECK(send > 0);
+  CHECK(send < 50e-6);
+  CHECK(llm_decode_step(pp2, 1, ctx).value() == doctest::Approx(llm_decode_step(tp4, 1, ctx).value() + send));
+  CHECK(e42->tpot_single.value() > 1.5 * e8->tpot_single.value());
+  // Memory-bound decode (16 sequences): each batch pays its own weight reads, so TP 8 yields
+  // more tokens per second than TP 4 x PP 2 running two batches of 8 (and less than twice).
+  const double tp8_16 = 16 / llm_decode_step(tp8, 16, 16 * ctx).value();
+  const double pp2_16 = 16 / llm_decode_step(pp2, 8, 8 * ctx).value();
+  CHECK(tp8_16 > 1.3 * pp2_16);
+  CHECK(tp8_16 < 2.0 * pp2_16);
+  // With the cache full the steps are compute-bound and TP 8's all-reduces grow with the
+  // batch: the stages come within 25 % of TP 8 either way.
+  MESSAGE("16 sequences: TP 8 " << tp8_16 << " tokens/s, TP 4 x PP 2 " << pp2_16 << "; at the KV limit: TP 8 "
+                                << e8->output_tokens_per_second << " tokens/s, TP 4 x PP 2 " << e42->output_tokens_per_second);
+  CHECK(e42->output_tokens_per_second == doctest::Approx(e8->output_tokens_per_second).epsilon(0.25));
+  CHECK(e42->output_tokens_per_second_per_gpu == doctest::Approx(e42->output_tokens_per_second / 8));
+  CHECK(e42->formula.find("2 stages x (") != std::string::npos);
+}
+
+TEST_CASE("serving llm uneven pipeline stages are paced by the busiest one") {
+  // Llama 3.1 405B's 126 layers on 4 stages: 32 on the busiest, the step x 4 x 32 / 126.
+  auto s = serving_on("llama-3.1-405b", "aws-p5-48xlarge");
+  s.tensor_parallel = 8;
+  s.weights = Precision::fp8;
+  s.kv_cache = Precision::fp8;
+  auto one = s;
+  auto four = s;
+  four.pipeline_parallel = 4;  // 32 GPUs on 4 nodes
+  REQUIRE(estimate_llm_serving(one, {128, 128}).ok());
+  auto e = estimate_llm_serving(four, {128, 128});
+  REQUIRE_MESSAGE(e.ok(), format_diagnostics(e.errors()));
+  const double sends = e->pipeline_send_per_step.value();
+  const double fixed = kEngineStepOverheadSeconds;
+  CHECK(llm_decode_step(four, 1, 192).value() - sends - fixed ==
+        doctest::Approx((llm_decode_step(one, 1, 192).value() - fixed) * 4 * 32 / 126.0));
+  // Across nodes the send goes over the network: slower than NVLink's.
+  auto nvlink = s;
+  nvlink.tensor_parallel = 2;
+  nvlink.pipeline_parallel = 4;
+  auto in_node = estimate_llm_serving(nvlink, {128, 128});
+  REQUIRE(in_node.ok());
+  CHECK(in_node->pipeline_send_per_step.value() < sends);
+  // Its stages hold the model where one node cannot.
+  CHECK(e->weights_per_gpu.value() < 0.3 * estimate_llm_serving(one, {128, 128})->weights_per_gpu.value());
+}
+
+TEST_CASE("serving llm pipeline layouts that cannot run are errors that say why") {
+  auto s = llama70b_on_8xh100();
+  s.tensor_parallel = 4;
+  s.pipeline_parallel = 3;  // 12 GPUs: a node and a half
+  auto e = estimate_llm_serving(s, {512, 128});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.errors().front().message ==
+        "a replica of TP=4 x PP=3 = 12 GPUs spans part of a node: more than a node's 8 GPUs must be whole nodes");
+  s.pipeline_parallel = 81;
+  e = estimate_llm_serving(s, {512, 128});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.errors().front().message == "must be between 1 and the model's 80 layers (got 81)");
+  s.tensor_parallel = 8;
+  s.pipeline_parallel = 2;
+  s.cluster.inter_node_bandwidth = BytesPerSecond(0.0);
+  e = estimate_llm_serving(s, {512, 128});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.errors().front().message == "a replica of 16 GPUs spans nodes, and the cluster has no network between them");
+  s = llama70b_on_8xh100();
+  s.tensor_parallel = 4;
+  s.pipeline_parallel = 2;
+  s.speculation.tokens = 4;
+  s.speculation.acceptance_rate = 0.7;
+  e = estimate_llm_serving(s, {512, 128});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.errors().front().message == "speculative decoding with pipeline stages is not modelled (PP=2)");
+}
+
+TEST_CASE("serving llm simulation of pipeline stages runs a batch per stage") {
+  // 400 requests queued at once on TP 4 x PP 2: the two batches in flight each take about
+  // half, and the simulated throughput agrees with the analytic one; alone, a request sees
+  // the whole pipeline's step per token (stages do not shorten it).
+  auto s = llama70b_on_8xh100();
+  s.tensor_parallel = 4;
+  s.pipeline_parallel = 2;
+  const LlmRequestMix mix{512, 128};
+  auto e = estimate_llm_serving(s, mix);
+  REQUIRE(e.ok());
+  LlmSimulationOptions o;
+  o.offline_requests = 400;
+  auto sim = simulate_llm_serving(s, mix, o);
+  REQUIRE_MESSAGE(sim.ok(), format_diagnostics(sim.errors()));
+  CHECK(sim->completed == 200);  // one batch of the two, simulated for both
+  CHECK(sim->peak_running == 200);
+  CHECK(sim->output_tokens_per_second > 0);
+  auto solo = s;
+  LlmSimulationOptions low;
+  low.rate = 0.05;
+  low.warmup = Seconds(0);
+  low.duration = Seconds(2000);
+  auto alone = simulate_llm_serving(solo, mix, low);
+  REQUIRE(alone.ok());
+  CHECK(alone->tpot.p50.mean == doctest::Approx(e->tpot_single.value()).epsilon(0.02));
+  // Twice the rate on two batches in flight: the same load per batch as TP 4 alone at the rate.
+  CHECK(alone->requests_per_second == doctest::Approx(0.05).epsilon(0.3));
+}

@@ -39,8 +39,9 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   spec.shape = preset->shape;
   const std::string gpu = row["gpu"].as<std::string>();
   const int gpus = row["gpus"] ? row["gpus"].as<int>() : 1;
-  spec.tensor_parallel = row["tp"] ? row["tp"].as<int>() : gpus;
-  if (row["pp"] && row["pp"].as<int>() > 1) return row_error(row["pp"], "pp", "pipeline-parallel serving is not modelled yet");
+  // Pipeline stages within the row's node (gpus = tp x pp; LlmServingSpec::pipeline_parallel).
+  spec.pipeline_parallel = row["pp"] ? row["pp"].as<int>() : 1;
+  spec.tensor_parallel = row["tp"] ? row["tp"].as<int>() : gpus / std::max(1, spec.pipeline_parallel);
   auto cluster = cluster_from_catalog(catalog, gpu, gpus, gpus > 1 ? intra_node_for(gpu) : "", "", 0);
   if (!cluster) return cluster.errors();
   spec.cluster = *cluster;

@@ -29,6 +29,15 @@
 //   - fixed costs: kLayerOverheadSeconds per layer (kernel launches and the fixed ramp of
 //     each small kernel, which the roofline does not see) and kEngineStepOverheadSeconds per
 //     step (host scheduling and sampling).
+//   - pipeline parallelism (LlmServingSpec::pipeline_parallel = p > 1): the layers are split
+//     over p stages of TP GPUs each, and the engine keeps p batches in flight, one per stage
+//     (vLLM's virtual engines: p schedulers, each with 1/p of the KV blocks and its own
+//     max_num_seqs; TensorRT-LLM's micro-batches). A batch's step passes every stage in turn,
+//     so it takes the whole model's step at TP, paced by the busiest stage (ceil(L / p) layers,
+//     x p ceil(L / p) / L), plus p - 1 sends of the step's activations between stages (the
+//     hidden states and the residual, 16-bit, as vLLM's IntermediateTensors carry them; over
+//     the network when the replica spans nodes). PP lowers the weights and KV per GPU, not the
+//     time per token: it adds batches in flight, each paying its own weight reads.
 // The analytic model (estimate_llm_serving): weights / TP per GPU; what is left of
 // memory_utilization x the GPU's device memory (llm_device_memory), or memory_utilization of
 // what the weights leave free (LlmKvBudget::share_of_free), holds the KV cache
@@ -53,7 +62,8 @@
 // sets it. Offline mode puts every request in the queue at t = 0 and measures the makespan;
 // server mode draws Poisson arrivals, for a window or for a fixed number of requests.
 // Several replicas are simulated as one replica at rate / replicas (random routing splits a
-// Poisson stream into Poisson streams). An overloaded server is a result: it completes
+// Poisson stream into Poisson streams); a replica of p pipeline stages as p engines, each
+// with 1/p of the KV cache, at rate / (replicas x p). An overloaded server is a result: it completes
 // requests at its capacity while the queue grows, and the simulation says "saturated" with
 // the growth rate.
 //
@@ -156,6 +166,10 @@ struct LlmServingSpec {
   TransformerShape shape;
   ClusterSpec cluster;        // the node: GPU type, GPUs per node, NVLink for TP
   int tensor_parallel = 1;    // 1..gpus_per_node; heads must divide by it
+  // Pipeline stages of tensor_parallel GPUs each, 1..layers; a replica of more than a node's
+  // GPUs takes whole nodes (tensor_parallel x pipeline_parallel a multiple of gpus_per_node)
+  // and needs the cluster's network.
+  int pipeline_parallel = 1;
   Precision weights = Precision::bf16;
   Precision kv_cache = Precision::bf16;
   double memory_utilization = kVllmGpuMemoryUtilization;  // (0, 1]
@@ -204,23 +218,29 @@ LlmRequestMix llm_request_mix(std::vector<LlmRequestLength> requests);
 struct LlmEstimate {
   Bytes weights_per_gpu{0.0};
   Bytes kv_bytes_per_token_per_gpu{0.0};
-  double kv_capacity_tokens = 0;       // tokens the replica's KV cache holds
-  int kv_limited_sequences = 0;        // floor(kv_capacity_tokens / (prompt + output))
-  int max_concurrent_sequences = 0;    // min(that, max_concurrent)
+  double kv_capacity_tokens = 0;       // tokens the replica's KV cache holds (all its stages' batches)
+  int kv_limited_sequences = 0;        // p x floor(kv_capacity_tokens / p / (prompt + output))
+  int max_concurrent_sequences = 0;    // min(that, p x max_concurrent)
   double mean_context_tokens = 0;      // KV tokens a running sequence holds on average (paged)
   Seconds ttft_unloaded{0.0};          // prefill of one prompt on an idle replica
   Seconds tpot_single{0.0};            // decode step of one sequence at prompt + output/2 context
-  Seconds tpot_at_max{0.0};            // decode step at max_concurrent_sequences
+  Seconds tpot_at_max{0.0};            // decode step at max_concurrent_sequences (/ p per batch)
   Seconds tp_all_reduce_per_step{0.0}; // in tpot_single
   // At max concurrency with prefill iterations interleaved: sequences finish every
   // (output x tpot_at_max + ttft_unloaded x max_concurrent) / max_concurrent.
+  Seconds pipeline_send_per_step{0.0}; // in tpot_single: the p - 1 sends between stages
   double requests_per_second = 0;      // per replica
   double output_tokens_per_second = 0; // per replica
   double output_tokens_per_second_per_gpu = 0;
   std::string formula;                 // the TPOT arithmetic, for reports
 };
 
-// Errors: tensor_parallel out of 1..gpus_per_node or not dividing heads; no peak for the
+// GPUs of one replica: tensor_parallel x pipeline_parallel.
+int llm_replica_gpus(const LlmServingSpec& spec);
+
+// Errors: tensor_parallel out of 1..gpus_per_node or not dividing heads; pipeline_parallel
+// out of 1..layers, a replica spanning part of a node or nodes without a network,
+// speculation with pipeline stages (not modelled); no peak for the
 // weights precision; weights that do not fit ("llama-2-70b does not fit on h100-sxm-80gb
 // with TP=1: 151 GB of weights per GPU, 72 GB usable"); no room for one sequence's KV.
 Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& spec, const LlmRequestMix& mix);
@@ -279,7 +299,8 @@ struct LlmSimulation {
   des::Percentiles end_to_end;    // seconds
   double requests_per_second = 0; // completed, whole deployment
   double output_tokens_per_second = 0;
-  double mean_running = 0;        // time-average sequences in the running batch
+  double mean_running = 0;        // time-average sequences in the running batch (of one of
+                                  // a replica's p pipeline batches with stages)
   int peak_running = 0;
   double kv_utilization = 0;      // time-average reserved KV / capacity
   std::uint64_t completed = 0;
