@@ -220,14 +220,27 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
 namespace {
 
 // Nodes are paid whole: replicas of TP GPUs fill every node they occupy, so no paid GPU
-// sits idle. The replicas beyond those the peak needs are headroom at no extra cost.
+// sits idle. The replicas beyond those the peak needs are headroom at no extra cost. A
+// replica of pipeline stages across nodes takes whole nodes of its own.
 void fill_nodes(SizedLlmDeployment& d, int gpus_per_node, int needed) {
-  const int tp = d.spec.tensor_parallel;
-  const int per_node = std::max(1, gpus_per_node / tp);
-  d.nodes = (needed + per_node - 1) / per_node;
-  d.replicas = d.nodes * per_node;
-  d.gpus = d.replicas * tp;
+  const int replica = llm_replica_gpus(d.spec);
+  if (replica > gpus_per_node) {
+    d.replicas = needed;
+    d.nodes = needed * (replica / gpus_per_node);
+  } else {
+    const int per_node = std::max(1, gpus_per_node / replica);
+    d.nodes = (needed + per_node - 1) / per_node;
+    d.replicas = d.nodes * per_node;
+  }
+  d.gpus = d.replicas * replica;
   d.k8s.max_replicas = d.replicas;
+}
+
+// The layouts first tried on a node type: TP of powers of two up to the node, one stage.
+std::vector<std::pair<int, int>> llm_layouts(int gpus_per_node) {
+  std::vector<std::pair<int, int>> out;
+  for (int tp = 1; tp <= gpus_per_node; tp *= 2) out.emplace_back(tp, 1);
+  return out;
 }
 
 }  // namespace
@@ -242,27 +255,40 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
 
   LlmSizingResult out;
   for (const auto& nt : r.node_types) {
-    for (int tp = 1; tp <= nt.cluster.gpus_per_node; tp *= 2) {
+    std::vector<std::pair<int, int>> layouts = llm_layouts(nt.cluster.gpus_per_node);
+    bool fits_a_node = false;  // some layout within one node holds the model and a request
+    for (std::size_t li = 0; li < layouts.size(); ++li) {
+      const auto [tp, pp] = layouts[li];
       LlmServingSpec spec;
       spec.shape = r.shape;
       spec.cluster = nt.cluster;
       spec.tensor_parallel = tp;
+      spec.pipeline_parallel = pp;
       spec.weights = r.weights;
       spec.kv_cache = r.weights;
       spec.speculation = r.speculation;
-      const std::string what = nt.id + " TP=" + std::to_string(tp);
+      const std::string what = nt.id + " TP=" + std::to_string(tp) + (pp > 1 ? " PP=" + std::to_string(pp) : "");
       auto est = estimate_llm_serving(spec, r.mix);
+      const bool last_in_node = pp == 1 && tp * 2 > nt.cluster.gpus_per_node;
       if (!est) {
         out.skipped.push_back({what, est.errors().front().message});
+        // Nothing within the node holds the model: stages across nodes, the fewest that do.
+        const bool memory = est.errors().front().key_path == "memory";
+        if (memory && last_in_node && !fits_a_node && nt.cluster.inter_node_bandwidth.value() > 0 &&
+            r.speculation.tokens == 0)
+          for (int stages = 2; stages <= kMaxLlmPipelineNodes; stages *= 2) layouts.emplace_back(tp, stages);
         continue;
       }
+      if (pp == 1) fits_a_node = true;
+      if (pp > 1) layouts.resize(li + 1);  // the fewest stages that hold it
       if (est->ttft_unloaded > r.ttft_p99) {
         out.skipped.push_back({what, "unloaded TTFT " + ms(est->ttft_unloaded) + " exceeds the bound"});
         continue;
       }
-      // The largest concurrency whose decode step meets the TPOT bound.
+      // The largest concurrency whose decode step meets the TPOT bound (per batch in flight:
+      // each of a pipeline's p batches runs its own).
       const double context = r.mix.prompt_tokens + r.mix.output_tokens / 2.0;
-      int n = est->max_concurrent_sequences;
+      int n = est->max_concurrent_sequences / pp;
       while (n > 0 && llm_tpot(spec, n, context * n) > r.tpot_p99) n -= std::max(1, n / 16);
       if (n <= 0) {
         out.skipped.push_back({what, "even one sequence's decode step exceeds the TPOT bound"});
@@ -277,22 +303,28 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       const double per_replica = capped->requests_per_second * kLlmTargetUtilization;
       const int needed = static_cast<int>(std::ceil(r.peak_rate / per_replica));
       d.min_replicas = std::max(1, static_cast<int>(std::ceil(r.trough_rate / per_replica)));
-      d.k8s = {r.shape.name, "nvidia.com/gpu", tp, d.min_replicas, needed};
+      // A pod per node a replica spans.
+      d.k8s = {r.shape.name, "nvidia.com/gpu", std::min(tp * pp, nt.cluster.gpus_per_node), d.min_replicas, needed};
       fill_nodes(d, nt.cluster.gpus_per_node, needed);
       d.min_replicas = std::min(d.min_replicas, d.replicas);
       d.k8s.min_replicas = d.min_replicas;
       if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
       d.meets_slo = true;
-      d.summary = plural(d.replicas, "replica") + " x TP=" + std::to_string(tp) + " on " + nt.id + " (" +
+      d.summary = plural(d.replicas, "replica") + " x TP=" + std::to_string(tp) +
+                  (pp > 1 ? " PP=" + std::to_string(pp) + " (stages on " + plural(tp * pp / nt.cluster.gpus_per_node, "node") +
+                                ")"
+                          : std::string()) +
+                  " on " + nt.id + " (" +
                   plural(d.nodes, "node") + (d.replicas > needed ? ", " + std::to_string(needed) +
                                                                         " needed at peak, the rest fill the paid GPUs"
                                                                   : std::string()) +
-                  "), batch <= " + std::to_string(n) + ", TPOT " + ms(llm_tpot(spec, n, context * n)) +
+"), batch <= " + std::to_string(n) + (pp > 1 ? " in each of " + std::to_string(pp) : std::string()) +
+                  ", TPOT " + ms(llm_tpot(spec, n, context * n)) +
                   ", TTFT " + ms(capped->ttft_unloaded);
       out.candidates.push_back(std::move(d));
     }
   }
-  if (out.candidates.empty()) return invalid("slo", "no node type and tensor parallelism meets the TTFT/TPOT bounds" +
+  if (out.candidates.empty()) return invalid("slo", "no node type and parallelism meets the TTFT/TPOT bounds" +
                                                         (out.skipped.empty() ? std::string() : " (e.g. " + out.skipped.front().first + ": " + out.skipped.front().second + ")"));
   std::stable_sort(out.candidates.begin(), out.candidates.end(), [](const auto& a, const auto& b) {
     const double ca = a.cost ? a.cost->value() : std::numeric_limits<double>::infinity();

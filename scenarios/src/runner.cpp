@@ -34,6 +34,7 @@ Scenario with_recommended_deployment(const Scenario& s, const ServingSizingRepor
   if (z.llm && z.llm->recommended) {
     inf.node = z.llm->recommended->node_type;
     inf.tensor_parallel = z.llm->recommended->spec.tensor_parallel;
+    inf.pipeline_parallel = z.llm->recommended->spec.pipeline_parallel;
     inf.replicas = z.llm->recommended->replicas;
   } else if (z.graph && z.graph->recommended) {
     // At the peak rate, as the sizing verified it: the plan's p99 is the busiest hour's.
@@ -181,19 +182,21 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
                 false, 1};
   p.latency_basis = "simulated";
   if (sim.llm) {
-    const int tp = simulated.inference->tensor_parallel;
-    p.gpus = sim.replicas * tp;
+    const int tp = simulated.inference->tensor_parallel, pp = simulated.inference->pipeline_parallel;
+    const int replica_gpus = tp * pp;
+    p.gpus = sim.replicas * replica_gpus;
     p.nodes = nodes_for(p.gpus, per_node);
     if (sim.llm->completed > 0) {
       p.ttft_p99 = Seconds(sim.llm->ttft.p99.mean);
       p.tpot_p99 = Seconds(sim.llm->tpot.p99.mean);
     }
     p.throughput = sim.llm->requests_per_second;
-    pool.gpus_per_pod = tp;
-    pool.pods = sim.replicas;
-    p.configuration = plural(sim.replicas, "replica") + " of " + plural(tp, "GPU") + " (tensor parallel " +
-                      std::to_string(tp) + ") on " + plural(p.nodes, "node") + " of " + node->name + " (" +
-                      node->id + ")";
+    // A replica of more than a node runs as one pod per node it spans.
+    pool.gpus_per_pod = std::min(replica_gpus, per_node);
+    pool.pods = sim.replicas * (replica_gpus / pool.gpus_per_pod);
+    p.configuration = plural(sim.replicas, "replica") + " of " + plural(replica_gpus, "GPU") + " (tensor parallel " +
+                      std::to_string(tp) + (pp > 1 ? " x pipeline parallel " + std::to_string(pp) : std::string()) +
+                      ") on " + plural(p.nodes, "node") + " of " + node->name + " (" + node->id + ")";
   } else {
     const auto& g = *sim.graph;
     p.gpus = g.plan.gpus;

@@ -1033,6 +1033,7 @@ class Loader {
     }
     if (d["sharing"]) inf.sharing = sharing_mode(d["sharing"].Scalar());
     if (d["tensor_parallel"]) inf.tensor_parallel = static_cast<int>(as_int(d["tensor_parallel"]));
+    if (d["pipeline_parallel"]) inf.pipeline_parallel = static_cast<int>(as_int(d["pipeline_parallel"]));
     if (d["replicas"]) inf.replicas = static_cast<int>(as_int(d["replicas"]));
     if (inf.llm) return;
     const YAML::Node stages = d["stages"];

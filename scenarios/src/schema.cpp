@@ -436,7 +436,11 @@ SchemaNode build() {
                   {
                       leaf("node", ValueKind::catalog_id, "the instance or server", {}, true),
                       choice("sharing", {"exclusive", "mig", "mps", "time-slicing"}, "GPU sharing", "exclusive"),
-                      integer("tensor_parallel", 1, 64, "llm-serving: GPUs per replica", "1"),
+                      integer("tensor_parallel", 1, 64, "llm-serving: GPUs per replica (per pipeline stage)", "1"),
+                      integer("pipeline_parallel", 1, 256,
+                              "llm-serving: pipeline stages of tensor_parallel GPUs per replica; a replica of "
+                              "more than a node's GPUs takes whole nodes",
+                              "1"),
                       integer("replicas", 1, 1e6, "llm-serving: replicas", "1"),
                       at_most(list_of("stages",
                               section("[]", "How one stage of the graph is deployed",

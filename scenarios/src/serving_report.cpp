@@ -111,6 +111,7 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
   spec.shape = inf.shape;
   spec.cluster = cluster;
   spec.tensor_parallel = inf.tensor_parallel;
+  spec.pipeline_parallel = inf.pipeline_parallel;
   spec.weights = inf.exec.precision;
   spec.kv_cache = inf.kv_cache;
   spec.max_concurrent = inf.max_num_seqs;
@@ -149,6 +150,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
     r.llm_estimate = *estimate;
     r.llm = *sim;
     r.replicas = inf.replicas;
+    r.pipeline_parallel = inf.pipeline_parallel;
     return r;
   }
   models::Deployment d;
@@ -259,9 +261,17 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
                                      ms(m.end_to_end.p99.mean)
                                : none,
                       ""});
-    t.rows.push_back({"running sequences (mean / peak)", num(m.mean_running) + " / " + std::to_string(m.peak_running),
-                      std::to_string(e.max_concurrent_sequences) + " fit (KV cache " +
-                          num(e.kv_capacity_tokens) + " tokens)"});
+    // With pipeline stages the simulation follows one of a replica's p batches in flight.
+    const int stages = r.pipeline_parallel;
+    if (stages > 1)
+      t.rows.push_back({"running sequences per pipeline batch (mean / peak)",
+                        num(m.mean_running) + " / " + std::to_string(m.peak_running),
+                        std::to_string(e.max_concurrent_sequences / stages) + " fit in each of " +
+                            std::to_string(stages) + " (KV cache " + num(e.kv_capacity_tokens) + " tokens)"});
+    else
+      t.rows.push_back({"running sequences (mean / peak)", num(m.mean_running) + " / " + std::to_string(m.peak_running),
+                        std::to_string(e.max_concurrent_sequences) + " fit (KV cache " +
+                            num(e.kv_capacity_tokens) + " tokens)"});
     t.rows.push_back({"KV cache in use", num(100 * m.kv_utilization) + " %", ""});
     if (m.preemptions > 0)
       t.rows.push_back({"preemptions (KV cache full, recomputed)", std::to_string(m.preemptions), ""});
@@ -416,6 +426,7 @@ std::string serving_sizing_json(const ServingSizingReport& r) {
     j["recommended"] = {{"summary", d.summary},
                         {"node_type", d.node_type},
                         {"tensor_parallel", d.spec.tensor_parallel},
+                        {"pipeline_parallel", d.spec.pipeline_parallel},
                         {"replicas", d.replicas},
                         {"min_replicas", d.min_replicas},
                         {"gpus", d.gpus},
@@ -453,11 +464,13 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
     const auto& d = *r.llm->recommended;
     const auto* t = find_type(d.node_type);
     if (t == nullptr) return Diagnostic{{}, "", "unknown node type " + d.node_type, ""};
+    // A replica of more than a node runs as one pod per node it spans (d.k8s.count GPUs each).
+    const int replica_gpus = models::llm_replica_gpus(d.spec);
     pools.push_back({"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
-                     d.nodes, std::max(1, (d.min_replicas * d.spec.tensor_parallel + t->cluster.gpus_per_node - 1) /
+                     d.nodes, std::max(1, (d.min_replicas * replica_gpus + t->cluster.gpus_per_node - 1) /
                                                t->cluster.gpus_per_node),
                      d.nodes, false, std::nullopt, d.k8s.count, t->cluster.gpu.vendor == "google", false,
-                     d.replicas});
+                     d.replicas * (replica_gpus / std::max(1, d.k8s.count))});
     return pools;
   }
   if (!r.graph || !r.graph->recommended) return Diagnostic{{}, "", "no recommended deployment", ""};

@@ -85,3 +85,34 @@ TEST_CASE("serving llm sizing leaves no paid GPU idle: replicas fill the nodes t
     if (d.spec.tensor_parallel == 1) said = d.summary.find("needed at peak, the rest fill the paid GPUs") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("serving llm sizing spans nodes with pipeline stages where one node cannot hold the model") {
+  // Llama 3.1 405B in BF16 (812 GB) on 8 x H100 nodes (640 GB): TP 8 over each node and the
+  // fewest stages across nodes that hold it, each replica on whole nodes, a pod per node.
+  const auto& cat = testing::shipped_catalog();
+  LlmSizingRequest r;
+  r.shape = find_transformer_preset("llama-3.1-405b")->shape;
+  r.mix = {1024, 256};
+  r.peak_rate = 1;
+  r.ttft_p99 = Seconds(5.0);
+  r.tpot_p99 = Seconds(0.2);
+  r.node_types = {*node_type_by_id(cat, "aws-p5-48xlarge")};
+  r.verify_top = 1;
+  r.verify_duration = Seconds(120);
+  auto s = size_llm_serving(r);
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  REQUIRE(s->recommended);
+  const auto& d = *s->recommended;
+  MESSAGE(d.summary);
+  CHECK(d.spec.tensor_parallel == 8);
+  CHECK(d.spec.pipeline_parallel == 2);
+  CHECK(d.nodes == 2 * d.replicas);
+  CHECK(d.gpus == 16 * d.replicas);
+  CHECK(d.k8s.count == 8);
+  CHECK(d.summary.find("TP=8 PP=2 (stages on 2 nodes)") != std::string::npos);
+  // TP 8 alone was tried first, and said why not.
+  bool said = false;
+  for (const auto& [what, why] : s->skipped)
+    if (what == "aws-p5-48xlarge TP=8") said = why.find("does not fit") != std::string::npos;
+  CHECK(said);
+}

@@ -383,3 +383,42 @@ TEST_CASE("llm-serving: speculative settings out of range or a misspelled draft 
   CHECK(typo.errors()[0].key_path == "workload.speculative.draft_model");
   CHECK(typo.errors()[0].hint.find("llama-2-7b") != std::string::npos);
 }
+
+TEST_CASE("llm-serving: pipeline stages across nodes from the scenario reach the simulation, the report and the plan") {
+  const std::string yaml = R"(name: l405
+workload: {type: llm-serving, model: llama-3.1-405b, precision: bf16, prompt_tokens: 1024, output_tokens: 256}
+arrivals: {kind: poisson, rate: 1}
+slo: {ttft_p99: 5 s, tpot_p99: 200 ms}
+deployment: {node: aws-p5-48xlarge, tensor_parallel: 8, pipeline_parallel: 2, replicas: 1}
+simulate: {duration: 60 s, warmup: 10 s, seed: 1}
+)";
+  auto s = load_scenario("l405.yaml", yaml, catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  CHECK(s->inference->pipeline_parallel == 2);
+  auto plan = make_plan(*s, catalog());
+  REQUIRE_MESSAGE(plan.ok(), format_diagnostics(plan.errors()));
+  CHECK(plan->plan.gpus == 16);
+  CHECK(plan->plan.nodes == 2);
+  CHECK(plan->plan.configuration.find("16 GPUs (tensor parallel 8 x pipeline parallel 2) on 2 nodes") != std::string::npos);
+  REQUIRE(plan->serving_simulation);
+  const std::string text = serving_simulation_text(*plan->serving_simulation);
+  CHECK(text.find("TPOT(1) = 2 stages x (") != std::string::npos);
+  CHECK(text.find("running sequences per pipeline batch") != std::string::npos);
+  // TP 8 on one node does not hold it: the error says so and names the remedy.
+  std::string one_node = yaml;
+  one_node.replace(one_node.find(", pipeline_parallel: 2"), 22, "");
+  auto tp8 = load_scenario("l405.yaml", one_node, catalog());
+  REQUIRE(tp8.ok());
+  auto refused = make_plan(*tp8, catalog());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.errors().front().message.find("does not fit on h100-sxm-80gb with TP=8") != std::string::npos);
+  // A stage layout on part of a node is an error that says why.
+  std::string partial = yaml;
+  partial.replace(partial.find("tensor_parallel: 8, pipeline_parallel: 2"), 40, "tensor_parallel: 4, pipeline_parallel: 3");
+  auto bad = load_scenario("l405.yaml", partial, catalog());
+  REQUIRE(bad.ok());
+  auto why = make_plan(*bad, catalog());
+  REQUIRE_FALSE(why.ok());
+  CHECK(why.errors().front().message ==
+        "a replica of TP=4 x PP=3 = 12 GPUs spans part of a node: more than a node's 8 GPUs must be whole nodes");
+}

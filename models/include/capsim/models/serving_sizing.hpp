@@ -15,7 +15,8 @@
 // lowest hour of a diurnal profile) gives the minimum replicas; the peak gives the maximum.
 //
 // LLMs (size_llm_serving): per node type x tensor parallelism (powers of two up to the
-// node), the largest concurrency whose decode step meets the TPOT bound (and KV allows)
+// node; where none holds the model, TP over the node and the fewest pipeline stages across
+// 2, 4 or 8 nodes that do), the largest concurrency whose decode step meets the TPOT bound (and KV allows)
 // sets a replica's throughput (estimate_llm_serving); replicas = peak rate / (throughput x
 // kLlmTargetUtilization), rejecting layouts whose unloaded TTFT misses its bound; the best
 // few are verified with simulate_llm_serving (p99 TTFT and TPOT).
@@ -44,6 +45,9 @@ inline constexpr int kMaxVerifyRepairs = 3;
 // for the queueing of prompts that the throughput figure ignores. Assumption (a common
 // capacity-planning headroom), verified by simulation for the best candidates.
 inline constexpr double kLlmTargetUtilization = 0.8;
+// The most nodes one LLM replica may span with pipeline stages (TP over each node): sizing
+// tries 2, 4, ... up to this many where no layout within a node holds the model.
+inline constexpr int kMaxLlmPipelineNodes = 8;
 
 struct ServingSizingRequest {
   InferenceGraph graph;

@@ -108,6 +108,7 @@ struct InferenceSetup {
   std::string node;
   models::SharingMode sharing = models::SharingMode::exclusive;
   int tensor_parallel = 1;
+  int pipeline_parallel = 1;  // llm-serving: stages of tensor_parallel GPUs per replica
   int replicas = 1;
   std::vector<models::StageDeployment> stages;
   // search: (sizing)

@@ -25,6 +25,7 @@ struct ServingSimulationReport {
   std::optional<models::LlmEstimate> llm_estimate;
   std::optional<models::LlmSimulation> llm;     // llm-serving
   int replicas = 1;
+  int pipeline_parallel = 1;  // llm-serving: stages per replica (the simulation follows one batch of p)
   double rate = 0;  // requests/s simulated (the peak)
   int offline_requests = 0;  // llm-serving offline mode: requests queued at t = 0
 };
