@@ -265,7 +265,9 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       spec.tensor_parallel = tp;
       spec.pipeline_parallel = pp;
       spec.weights = r.weights;
-      spec.kv_cache = r.weights;
+      spec.kv_cache = r.kv_cache;
+      spec.max_batched_tokens = r.max_batched_tokens;
+      spec.max_concurrent = r.max_num_seqs;
       spec.speculation = r.speculation;
       const std::string what = nt.id + " TP=" + std::to_string(tp) + (pp > 1 ? " PP=" + std::to_string(pp) : "");
       auto est = estimate_llm_serving(spec, r.mix);
@@ -288,7 +290,7 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       // The largest concurrency whose decode step meets the TPOT bound (per batch in flight:
       // each of a pipeline's p batches runs its own).
       const double context = r.mix.prompt_tokens + r.mix.output_tokens / 2.0;
-      int n = est->max_concurrent_sequences / pp;
+      int n = est->max_concurrent_sequences / pp;  // within the engine's cap, when set
       while (n > 0 && llm_tpot(spec, n, context * n) > r.tpot_p99) n -= std::max(1, n / 16);
       if (n <= 0) {
         out.skipped.push_back({what, "even one sequence's decode step exceeds the TPOT bound"});

@@ -35,6 +35,7 @@ Scenario with_recommended_deployment(const Scenario& s, const ServingSizingRepor
     inf.node = z.llm->recommended->node_type;
     inf.tensor_parallel = z.llm->recommended->spec.tensor_parallel;
     inf.pipeline_parallel = z.llm->recommended->spec.pipeline_parallel;
+    inf.max_num_seqs = z.llm->recommended->spec.max_concurrent;  // the batch the sizing verified
     inf.replicas = z.llm->recommended->replicas;
   } else if (z.graph && z.graph->recommended) {
     // At the peak rate, as the sizing verified it: the plan's p99 is the busiest hour's.

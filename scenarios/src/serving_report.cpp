@@ -205,6 +205,9 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.tpot_p99 = *inf.tpot_p99;
     req.node_types = r.node_types;
     req.weights = inf.exec.precision;
+    req.kv_cache = inf.kv_cache;
+    req.max_batched_tokens = inf.max_batched_tokens;
+    req.max_num_seqs = inf.max_num_seqs;
     if (s.simulate) req.verify_duration = s.simulate->duration;
     auto result = models::size_llm_serving(req);
     if (!result) return with_file(result.errors(), s.file);

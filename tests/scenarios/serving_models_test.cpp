@@ -422,3 +422,37 @@ simulate: {duration: 60 s, warmup: 10 s, seed: 1}
   CHECK(why.errors().front().message ==
         "a replica of TP=4 x PP=3 = 12 GPUs spans part of a node: more than a node's 8 GPUs must be whole nodes");
 }
+
+TEST_CASE("llm-serving: sizing runs the scenario's KV cache precision, and the plan simulates the batch it verified") {
+  // FP8 KV cache with BF16 weights: the sizing's layouts hold it (twice the sequences of a
+  // BF16 cache), and the plan's simulation of the recommendation keeps the sized batch cap,
+  // so its figures are the verified ones.
+  const std::string yaml = R"(name: kv8
+workload: {type: llm-serving, model: llama-2-7b, precision: bf16, kv_cache: fp8, prompt_tokens: 512, output_tokens: 128}
+arrivals: {kind: poisson, rate: 40}
+slo: {ttft_p99: 2 s, tpot_p99: 30 ms}
+hardware: {gpus: [h100-sxm-80gb]}
+simulate: {duration: 60 s, warmup: 10 s, seed: 1}
+)";
+  auto s = load_scenario("kv8.yaml", yaml, catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto plan = make_plan(*s, catalog());
+  REQUIRE_MESSAGE(plan.ok(), format_diagnostics(plan.errors()));
+  REQUIRE(plan->serving_sizing);
+  REQUIRE(plan->serving_sizing->llm->recommended);
+  const auto& d = *plan->serving_sizing->llm->recommended;
+  CHECK(d.spec.kv_cache == models::Precision::fp8);
+  CHECK(d.spec.max_concurrent > 0);
+  REQUIRE(plan->serving_simulation);
+  REQUIRE(plan->serving_simulation->llm);
+  MESSAGE(d.summary);
+  CHECK(plan->serving_simulation->llm_estimate->max_concurrent_sequences == d.spec.max_concurrent);
+  CHECK(plan->serving_simulation->llm_estimate->kv_limited_sequences > d.spec.max_concurrent);
+  auto bf16 = d.spec;
+  bf16.kv_cache = models::Precision::bf16;
+  bf16.max_concurrent = 0;
+  auto fp8 = d.spec;
+  fp8.max_concurrent = 0;
+  CHECK(models::estimate_llm_serving(fp8, {512, 128})->kv_limited_sequences >
+        1.9 * models::estimate_llm_serving(bf16, {512, 128})->kv_limited_sequences);
+}

@@ -111,6 +111,9 @@ struct LlmSizingRequest {
   Seconds tpot_p99{0.0};                // > 0
   std::vector<NodeType> node_types;
   Precision weights = Precision::bf16;
+  Precision kv_cache = Precision::bf16;  // as the deployment would run it (workload.kv_cache)
+  int max_batched_tokens = kMaxBatchedTokens;  // tokens per step (workload.max_batched_tokens)
+  int max_num_seqs = 0;                 // the engine's cap on running sequences; 0: none
   LlmSpeculation speculation;           // speculative decoding, as the deployment would run it
   int verify_top = 3;
   Seconds verify_duration{300.0};
