@@ -489,6 +489,14 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
                                             "run the sweep on one machine (capsim run --sweep) or give prompt_tokens and output_tokens"}});
       return;
     }
+    if (scenario->inference && !scenario->inference->latency_files.empty()) {
+      exit_code = report_errors({Diagnostic{{o->file}, "workload.graph",
+                                            "the sweep's ConfigMap carries the scenario file only, not its latency file " +
+                                                scenario->inference->latency_files.front(),
+                                            "run the sweep on one machine (capsim run --sweep) or give the table inline "
+                                            "(model.latency)"}});
+      return;
+    }
     constexpr std::size_t kConfigMapLimit = 1024 * 1024;  // the API server's limit for a ConfigMap
     if (text->size() > kConfigMapLimit - 4096) {
       exit_code = report_errors({Diagnostic{{o->file}, "", "the scenario is too large for a ConfigMap (1 MiB)", ""}});

@@ -643,6 +643,8 @@ class Loader {
       for (std::size_t i = 0; graph && i < graph.size(); ++i) {
         const std::string path = "workload.graph[" + std::to_string(i) + "].model";
         auto served = served_model(graph[i]["model"], path, graph[i]["name"].Scalar());
+        if (const YAML::Node model = graph[i]["model"]; model.IsMap() && model["latency_file"])
+          inf.latency_files.push_back(model["latency_file"].Scalar());
         if (!served) continue;
         models::GraphStage stage{graph[i]["name"].Scalar(), std::move(*served), 1.0};
         if (graph[i]["fan_out"]) stage.fan_out = std::stod(graph[i]["fan_out"].Scalar());

@@ -292,6 +292,15 @@ TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
   CHECK(lengths.exit_code == 2);
   CHECK(lengths.err.find("not its request lengths file") != std::string::npos);
   CHECK(lengths.out.empty());
+  // And one whose served model's latency table is a file beside it.
+  std::ofstream(scratch() / "perf-sweep.csv") << "gpu,batch,latency_ms\nt4,1,4.1\nt4,8,11.8\n";
+  std::ofstream(scratch() / "latency-sweep.yaml")
+      << "name: x\nworkload:\n  type: inference\n  graph:\n    - {name: c, model: {latency_file: perf-sweep.csv}}\n"
+         "arrivals: {rate: 50}\nslo: {p99: 1 s}\nhardware: {gpus: [t4]}\n";
+  auto latency = capsim("sweep '" + (scratch() / "latency-sweep.yaml").string() + "' --sweep 'arrivals.rate=50,100' --shards 2");
+  CHECK(latency.exit_code == 2);
+  CHECK(latency.err.find("not its latency file perf-sweep.csv") != std::string::npos);
+  CHECK(latency.out.empty());
   CHECK(job["apiVersion"].as<std::string>() == "batch/v1");
   CHECK(job["kind"].as<std::string>() == "Job");
   CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");

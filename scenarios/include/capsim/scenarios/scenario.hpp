@@ -97,6 +97,7 @@ struct InferenceSetup {
   models::TransformerShape shape;       // llm-serving
   models::LlmRequestMix mix;
   std::string request_lengths_file;  // llm-serving: workload.request_lengths as written, or empty
+  std::vector<std::string> latency_files;  // inference: the graph's models' latency_file, as written
   models::LlmSpeculation speculation;  // llm-serving: workload.speculative (tokens 0: off)
   models::Precision kv_cache = models::Precision::bf16;  // llm-serving: KV cache precision
   int max_num_seqs = 0;                                  // llm-serving: scheduler cap; 0 = the KV cache decides
