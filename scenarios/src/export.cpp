@@ -295,12 +295,43 @@ void emit_pod_spec(YAML::Emitter& y, const NodePool& p, const ExportSettings& s,
   y << YAML::EndMap;
 }
 
+// A serving replica that spans nodes (pipeline stages, a pod per node): a LeaderWorkerSet
+// (leaderworkerset.x-k8s.io/v1, kubernetes-sigs/lws) of one group per replica, each group
+// `size` pods started, placed and restarted together; the worker template serves the
+// leader too.
+void emit_leader_worker_set(YAML::Emitter& y, const NodePool& p, const ExportSettings& s) {
+  y << YAML::BeginDoc << YAML::BeginMap;
+  y << YAML::Key << "apiVersion" << YAML::Value << "leaderworkerset.x-k8s.io/v1";
+  y << YAML::Key << "kind" << YAML::Value << "LeaderWorkerSet";
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
+  emit_annotations(y, s.notes);
+  y << YAML::EndMap;
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "replicas" << YAML::Value << p.pods / p.pods_per_replica;
+  y << YAML::Key << "leaderWorkerTemplate" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "size" << YAML::Value << p.pods_per_replica;
+  y << YAML::Key << "workerTemplate" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value << YAML::BeginMap
+    << YAML::Key << "app" << YAML::Value << p.name << YAML::EndMap << YAML::EndMap;
+  emit_pod_spec(y, p, s, false);
+  y << YAML::EndMap;  // workerTemplate
+  y << YAML::EndMap;  // leaderWorkerTemplate
+  y << YAML::EndMap;  // spec
+  y << YAML::EndMap;
+}
+
 // A training run: an Indexed Job of one pod per worker, all started together (parallelism =
 // completions), which a gang scheduler (Kueue, JobSet) can admit as one; serving: a
-// Deployment of the replicas.
+// Deployment of the replicas, or a LeaderWorkerSet when a replica spans nodes.
 std::string workloads(const std::vector<NodePool>& pools, const ExportSettings& s) {
   YAML::Emitter y;
+  bool groups = false;
   for (const auto& p : pools) {
+    if (!p.training && p.pods_per_replica > 1) {
+      emit_leader_worker_set(y, p, s);
+      groups = true;
+      continue;
+    }
     const std::string name = p.name + (p.training ? "-workers" : "");
     y << YAML::BeginDoc << YAML::BeginMap;
     y << YAML::Key << "apiVersion" << YAML::Value << (p.training ? "batch/v1" : "apps/v1");
@@ -328,6 +359,9 @@ std::string workloads(const std::vector<NodePool>& pools, const ExportSettings& 
     y << YAML::EndMap;
   }
   return "# Kubernetes workloads from capsim: replace the image (--image) and add the command.\n" +
+         std::string(groups ? "# A replica spanning nodes is a LeaderWorkerSet group: install LeaderWorkerSet "
+                              "(kubernetes-sigs/lws) in the cluster.\n"
+                            : "") +
          std::string(y.c_str()) + "\n";
 }
 

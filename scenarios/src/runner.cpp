@@ -194,7 +194,8 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     p.throughput = sim.llm->requests_per_second;
     // A replica of more than a node runs as one pod per node it spans.
     pool.gpus_per_pod = std::min(replica_gpus, per_node);
-    pool.pods = sim.replicas * (replica_gpus / pool.gpus_per_pod);
+    pool.pods_per_replica = replica_gpus / pool.gpus_per_pod;
+    pool.pods = sim.replicas * pool.pods_per_replica;
     p.configuration = plural(sim.replicas, "replica") + " of " + plural(replica_gpus, "GPU") + " (tensor parallel " +
                       std::to_string(tp) + (pp > 1 ? " x pipeline parallel " + std::to_string(pp) : std::string()) +
                       ") on " + plural(p.nodes, "node") + " of " + node->name + " (" + node->id + ")";

@@ -473,7 +473,7 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
                      d.nodes, std::max(1, (d.min_replicas * replica_gpus + t->cluster.gpus_per_node - 1) /
                                                t->cluster.gpus_per_node),
                      d.nodes, false, std::nullopt, d.k8s.count, t->cluster.gpu.vendor == "google", false,
-                     d.replicas * (replica_gpus / std::max(1, d.k8s.count))});
+                     d.replicas * (replica_gpus / std::max(1, d.k8s.count)), replica_gpus / std::max(1, d.k8s.count)});
     return pools;
   }
   if (!r.graph || !r.graph->recommended) return Diagnostic{{}, "", "no recommended deployment", ""};

@@ -38,3 +38,15 @@ export function containerRules(pod, p, bad) {
   for (const [i, t] of (pod.tolerations ?? []).entries())
     if (t.operator === "Exists" && t.value) bad(`${p}.tolerations[${i}]`, "Exists takes no value");
 }
+
+// Strict field validation (kubectl's default): an object schema that lists its properties
+// and does not preserve unknown fields refuses others (for the published CRD schemas, ajv).
+export function strict(schema) {
+  if (Array.isArray(schema)) return schema.map(strict);
+  if (schema === null || typeof schema !== "object") return schema;
+  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === "properties" ? mapValues(v, strict) : strict(v)]));
+  if (out.properties && out.additionalProperties === undefined && !out["x-kubernetes-preserve-unknown-fields"])
+    out.additionalProperties = false;
+  return out;
+}
+const mapValues = (o, f) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));

@@ -25,7 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { containerRules, dns1123Label, dns1123Subdomain, labelValue, qualifiedName, quantity } from "./k8s_rules.mjs";
+import { containerRules, dns1123Label, dns1123Subdomain, labelValue, qualifiedName, quantity, strict } from "./k8s_rules.mjs";
 import { nodePoolValidators, npmLoader } from "./node_pool_validators.mjs";
 
 const [capsim, clustersDir, docPath, npmDir] = process.argv.slice(2);
@@ -43,17 +43,6 @@ const models = {
 const YAML = (await load("yaml/dist/index.js")).default;
 const Ajv = (await load("ajv/dist/ajv.js")).default;
 
-// Strict field validation (kubectl's default): an object schema that lists its properties
-// and does not preserve unknown fields refuses others.
-function strict(schema) {
-  if (Array.isArray(schema)) return schema.map(strict);
-  if (schema === null || typeof schema !== "object") return schema;
-  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === "properties" ? mapValues(v, strict) : strict(v)]));
-  if (out.properties && out.additionalProperties === undefined && !out["x-kubernetes-preserve-unknown-fields"])
-    out.additionalProperties = false;
-  return out;
-}
-const mapValues = (o, f) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 // Formats (int32, int64, date-time, ...) are not checked; CEL rules (x-kubernetes-validations)
 // neither: the ones that matter to capsim's output are checked by hand below.
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });

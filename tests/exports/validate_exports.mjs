@@ -6,7 +6,8 @@
 // Validation, per target:
 //   k8s, karpenter (and the sweep manifest): each YAML document against the published schemas
 //     of its kind (npm kubernetes-models: Kubernetes' OpenAPI for batch/v1 Job, apps/v1
-//     Deployment, v1 ConfigMap and PersistentVolumeClaim; @kubernetes-models/karpenter:
+//     Deployment, v1 ConfigMap and PersistentVolumeClaim; the LeaderWorkerSet CRD's schema
+//     in schemas/ for leaderworkerset.x-k8s.io/v1 (ajv); @kubernetes-models/karpenter:
 //     Karpenter's CRDs for karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1 EC2NodeClass),
 //     then the API server's own rules the schemas leave out (names, label keys and values,
 //     container images, resource names and quantities, selectors that match, references).
@@ -22,7 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { containerRules, dns1123Label, dns1123Subdomain, labelValue, qualifiedName, quantity } from "./k8s_rules.mjs";
+import { containerRules, dns1123Label, dns1123Subdomain, labelValue, qualifiedName, quantity, strict } from "./k8s_rules.mjs";
 import { nodePoolValidators, npmLoader } from "./node_pool_validators.mjs";
 
 const [capsim, examplesDir, docPath, npmDir] = process.argv.slice(2);
@@ -39,6 +40,20 @@ const models = {
 };
 const YAML = (await load("yaml/dist/index.js")).default;
 const Ajv = (await load("ajv/dist/ajv.js")).default;
+// A serving replica that spans nodes exports as a LeaderWorkerSet: its published CRD schema
+// (schemas/README.md), strict as the API server's field validation.
+const lwsSchema = JSON.parse(fs.readFileSync(path.join(here, "schemas", "leaderworkerset.x-k8s.io_v1_leaderworkerset.schema.json")));
+delete lwsSchema.$comment;
+const validateLws = new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(strict(lwsSchema));
+models["leaderworkerset.x-k8s.io/v1 LeaderWorkerSet"] = class {
+  constructor(doc) {
+    this.doc = doc;
+  }
+  validate() {
+    if (!validateLws(this.doc))
+      throw new Error(validateLws.errors.map((e) => `${e.instancePath} ${e.message}`).join("; "));
+  }
+};
 
 const { validateTerraformText, validateGke } = nodePoolValidators({ Ajv, here, qualifiedName });
 
@@ -87,6 +102,16 @@ function apiServerRules(doc, where, problems) {
     const volumes = new Set((pod?.volumes ?? []).map((v) => v.name));
     for (const c of pod?.containers ?? [])
       for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) bad("volumeMounts", `no volume '${m.name}'`);
+  }
+  if (doc.kind === "LeaderWorkerSet") {
+    const t = doc.spec?.leaderWorkerTemplate?.workerTemplate ?? {};
+    checkLabels(t.metadata?.labels, "spec.leaderWorkerTemplate.workerTemplate.metadata.labels");
+    if (!t.spec) bad("spec.leaderWorkerTemplate.workerTemplate.spec", "missing");
+    else {
+      checkLabels(t.spec.nodeSelector, "spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector");
+      containerRules(t.spec, "spec.leaderWorkerTemplate.workerTemplate.spec", bad);
+    }
+    if (!(doc.spec?.leaderWorkerTemplate?.size >= 2)) bad("spec.leaderWorkerTemplate.size", "a group of 2 pods or more");
   }
   if (doc.kind === "Deployment") {
     const want = doc.spec?.selector?.matchLabels ?? {};
@@ -151,7 +176,8 @@ const validators = {
   terraform: validateTerraformText,
   k8s: (text, where, problems) => {
     const objects = validateYamlStream(text, where, problems, []);
-    if (!objects.some((o) => o.kind === "Job" || o.kind === "Deployment")) problems.push(`${where}: no Job or Deployment`);
+    if (!objects.some((o) => ["Job", "Deployment", "LeaderWorkerSet"].includes(o.kind)))
+      problems.push(`${where}: no Job, Deployment or LeaderWorkerSet`);
   },
 };
 

@@ -311,3 +311,30 @@ TEST_CASE("bug 21: a pool of another cloud is refused for GKE and Terraform befo
           std::string::npos);
   }
 }
+
+TEST_CASE("an LLM replica whose pipeline stages span nodes exports as a LeaderWorkerSet group per replica") {
+  // Three replicas of TP 8 x PP 2 on 8-GPU nodes: six pods of 8 GPUs, in three groups of two
+  // that start, sit and restart together, not a Deployment of six independent pods.
+  NodePool serve = aws_pool();
+  serve.name = "serve-h100-sxm-80gb";
+  serve.spot = false;
+  serve.pods = 6;
+  serve.pods_per_replica = 2;
+  auto text = export_node_pools({serve}, ExportFormat::k8s, {});
+  REQUIRE(text.ok());
+  CHECK(text->find("install LeaderWorkerSet") != std::string::npos);
+  const YAML::Node lws = YAML::Load(*text);
+  CHECK(lws["apiVersion"].as<std::string>() == "leaderworkerset.x-k8s.io/v1");
+  CHECK(lws["kind"].as<std::string>() == "LeaderWorkerSet");
+  CHECK(lws["spec"]["replicas"].as<int>() == 3);
+  CHECK(lws["spec"]["leaderWorkerTemplate"]["size"].as<int>() == 2);
+  const YAML::Node pod = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"];
+  CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 8);
+  CHECK(pod["nodeSelector"]["node.kubernetes.io/instance-type"].as<std::string>() == "p5.48xlarge");
+  // One pod per replica stays a Deployment.
+  serve.pods_per_replica = 1;
+  auto plain = export_node_pools({serve}, ExportFormat::k8s, {});
+  REQUIRE(plain.ok());
+  CHECK(YAML::Load(*plain)["kind"].as<std::string>() == "Deployment");
+  CHECK(YAML::Load(*plain)["spec"]["replicas"].as<int>() == 6);
+}

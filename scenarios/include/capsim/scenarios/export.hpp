@@ -34,6 +34,9 @@ struct NodePool {
   bool tpu = false;                        // Cloud TPU chips (google.com/tpu), not NVIDIA GPUs
   bool training = false;                   // a gang of pods for one run (Job), not replicas (Deployment)
   int pods = 1;                            // pods the plan runs in this pool (workers or replicas)
+  // Serving: the pods one replica spans (an LLM replica of pipeline stages across nodes, a
+  // pod per node); more than 1 exports the replicas as a LeaderWorkerSet of groups this size.
+  int pods_per_replica = 1;
 };
 
 // Key/value notes written into the export (Kubernetes annotations, a Terraform "//" comment,
