@@ -6,6 +6,27 @@
 using namespace capsim;
 using namespace capsim::models;
 
+namespace {
+// An LLM sizing request: a model preset, one request class, the peak rate, the TTFT and TPOT
+// bounds in seconds, catalog node types, and how many candidates to verify for how long.
+struct Bounds {
+  double ttft_s, tpot_s;
+};
+LlmSizingRequest llm_sizing(const char* model, LlmRequestMix mix, double peak_rate, Bounds bounds,
+                            std::initializer_list<const char*> nodes, int verify_top, double verify_s) {
+  LlmSizingRequest r;
+  r.shape = find_transformer_preset(model)->shape;
+  r.mix = std::move(mix);
+  r.peak_rate = peak_rate;
+  r.ttft_p99 = Seconds(bounds.ttft_s);
+  r.tpot_p99 = Seconds(bounds.tpot_s);
+  for (const char* n : nodes) r.node_types.push_back(*node_type_by_id(testing::shipped_catalog(), n));
+  r.verify_top = verify_top;
+  r.verify_duration = Seconds(verify_s);
+  return r;
+}
+}  // namespace
+
 TEST_CASE("serving sizing finds a verified cheapest deployment with autoscaling bounds") {
   const auto& cat = testing::shipped_catalog();
   ServingSizingRequest r;
@@ -35,17 +56,8 @@ TEST_CASE("serving sizing finds a verified cheapest deployment with autoscaling 
 }
 
 TEST_CASE("serving llm sizing meets TTFT and TPOT bounds") {
-  const auto& cat = testing::shipped_catalog();
-  LlmSizingRequest r;
-  r.shape = find_transformer_preset("llama-2-7b")->shape;
-  r.mix = {512, 128};
-  r.peak_rate = 20;
+  auto r = llm_sizing("llama-2-7b", {512, 128}, 20, {1.0, 0.05}, {"lambda-1x-h100-sxm", "aws-g5-xlarge"}, 2, 120);
   r.trough_rate = 2;
-  r.ttft_p99 = Seconds(1.0);
-  r.tpot_p99 = Seconds(0.05);
-  r.node_types = {*node_type_by_id(cat, "lambda-1x-h100-sxm"), *node_type_by_id(cat, "aws-g5-xlarge")};
-  r.verify_top = 2;
-  r.verify_duration = Seconds(120);
   auto s = size_llm_serving(r);
   REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
   REQUIRE(s->recommended);
@@ -58,17 +70,8 @@ TEST_CASE("serving llm sizing meets TTFT and TPOT bounds") {
 TEST_CASE("serving llm sizing leaves no paid GPU idle: replicas fill the nodes they occupy") {
   // Llama-2-7B on 8-GPU H100 nodes at a rate a few TP=1 replicas serve: a whole node is
   // paid, so every candidate runs 8 / TP replicas per node, and says how many the peak needs.
-  const auto& cat = testing::shipped_catalog();
-  LlmSizingRequest r;
-  r.shape = find_transformer_preset("llama-2-7b")->shape;
-  r.mix = {512, 128};
-  r.peak_rate = 30;
+  auto r = llm_sizing("llama-2-7b", {512, 128}, 30, {1.0, 0.05}, {"lambda-8x-h100-sxm"}, 1, 60);
   r.trough_rate = 2;
-  r.ttft_p99 = Seconds(1.0);
-  r.tpot_p99 = Seconds(0.05);
-  r.node_types = {*node_type_by_id(cat, "lambda-8x-h100-sxm")};
-  r.verify_top = 1;
-  r.verify_duration = Seconds(60);
   auto s = size_llm_serving(r);
   REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
   REQUIRE_FALSE(s->candidates.empty());
@@ -89,16 +92,7 @@ TEST_CASE("serving llm sizing leaves no paid GPU idle: replicas fill the nodes t
 TEST_CASE("serving llm sizing spans nodes with pipeline stages where one node cannot hold the model") {
   // Llama 3.1 405B in BF16 (812 GB) on 8 x H100 nodes (640 GB): TP 8 over each node and the
   // fewest stages across nodes that hold it, each replica on whole nodes, a pod per node.
-  const auto& cat = testing::shipped_catalog();
-  LlmSizingRequest r;
-  r.shape = find_transformer_preset("llama-3.1-405b")->shape;
-  r.mix = {1024, 256};
-  r.peak_rate = 1;
-  r.ttft_p99 = Seconds(5.0);
-  r.tpot_p99 = Seconds(0.2);
-  r.node_types = {*node_type_by_id(cat, "aws-p5-48xlarge")};
-  r.verify_top = 1;
-  r.verify_duration = Seconds(120);
+  const auto r = llm_sizing("llama-3.1-405b", {1024, 256}, 1, {5.0, 0.2}, {"aws-p5-48xlarge"}, 1, 120);
   auto s = size_llm_serving(r);
   REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
   REQUIRE(s->recommended);
