@@ -258,7 +258,9 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
                       ms(e.ttft_unloaded.value()) + " unloaded"});
     t.rows.push_back({"time per output token p50 / p99", measured ? ms(m.tpot.p50.mean) + " / " + ms(m.tpot.p99.mean) : none,
                       ms(e.tpot_single.value()) + " at 1 sequence, " + ms(e.tpot_at_max.value()) + " at " +
-                          std::to_string(e.max_concurrent_sequences)});
+                          (r.pipeline_parallel > 1
+                               ? std::to_string(e.max_concurrent_sequences / r.pipeline_parallel) + " per batch"
+                               : std::to_string(e.max_concurrent_sequences))});
     t.rows.push_back({"end to end p50 / p95 / p99",
                       measured ? ms(m.end_to_end.p50.mean) + " / " + ms(m.end_to_end.p95.mean) + " / " +
                                      ms(m.end_to_end.p99.mean)

@@ -404,6 +404,9 @@ simulate: {duration: 60 s, warmup: 10 s, seed: 1}
   const std::string text = serving_simulation_text(*plan->serving_simulation);
   CHECK(text.find("TPOT(1) = 2 stages x (") != std::string::npos);
   CHECK(text.find("running sequences per pipeline batch") != std::string::npos);
+  // The TPOT at the KV limit is one batch's step, at that batch's sequences.
+  const int per_batch = plan->serving_simulation->llm_estimate->max_concurrent_sequences / 2;
+  CHECK(text.find(" at " + std::to_string(per_batch) + " per batch") != std::string::npos);
   // TP 8 on one node does not hold it: the error says so and names the remedy.
   std::string one_node = yaml;
   one_node.replace(one_node.find(", pipeline_parallel: 2"), 22, "");
