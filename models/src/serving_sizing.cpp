@@ -320,7 +320,7 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
                   plural(d.nodes, "node") + (d.replicas > needed ? ", " + std::to_string(needed) +
                                                                         " needed at peak, the rest fill the paid GPUs"
                                                                   : std::string()) +
-"), batch <= " + std::to_string(n) + (pp > 1 ? " in each of " + std::to_string(pp) : std::string()) +
+                  "), batch <= " + std::to_string(n) + (pp > 1 ? " in each of " + std::to_string(pp) : std::string()) +
                   ", TPOT " + ms(llm_tpot(spec, n, context * n)) +
                   ", TTFT " + ms(capped->ttft_unloaded);
       out.candidates.push_back(std::move(d));
