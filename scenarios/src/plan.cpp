@@ -60,6 +60,7 @@ std::string plan_figures_json(const PlanFigures& p) {
                                {"max_nodes", pool.max_nodes},
                                {"gpus_per_pod", pool.gpus_per_pod},
                                {"pods", pool.pods},
+                               {"pods_per_replica", pool.pods_per_replica},
                                {"mig_profile", pool.mig_profile ? json(*pool.mig_profile) : json(nullptr)},
                                {"spot", pool.spot}});
   j["conversions"] = json::array();

@@ -151,6 +151,8 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
     r.llm = *sim;
     r.replicas = inf.replicas;
     r.pipeline_parallel = inf.pipeline_parallel;
+    r.weights = spec.weights;
+    r.kv_cache = spec.kv_cache;
     return r;
   }
   models::Deployment d;
@@ -289,12 +291,22 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
     out += "\nPer replica: " + to_string(e.weights_per_gpu) + " of weights per GPU; " + e.formula + "\n";
     const bool kv_bound = m.kv_utilization > 0.9 || m.preemptions > 0;
     out += "Constraint: " + std::string(kv_bound ? "the KV cache (memory)" : "decode steps (memory bandwidth)") + ".\n";
-    if (kv_bound || e.kv_limited_sequences < 32)
+    if (kv_bound || e.kv_limited_sequences < 32) {
+      // The remedies the deployment has not taken yet: an 8-bit cache, smaller weights, more GPUs.
+      std::vector<std::string> remedies;
+      if (models::bytes_per_value(r.kv_cache) >= 2.0)
+        remedies.push_back("an FP8 KV cache (workload.kv_cache: fp8) doubles that");
+      if (models::bytes_per_value(r.weights) >= 2.0)
+        remedies.push_back("FP8 or INT4 weights (workload.precision) free memory for it");
+      else if (models::bytes_per_value(r.weights) >= 1.0)
+        remedies.push_back("INT4 weights (workload.precision) free memory for it");
+      remedies.push_back("more GPUs per replica (deployment.tensor_parallel) add theirs");
+      std::string list;
+      for (std::size_t i = 0; i < remedies.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == remedies.size() ? (remedies.size() > 2 ? ", and " : " and ") : ", ") + remedies[i];
       out += "The KV cache holds " + num(e.kv_capacity_tokens) + " tokens, about " +
-             std::to_string(e.kv_limited_sequences) +
-             " running sequences: an FP8 KV cache (workload.kv_cache: fp8) doubles that, FP8 or INT4 weights "
-             "(workload.precision) free memory for it, and more GPUs per replica (deployment.tensor_parallel) "
-             "add theirs.\n";
+             std::to_string(e.kv_limited_sequences) + " running sequences: " + list + ".\n";
+    }
     return out;
   }
   const auto& g = *r.graph;

@@ -108,13 +108,22 @@ TEST_CASE("every shipped example: size, simulate, cost, run, report and export s
           CHECK(notes[key].as<double>() == doctest::Approx(plan.at(field).get<double>()).epsilon(1e-9));
         }
       }
-      // A training run is an Indexed Job of one pod per worker, serving a Deployment of the replicas.
+      // A training run is an Indexed Job of one pod per worker, serving a Deployment of the
+      // replicas, or a LeaderWorkerSet of groups when a replica spans nodes.
+      const auto& pool = plan.at("node_pools")[0];
       const bool training = doc["kind"].as<std::string>() == "Job";
-      CHECK(doc["kind"].as<std::string>() == (training ? "Job" : "Deployment"));
-      CHECK(doc["spec"][training ? "completions" : "replicas"].as<int>() ==
-            plan.at("node_pools")[0].at("pods").get<int>());
-      const auto limits = doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
-      CHECK(limits.begin()->second.as<int>() == plan.at("node_pools")[0].at("gpus_per_pod").get<int>());
+      const int group = pool.at("pods_per_replica").get<int>();
+      CHECK(doc["kind"].as<std::string>() == (training ? "Job" : group > 1 ? "LeaderWorkerSet" : "Deployment"));
+      const YAML::Node pod_template =
+          group > 1 ? doc["spec"]["leaderWorkerTemplate"]["workerTemplate"] : doc["spec"]["template"];
+      if (group > 1) {
+        CHECK(doc["spec"]["leaderWorkerTemplate"]["size"].as<int>() == group);
+        CHECK(doc["spec"]["replicas"].as<int>() * group == pool.at("pods").get<int>());
+      } else {
+        CHECK(doc["spec"][training ? "completions" : "replicas"].as<int>() == pool.at("pods").get<int>());
+      }
+      const auto limits = pod_template["spec"]["containers"][0]["resources"]["limits"];
+      CHECK(limits.begin()->second.as<int>() == pool.at("gpus_per_pod").get<int>());
     }
     CHECK(pods == static_cast<int>(plan.at("node_pools").size()));
   }

@@ -26,6 +26,8 @@ struct ServingSimulationReport {
   std::optional<models::LlmSimulation> llm;     // llm-serving
   int replicas = 1;
   int pipeline_parallel = 1;  // llm-serving: stages per replica (the simulation follows one batch of p)
+  models::Precision weights = models::Precision::bf16;   // llm-serving: as simulated
+  models::Precision kv_cache = models::Precision::bf16;
   double rate = 0;  // requests/s simulated (the peak)
   int offline_requests = 0;  // llm-serving offline mode: requests queued at t = 0
 };
