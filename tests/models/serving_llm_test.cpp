@@ -550,3 +550,36 @@ TEST_CASE("serving llm simulation of pipeline stages runs a batch per stage") {
   // Twice the rate on two batches in flight: the same load per batch as TP 4 alone at the rate.
   CHECK(alone->requests_per_second == doctest::Approx(0.05).epsilon(0.3));
 }
+
+TEST_CASE("serving llm TP 8 against PP 8 for Llama 3.1 405B FP8 on 8 x H200: latency against throughput") {
+  // NVIDIA's technical blog "Boosting Llama 3.1 405B Throughput by Another 1.5x on NVIDIA
+  // H200 Tensor Core GPUs and NVLink Switch" (2024-10) compares the two on one HGX H200:
+  // tensor parallelism 5.6x faster at minimum latency, pipeline parallelism 1.5x the
+  // maximum throughput (its lengths are not stated). Both directions follow from the model:
+  // one sequence waits for 8 stages in turn, each reading 1/8 of the weights; a full cache
+  // runs 8 batches with no all-reduce.
+  auto tp8 = serving_on("llama-3.1-405b", "aws-p5en-48xlarge");
+  tp8.weights = tp8.kv_cache = Precision::fp8;
+  tp8.tensor_parallel = 8;
+  auto pp8 = tp8;
+  pp8.tensor_parallel = 1;
+  pp8.pipeline_parallel = 8;
+  const LlmRequestMix mix{1024, 1024};
+  auto e8 = estimate_llm_serving(tp8, mix), p8 = estimate_llm_serving(pp8, mix);
+  REQUIRE_MESSAGE(p8.ok(), format_diagnostics(p8.errors()));
+  REQUIRE(e8.ok());
+  const double latency_ratio = p8->tpot_single.value() / e8->tpot_single.value();
+  LlmSimulationOptions o;
+  o.offline_requests = 3000;
+  auto st = simulate_llm_serving(tp8, mix, o), sp = simulate_llm_serving(pp8, mix, o);
+  REQUIRE(st.ok());
+  REQUIRE(sp.ok());
+  const double throughput_ratio = sp->output_tokens_per_second / st->output_tokens_per_second;
+  MESSAGE("TPOT(1): TP 8 " << e8->tpot_single.value() * 1e3 << " ms, PP 8 " << p8->tpot_single.value() * 1e3
+                           << " ms (x" << latency_ratio << "); offline 1024/1024: TP 8 " << st->output_tokens_per_second
+                           << " tokens/s, PP 8 " << sp->output_tokens_per_second << " (x" << throughput_ratio << ")");
+  CHECK(latency_ratio > 4.0);
+  CHECK(latency_ratio < 7.0);
+  CHECK(throughput_ratio > 1.1);
+  CHECK(throughput_ratio < 2.0);
+}
