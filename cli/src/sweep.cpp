@@ -477,24 +477,21 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
       exit_code = report_errors(scenario.errors());
       return;
     }
-    if (scenario->inference && scenario->inference->arrivals.kind == models::ArrivalSpec::Kind::trace) {
-      exit_code = report_errors({Diagnostic{{o->file}, "arrivals.trace",
-                                            "the sweep's ConfigMap carries the scenario file only, not its trace file",
-                                            "run the sweep on one machine (capsim run --sweep) or use Poisson arrivals"}});
-      return;
+    // The ConfigMap carries the scenario file only: every file it names would be left behind.
+    std::vector<Diagnostic> left_behind;
+    auto refuse = [&](const std::string& key, const std::string& what, const std::string& instead) {
+      left_behind.push_back({{o->file}, key, "the sweep's ConfigMap carries the scenario file only, not its " + what,
+                             "run the sweep on one machine (capsim run --sweep) or " + instead});
+    };
+    if (const auto& inf = scenario->inference) {
+      if (inf->arrivals.kind == models::ArrivalSpec::Kind::trace) refuse("arrivals.trace", "trace file", "use Poisson arrivals");
+      if (!inf->request_lengths_file.empty())
+        refuse("workload.request_lengths", "request lengths file", "give prompt_tokens and output_tokens");
+      for (const auto& file : inf->latency_files)
+        refuse("workload.graph", "latency file " + file, "give the table inline (model.latency)");
     }
-    if (scenario->inference && !scenario->inference->request_lengths_file.empty()) {
-      exit_code = report_errors({Diagnostic{{o->file}, "workload.request_lengths",
-                                            "the sweep's ConfigMap carries the scenario file only, not its request lengths file",
-                                            "run the sweep on one machine (capsim run --sweep) or give prompt_tokens and output_tokens"}});
-      return;
-    }
-    if (scenario->inference && !scenario->inference->latency_files.empty()) {
-      exit_code = report_errors({Diagnostic{{o->file}, "workload.graph",
-                                            "the sweep's ConfigMap carries the scenario file only, not its latency file " +
-                                                scenario->inference->latency_files.front(),
-                                            "run the sweep on one machine (capsim run --sweep) or give the table inline "
-                                            "(model.latency)"}});
+    if (!left_behind.empty()) {
+      exit_code = report_errors(left_behind);
       return;
     }
     constexpr std::size_t kConfigMapLimit = 1024 * 1024;  // the API server's limit for a ConfigMap

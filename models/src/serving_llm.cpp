@@ -205,7 +205,7 @@ LlmRequestMix llm_request_mix(std::vector<LlmRequestLength> requests) {
   return mix;
 }
 
-int llm_replica_gpus(const LlmServingSpec& s) { return s.tensor_parallel * std::max(1, s.pipeline_parallel); }
+int llm_replica_gpus(const LlmServingSpec& s) { return s.tensor_parallel * pipeline(s); }
 
 double llm_device_memory(const hardware::GpuSpec& gpu) {
   return gpu.memory.value() / 1e9 * static_cast<double>(1ull << 30) * kDriverReportedMemoryShare;
@@ -503,7 +503,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
 
   des::Rng rng(o.seed);
   // The engines simulated as one: every replica's batches in flight (one per pipeline stage).
-  const int engines = o.replicas * std::max(1, s.pipeline_parallel);
+  const int engines = o.replicas * pipeline(s);
   const double rate = offline ? 0.0 : o.rate / engines;
   const bool to_completion = offline || counted;
   const double warmup = to_completion ? 0.0 : o.warmup.value();
@@ -524,7 +524,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
                                               (engines > o.replicas ? " requests per pipeline batch" : " requests per replica"));
 
   const double capacity_blocks =
-      std::floor(std::floor(est->kv_capacity_tokens / std::max(1, s.pipeline_parallel)) / kKvBlockTokens);
+      std::floor(std::floor(est->kv_capacity_tokens / pipeline(s)) / kKvBlockTokens);
   const int cap = s.max_concurrent > 0 ? s.max_concurrent : std::numeric_limits<int>::max();
   const bool static_batches = s.batching == LlmBatching::static_batches;
   const bool reserve_full = s.kv_admission == LlmKvAdmission::reserve_full;

@@ -41,6 +41,8 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   const int gpus = row["gpus"] ? row["gpus"].as<int>() : 1;
   // Pipeline stages within the row's node (gpus = tp x pp; LlmServingSpec::pipeline_parallel).
   spec.pipeline_parallel = row["pp"] ? row["pp"].as<int>() : 1;
+  if (spec.pipeline_parallel < 1 || gpus % spec.pipeline_parallel != 0)
+    return row_error(row["pp"], "pp", "must be at least 1 and divide gpus (" + std::to_string(gpus) + ")");
   spec.tensor_parallel = row["tp"] ? row["tp"].as<int>() : gpus / std::max(1, spec.pipeline_parallel);
   auto cluster = cluster_from_catalog(catalog, gpu, gpus, gpus > 1 ? intra_node_for(gpu) : "", "", 0);
   if (!cluster) return cluster.errors();
