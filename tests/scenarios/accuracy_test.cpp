@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -493,4 +494,44 @@ rows:
   std::filesystem::remove_all(dir);
   REQUIRE(report.ok());
   CHECK(report->rows[0].not_predicted == "engine: unknown value 'sglang' (expected tensorrt-llm, vllm)");
+}
+
+TEST_CASE("accuracy: micro_batch: tuned predicts the fastest micro-batch that fits, as the source's tuning found it") {
+  // A 32B GPT (Megatron-LM's README table) at TP 8 on 16 H100s, 4 sequences per replica:
+  // micro-batches 1, 2 and 4 written out, and the same row with micro_batch: tuned. With one
+  // micro-batch per step the gradient reduce-scatter hides under the whole backward, not a
+  // quarter of it, so 4 is fastest, and it fits. At 32K tokens a sequence, only 1 fits.
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  auto rows_for = [](int seq) {
+    std::string rows = "kind: training\nrows:\n";
+    for (const char* mb : {"1", "2", "4", "tuned"})
+      rows += std::string("  - id: fixture-mb-") + mb + R"(
+    source: "test fixture"
+    as_of: "2026-11"
+    fit: false
+    model: {name: fixture-32b, layers: 48, hidden: 7168, heads: 56, ffn_hidden: 28672, gated_mlp: false, vocab: 131072}
+    seq_len: )" + std::to_string(seq) + R"(
+    global_batch: 8
+    micro_batch: )" + mb + R"(
+    precision: bf16
+    hardware: {gpu: h100-sxm-80gb, gpus: 16, gpus_per_node: 8, intra_node: nvswitch-h100, inter_node: "8 x ib-ndr-400"}
+    layout: {tp: 8, pp: 1, dp: 2, sharding: zero1, grad_reduce: fp32, tp_comm_overlap: true}
+    measured: {metric: tokens_per_s, value: 1000}
+)";
+    return rows;
+  };
+  auto short_seq = accuracy_of_fixture(*catalog, "mb", rows_for(4096), "training");
+  REQUIRE_MESSAGE(short_seq.ok(), format_diagnostics(short_seq.errors()));
+  REQUIRE(short_seq->rows.size() == 4);
+  const auto& r = short_seq->rows;
+  CHECK(r[2].predicted > r[0].predicted * 1.05);
+  CHECK(r[3].predicted == doctest::Approx(std::max({r[0].predicted, r[1].predicted, r[2].predicted})));
+  CHECK(has(r[3].detail, "mb=4"));
+
+  auto long_seq = accuracy_of_fixture(*catalog, "mb-long", rows_for(32768), "training");
+  REQUIRE_MESSAGE(long_seq.ok(), format_diagnostics(long_seq.errors()));
+  REQUIRE(long_seq->rows.size() == 4);
+  CHECK(has(long_seq->rows[3].detail, "mb=1"));
+  CHECK(long_seq->rows[3].predicted == doctest::Approx(long_seq->rows[0].predicted));
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capsim/models/cluster.hpp"
+#include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "predictors.hpp"
 
@@ -119,7 +120,12 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
   par.interleave = vp_tuned ? 1 : get_or(l, "vp", 1);
   par.data = get_or(l, "dp", gpus / std::max(1, par.tensor * par.pipeline * par.context));
   par.sequence_parallel = get_or(l, "sp", par.tensor > 1);
-  par.micro_batch = get_or(row, "micro_batch", 1);
+  // micro_batch: tuned — the source tuned its micro-batch without publishing it (Megatron-LM's
+  // README benchmarks): the row is predicted at the micro-batch that gives the fastest step
+  // among those that divide the per-replica batch and whose memory fits the GPU, as the
+  // tuning would have found it.
+  const bool mb_tuned = row["micro_batch"] && row["micro_batch"].IsScalar() && row["micro_batch"].Scalar() == "tuned";
+  par.micro_batch = mb_tuned ? 1 : get_or(row, "micro_batch", 1);
   par.global_batch = row["global_batch"].as<int>();
   const std::string sharding = get_or<std::string>(l, "sharding", "none");
   if (sharding == "zero1") par.zero_stage = 1;
@@ -186,15 +192,23 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
 
   auto est = estimate_training_step(s, par, spec, o);
   if (!est) return est.errors();
-  if (vp_tuned) {
+  if (vp_tuned || mb_tuned) {
     const Parallelism plain = par;
-    for (int v = 2; v * plain.pipeline <= s.layers; ++v) {
-      Parallelism interleaved = plain;
-      interleaved.interleave = v;
-      auto candidate = estimate_training_step(s, interleaved, spec, o);
-      if (candidate && candidate->step_time.value() < est->step_time.value()) {
-        est = std::move(candidate);
-        par = interleaved;
+    const int per_replica = plain.global_batch / plain.data;
+    const int last_v = vp_tuned ? s.layers / plain.pipeline : plain.interleave;
+    const int last_b = mb_tuned ? per_replica : plain.micro_batch;
+    for (int v = plain.interleave; v <= last_v; ++v) {
+      for (int b = plain.micro_batch; b <= last_b; ++b) {
+        if (per_replica % b != 0 || (v == plain.interleave && b == plain.micro_batch)) continue;
+        Parallelism tried = plain;
+        tried.interleave = v;
+        tried.micro_batch = b;
+        if (b > 1 && training_memory_total_per_gpu(s, tried, o).value() > spec.gpu.memory.value()) continue;
+        auto candidate = estimate_training_step(s, tried, spec, o);
+        if (candidate && candidate->step_time.value() < est->step_time.value()) {
+          est = std::move(candidate);
+          par = tried;
+        }
       }
     }
   }
