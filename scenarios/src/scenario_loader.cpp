@@ -132,14 +132,11 @@ class Loader {
       error(root, "", "expected a scenario (a mapping with name:, workload:, hardware:), got " + describe(root));
       return errors_;
     }
-    validate(root, scenario_schema(), "");
-    check_station_budget(root["deployment"]);
-    if (const auto name = root["name"]; name && name.IsScalar()) {
-      if (name.Scalar().empty()) error(name, "name", "must not be empty", "name the scenario, e.g. name: llama-70b-pretrain");
-      else if (name.Scalar().find_first_of("\n\t") != std::string::npos)
-        error(name, "name", "must be one line (no newline or tab)");
+    check_shape(root);
+    if (!errors_.empty()) {
+      check_the_rest(root);
+      return errors_;
     }
-    if (!errors_.empty()) return errors_;
     Scenario s;
     try {
       s = build(root);
@@ -167,6 +164,71 @@ class Loader {
 
   static std::string join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
+  }
+
+  // Phase 1 over the whole scenario: the schema, the station budget, the name.
+  void check_shape(const YAML::Node& root) {
+    validate(root, scenario_schema(), "");
+    check_station_budget(root["deployment"]);
+    if (const auto name = root["name"]; name && name.IsScalar()) {
+      if (name.Scalar().empty()) error(name, "name", "must not be empty", "name the scenario, e.g. name: llama-70b-pretrain");
+      else if (name.Scalar().find_first_of("\n\t") != std::string::npos)
+        error(name, "name", "must be one line (no newline or tab)");
+    }
+  }
+
+  // Phase 1 found errors. When every one is an unknown key, phase 2 (build's cross-field
+  // checks) still runs, on the tree without those keys, so a typo does not hide the other
+  // errors. A stray key (like no known one) never feeds phase 2, so taking it out changes
+  // nothing else; a typo of a known key leaves that key at its default, so phase-2 errors on
+  // the mapping that held it and on its keys are dropped rather than blamed on a default (a
+  // misspelt required key would come back as "missing"). An unknown key inside a list entry
+  // or a bad value is not taken out: its
+  // key's default could raise errors anywhere (a graph without its stages makes the
+  // deployment's stages wrong), so phase 2 waits until it is fixed.
+  void check_the_rest(YAML::Node root) {
+    std::vector<Diagnostic> first = std::move(errors_);
+    errors_.clear();
+    std::vector<std::string> unsure;  // mappings whose phase-2 errors may come from a default
+    for (const auto& d : first) {
+      if (d.key_path.empty() || d.key_path.find('[') != std::string::npos || d.message.rfind("unknown key '", 0) != 0) {
+        errors_ = std::move(first);
+        return;
+      }
+      const std::string& key = d.key_path;
+      const auto dot = key.rfind('.');
+      const std::string parent = dot == std::string::npos ? "" : key.substr(0, dot);
+      // reset(), not =: assigning a YAML::Node writes through to the node it refers to.
+      YAML::Node map;
+      map.reset(root);
+      for (std::size_t from = 0; map && !parent.empty() && from <= parent.size();) {
+        const auto to = std::min(parent.find('.', from), parent.size());
+        if (!map.IsMap()) break;
+        const YAML::Node child = map[parent.substr(from, to - from)];
+        map.reset(child);
+        from = to + 1;
+      }
+      if (map && map.IsMap()) map.remove(key.substr(dot == std::string::npos ? 0 : dot + 1));
+      if (!d.hint.empty()) unsure.push_back(parent);  // a typo of a known key
+    }
+    check_shape(root);
+    std::vector<Diagnostic> second;
+    if (errors_.empty()) {
+      try {
+        (void)build(root);
+        second = std::move(errors_);
+      } catch (const YAML::Exception&) {
+      }
+    }
+    errors_ = std::move(first);
+    for (auto& d : second) {
+      const std::string at = d.key_path.substr(0, d.key_path.find('['));
+      const auto dot = at.rfind('.');
+      const std::string parent = dot == std::string::npos ? "" : at.substr(0, dot);
+      const bool in_unsure = std::any_of(unsure.begin(), unsure.end(),
+                                         [&](const std::string& m) { return at == m || parent == m; });
+      if (!in_unsure) errors_.push_back(std::move(d));
+    }
   }
 
   // Phase 1: shape, types, units and ranges against the schema.

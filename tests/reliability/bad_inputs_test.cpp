@@ -301,6 +301,8 @@ std::vector<BadInput> catalogue() {
   // -- Limits and impossible requests
   scenario("10^7 GPUs: max_gpus 10000000", training_with("").replace(training_with("").find("max_gpus: 8"), 11, "max_gpus: 10000000"), "size");
   scenario("min_gpus larger than max_gpus", training_with("  min_gpus: 64\n"));
+  scenario("min_gpus larger than max_gpus, and a typo (deadlin) elsewhere: both reported",
+           training_with("  min_gpus: 64\ndeadlin: 2 d\n"));
   scenario("custom model: hidden not a multiple of heads",
            "name: t\nworkload:\n  type: training\n  model: {layers: 2, hidden: 100, heads: 3, vocab: 1000, seq_len: 128}\n"
            "  tokens: 1B\nhardware: {gpus: [h100-sxm-80gb]}\n");

@@ -81,6 +81,22 @@ TEST_CASE("scenario errors name the place and suggest a fix") {
        "s.yaml:2:54: error: workload.tokens: tokens applies to transformers; give samples\n"},
       {"negative quantity", std::string(kValid) + "deadline: -3 d\n",
        "s.yaml:8:11: error: deadline: must be greater than zero, got '-3 d'\n"},
+      {"a typo does not hide a cross-field error", std::string(kValid) + "  max_gpus: 8\n  min_gpus: 16\ndeadlin: 14 d\n",
+       "s.yaml:10:1: error: deadlin: unknown key 'deadlin' at the top level (did you mean 'deadline'?)\n"
+       "s.yaml:9:13: error: hardware.min_gpus: min_gpus is larger than max_gpus\n"},
+      {"a bad value keeps the cross-field errors out (they would blame its default)",
+       std::string(kValid) + "  max_gpus: lots\n  min_gpus: 8192\n",
+       "s.yaml:8:13: error: hardware.max_gpus: expected a whole number, got 'lots'\n"},
+      {"a bad value of a required key skips the cross-field checks",
+       "name: t\nworkload: {type: trainin, model: llama-2-7b, tokens: 1B}\nhardware:\n  gpus: [a100-sxm-80gb]\n  max_gpus: 8\n  "
+       "min_gpus: 16\n",
+       "s.yaml:2:18: error: workload.type: expected one of training, service, inference, llm-serving, got 'trainin' (did "
+       "you mean 'training'?)\n"},
+      {"a stray key does not hide a cross-field error elsewhere",
+       "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 1B, colour: blue}\nhardware:\n  gpus: [a100-sxm-80gb]\n"
+       "  max_gpus: 8\n  min_gpus: 16\n",
+       "s.yaml:2:59: error: workload.colour: unknown key 'colour' in 'workload'\n"
+       "s.yaml:6:13: error: hardware.min_gpus: min_gpus is larger than max_gpus\n"},
       {"not YAML", "name: [\n", "s.yaml:2:1: error: invalid YAML: end of sequence flow not found\n"},
       {"empty file", "", "s.yaml:1:1: error: expected a scenario (a mapping with name:, workload:, hardware:), got nothing\n"},
   };
