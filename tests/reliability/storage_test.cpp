@@ -80,8 +80,9 @@ class Db {
   sqlite3* db_ = nullptr;
 };
 
-// Starts `capsim ARGS...` with CAPSIM_DB=db, output discarded; returns its pid.
-pid_t spawn_capsim(const fs::path& db, const std::vector<std::string>& args) {
+// Starts `capsim ARGS...` with CAPSIM_DB=db, output discarded (stderr to `stderr_file` when
+// one is given, so a failure can say why); returns its pid.
+pid_t spawn_capsim(const fs::path& db, const std::vector<std::string>& args, const fs::path& stderr_file = {}) {
   std::vector<std::string> env_text{"CAPSIM_DB=" + db.string()};
   for (char** e = environ; *e != nullptr; ++e)
     if (!std::string(*e).starts_with("CAPSIM_DB=")) env_text.emplace_back(*e);
@@ -97,7 +98,8 @@ pid_t spawn_capsim(const fs::path& db, const std::vector<std::string>& args) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  const std::string err = stderr_file.empty() ? std::string("/dev/null") : stderr_file.string();
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, CAPSIM_BINARY, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -123,14 +125,18 @@ TEST_CASE("concurrent writers: 8 capsim run processes into one database lose no 
   constexpr int kProcesses = 8, kRunsEach = 3;
   // Every process starts on a fresh database, so they also race to build the catalog.
   std::vector<std::thread> writers;
-  std::vector<int> failures(kProcesses, 0);
+  std::vector<std::string> failures(kProcesses);  // exit code and stderr of each failed run
   for (int p = 0; p < kProcesses; ++p)
     writers.emplace_back([&, p] {
-      for (int r = 0; r < kRunsEach; ++r)
-        if (wait_exit_code(spawn_capsim(db, {"run", scenario_path()})) != 0) ++failures[p];
+      for (int r = 0; r < kRunsEach; ++r) {
+        const fs::path err = dir / ("stderr-" + std::to_string(p) + "-" + std::to_string(r));
+        if (const int code = wait_exit_code(spawn_capsim(db, {"run", scenario_path()}, err)); code != 0)
+          failures[p] += "run " + std::to_string(r) + " exited " + std::to_string(code) + ": " +
+                         capsim::testing::read_file(err) + "\n";
+      }
     });
   for (auto& w : writers) w.join();
-  for (int p = 0; p < kProcesses; ++p) CHECK_MESSAGE(failures[p] == 0, "process " << p << " had failed runs");
+  for (int p = 0; p < kProcesses; ++p) CHECK_MESSAGE(failures[p].empty(), "process " << p << ": " << failures[p]);
   Db check(db);
   CHECK(check.count_runs() == kProcesses * kRunsEach);
   CHECK(check.integrity_check() == "ok");
