@@ -182,10 +182,9 @@ class Loader {
   // errors. A stray key (like no known one) never feeds phase 2, so taking it out changes
   // nothing else; a typo of a known key leaves that key at its default, so phase-2 errors on
   // the mapping that held it and on its keys are dropped rather than blamed on a default (a
-  // misspelt required key would come back as "missing"). An unknown key inside a list entry
-  // or a bad value is not taken out: its
-  // key's default could raise errors anywhere (a graph without its stages makes the
-  // deployment's stages wrong), so phase 2 waits until it is fixed.
+  // misspelt required key would come back as "missing"). After an unknown key inside a list
+  // entry, or a bad value, phase 2 waits until it is fixed: taking out the list or the key
+  // could raise errors anywhere (a graph without its stages makes the deployment's wrong).
   void check_the_rest(YAML::Node root) {
     std::vector<Diagnostic> first = std::move(errors_);
     errors_.clear();
