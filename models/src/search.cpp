@@ -504,9 +504,11 @@ class Search {
     const std::string model = std::holds_alternative<TransformerShape>(r_.model)
                                   ? std::get<TransformerShape>(r_.model).name
                                   : std::get<SampleModel>(r_.model).name;
-    if (result_.closest_misses.empty())
+    if (result_.closest_misses.empty()) {
+      if (auto why = tensor_parallel_reason()) return *why;
       return Diagnostic{{}, "hardware", "no configuration of the search grid applies to '" + model + "'",
                         "check min_gpus/max_gpus and the search lists"};
+    }
     const MemoryMiss& m = result_.closest_misses.front();
     const NodeType& t = r_.node_types[m.candidate.node_type];
     const Parallelism& p = m.candidate.par;
@@ -517,6 +519,39 @@ class Search {
                           "), needs " + to_string(m.needed) +
                           " per GPU of " + to_string(m.available),
                       "allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA"};
+  }
+
+  // When the scenario's tensor-parallel list is what left nothing to try: no degree of it
+  // divides the GPUs per node of any candidate (tensor parallelism stays within a node), or
+  // none divides the model's attention heads and key/value heads.
+  std::optional<Diagnostic> tensor_parallel_reason() const {
+    const auto* shape = std::get_if<TransformerShape>(&r_.model);
+    if (shape == nullptr || r_.grid.tensor_parallel.empty() || r_.node_types.empty()) return std::nullopt;
+    std::string list;
+    for (int t : r_.grid.tensor_parallel) list += (list.empty() ? "" : ", ") + std::to_string(t);
+    bool within_a_node = false, divides_heads = false;
+    int largest_node = 0;
+    for (const NodeType& type : r_.node_types) {
+      const int gpn = type.cluster.gpus_per_node;
+      largest_node = std::max(largest_node, gpn);
+      for (int t : r_.grid.tensor_parallel) {
+        within_a_node = within_a_node || (t <= gpn && gpn % t == 0);
+        divides_heads = divides_heads || (shape->heads % t == 0 && shape->kv_heads % t == 0);
+      }
+    }
+    if (!within_a_node)
+      return Diagnostic{{}, "search.tensor_parallel",
+                        "no degree of [" + list + "] divides the GPUs per node of any candidate (" +
+                            std::to_string(largest_node) + " at most; tensor parallelism stays within a node)",
+                        "use degrees that divide the GPUs per node, e.g. tensor_parallel: [" +
+                            std::to_string(largest_node) + "], and pipeline_parallel to span nodes"};
+    if (!divides_heads)
+      return Diagnostic{{}, "search.tensor_parallel",
+                        "no degree of [" + list + "] divides the " + std::to_string(shape->heads) +
+                            " attention heads and " + std::to_string(shape->kv_heads) + " key/value heads of '" +
+                            shape->name + "'",
+                        "use a degree that divides both"};
+    return std::nullopt;
   }
 
   const SearchRequest& r_;

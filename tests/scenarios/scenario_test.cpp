@@ -123,6 +123,28 @@ hardware: {gpus: [t4], max_gpus: 4}
         std::string::npos);
 }
 
+TEST_CASE("a tensor-parallel list that leaves nothing to try says why, not 'check the search lists'") {
+  auto error_of = [](const std::string& tensor_parallel, const std::string& model = "llama-2-7b") {
+    const std::string yaml = "name: tp\nworkload: {type: training, model: " + model + ", tokens: 1B}\n"
+                             "hardware: {gpus: [h100-sxm-80gb], max_gpus: 64}\nsearch:\n  tensor_parallel: " +
+                             tensor_parallel + "\n";
+    auto s = load_scenario("tp.yaml", yaml, catalog());
+    REQUIRE(s.ok());
+    auto r = size_scenario(*s, catalog());
+    REQUIRE_FALSE(r.ok());
+    return format_diagnostics(r.errors());
+  };
+  CHECK(error_of("[16]") ==
+        "tp.yaml: error: search.tensor_parallel: no degree of [16] divides the GPUs per node of any candidate (8 at "
+        "most; tensor parallelism stays within a node) (use degrees that divide the GPUs per node, e.g. "
+        "tensor_parallel: [8], and pipeline_parallel to span nodes)\n");
+  CHECK(error_of("[16, 3]").starts_with("tp.yaml: error: search.tensor_parallel: no degree of [16, 3] divides"));
+  // 8 divides an 8-GPU node but not a model's 12 heads.
+  CHECK(error_of("[8]", "{layers: 2, hidden: 768, heads: 12, vocab: 1000, seq_len: 128}") ==
+        "tp.yaml: error: search.tensor_parallel: no degree of [8] divides the 12 attention heads and 12 key/value "
+        "heads of 'custom' (use a degree that divides both)\n");
+}
+
 TEST_CASE("the shipped JSON Schema and reference are what the schema generates") {
   CHECK(read_file(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario.schema.json") == scenario_json_schema());
   CHECK(read_file(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario-reference.md") == scenario_reference_markdown());
