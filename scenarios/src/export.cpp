@@ -41,6 +41,19 @@ void emit_annotations(YAML::Emitter& y, const ExportAnnotations& notes) {
   y << YAML::EndMap;
 }
 
+// The head of a Kubernetes object every manifest here starts with: a new document, its
+// apiVersion and kind, and metadata with its name and capsim's annotations. The caller
+// writes the rest of the object's map (its spec) and ends it.
+void begin_object(YAML::Emitter& y, const std::string& api_version, const std::string& kind, const std::string& name,
+                  const ExportAnnotations& notes) {
+  y << YAML::BeginDoc << YAML::BeginMap;
+  y << YAML::Key << "apiVersion" << YAML::Value << api_version;
+  y << YAML::Key << "kind" << YAML::Value << kind;
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
+  emit_annotations(y, notes);
+  y << YAML::EndMap;
+}
+
 std::string comment_line(const ExportAnnotations& notes) {
   std::string out = "capsim plan:";
   for (const auto& [k, v] : notes) out += " " + k + "=" + v;
@@ -154,12 +167,7 @@ Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportSe
     // expires nodes after 720 h by default, half-way through a 61-day run) and are not
     // consolidated or drifted away while it runs.
     const bool run = p.training && s.run_seconds && *s.run_seconds > 0;
-    y << YAML::BeginDoc << YAML::BeginMap;
-    y << YAML::Key << "apiVersion" << YAML::Value << "karpenter.sh/v1";
-    y << YAML::Key << "kind" << YAML::Value << "NodePool";
-    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
-    emit_annotations(y, s.notes);
-    y << YAML::EndMap;
+    begin_object(y, "karpenter.sh/v1", "NodePool", p.name, s.notes);
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value
@@ -300,12 +308,7 @@ void emit_pod_spec(YAML::Emitter& y, const NodePool& p, const ExportSettings& s,
 // `size` pods started, placed and restarted together; the worker template serves the
 // leader too.
 void emit_leader_worker_set(YAML::Emitter& y, const NodePool& p, const ExportSettings& s) {
-  y << YAML::BeginDoc << YAML::BeginMap;
-  y << YAML::Key << "apiVersion" << YAML::Value << "leaderworkerset.x-k8s.io/v1";
-  y << YAML::Key << "kind" << YAML::Value << "LeaderWorkerSet";
-  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
-  emit_annotations(y, s.notes);
-  y << YAML::EndMap;
+  begin_object(y, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", p.name, s.notes);
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "replicas" << YAML::Value << p.pods / p.pods_per_replica;
   y << YAML::Key << "leaderWorkerTemplate" << YAML::Value << YAML::BeginMap;
@@ -333,12 +336,7 @@ std::string workloads(const std::vector<NodePool>& pools, const ExportSettings& 
       continue;
     }
     const std::string name = p.name + (p.training ? "-workers" : "");
-    y << YAML::BeginDoc << YAML::BeginMap;
-    y << YAML::Key << "apiVersion" << YAML::Value << (p.training ? "batch/v1" : "apps/v1");
-    y << YAML::Key << "kind" << YAML::Value << (p.training ? "Job" : "Deployment");
-    y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
-    emit_annotations(y, s.notes);
-    y << YAML::EndMap;
+    begin_object(y, p.training ? "batch/v1" : "apps/v1", p.training ? "Job" : "Deployment", name, s.notes);
     y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
     if (p.training) {
       y << YAML::Key << "completionMode" << YAML::Value << "Indexed";
