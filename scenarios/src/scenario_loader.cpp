@@ -194,21 +194,9 @@ class Loader {
         errors_ = std::move(first);
         return;
       }
-      const std::string& key = d.key_path;
-      const auto dot = key.rfind('.');
-      const std::string parent = dot == std::string::npos ? "" : key.substr(0, dot);
-      // reset(), not =: assigning a YAML::Node writes through to the node it refers to.
-      YAML::Node map;
-      map.reset(root);
-      for (std::size_t from = 0; map && !parent.empty() && from <= parent.size();) {
-        const auto to = std::min(parent.find('.', from), parent.size());
-        if (!map.IsMap()) break;
-        const YAML::Node child = map[parent.substr(from, to - from)];
-        map.reset(child);
-        from = to + 1;
-      }
-      if (map && map.IsMap()) map.remove(key.substr(dot == std::string::npos ? 0 : dot + 1));
-      if (!d.hint.empty()) unsure.push_back(parent);  // a typo of a known key
+      remove_key(root, d.key_path);
+      const auto dot = d.key_path.rfind('.');
+      if (!d.hint.empty()) unsure.push_back(dot == std::string::npos ? "" : d.key_path.substr(0, dot));  // a typo
     }
     check_shape(root);
     std::vector<Diagnostic> second;
@@ -228,6 +216,18 @@ class Loader {
                                          [&](const std::string& m) { return at == m || parent == m; });
       if (!in_unsure) errors_.push_back(std::move(d));
     }
+  }
+
+  // Takes the key at a dotted path ("workload.global_bach") out of its mapping. The node is
+  // passed by value: a copy refers to the same node, where assigning one would write through.
+  static void remove_key(YAML::Node node, std::string_view path) {
+    if (!node.IsMap()) return;
+    const auto dot = path.find('.');
+    if (dot == std::string_view::npos) {
+      node.remove(std::string(path));
+      return;
+    }
+    remove_key(node[std::string(path.substr(0, dot))], path.substr(dot + 1));
   }
 
   // Phase 1: shape, types, units and ranges against the schema.

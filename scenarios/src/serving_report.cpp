@@ -483,11 +483,12 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
     if (t == nullptr) return Diagnostic{{}, "", "unknown node type " + d.node_type, ""};
     // A replica of more than a node runs as one pod per node it spans (d.k8s.count GPUs each).
     const int replica_gpus = models::llm_replica_gpus(d.spec);
+    const int pods_per_replica = replica_gpus / std::max(1, d.k8s.count);
     pools.push_back({"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
                      d.nodes, std::max(1, (d.min_replicas * replica_gpus + t->cluster.gpus_per_node - 1) /
                                                t->cluster.gpus_per_node),
                      d.nodes, false, std::nullopt, d.k8s.count, t->cluster.gpu.vendor == "google", false,
-                     d.replicas * (replica_gpus / std::max(1, d.k8s.count)), replica_gpus / std::max(1, d.k8s.count)});
+                     d.replicas * pods_per_replica, pods_per_replica});
     return pools;
   }
   if (!r.graph || !r.graph->recommended) return Diagnostic{{}, "", "no recommended deployment", ""};
