@@ -205,10 +205,12 @@ double first_stage_layers_worth(const TransformerShape& s, const Parallelism& pa
 // Korthikanti et al. 2022, Sec. 4.4: the input-embedding dropout mask (sbh bytes per
 // microbatch in flight, /t with sequence parallelism) and, when the first stage is also the
 // last (p = 1), the final layer norm and output projection inputs (2sbh + 2sbh, /t with
-// sequence parallelism) and the fp32 logits of the cross-entropy loss (4sbv/t).
+// sequence parallelism) and the fp32 logits of the cross-entropy loss (4sbv/t). Context
+// parallelism splits the sequence here too: each rank embeds, projects and scores its s/cp
+// tokens.
 double edge_activation_bytes(const TransformerShape& s, const Parallelism& par, double in_flight,
                              double precision_factor) {
-  const double sb = static_cast<double>(s.seq_len) * par.micro_batch;
+  const double sb = static_cast<double>(s.seq_len) / par.context * par.micro_batch;
   const double t = par.tensor;
   const double sp_div = par.sequence_parallel && par.tensor > 1 ? t : 1.0;
   const double dropout = sb * s.hidden * in_flight / sp_div;

@@ -253,7 +253,9 @@ class Search {
           for (int b : r_.grid.micro_batch) {
             if (r_.global_batch % (b * d) != 0) continue;
             for (int z : r_.grid.zero_stage) {
-              if (z > 0 && d == 1) continue;  // ZeRO shards over data-parallel replicas
+              // ZeRO shards over the data-parallel replicas and the context-parallel ranks
+              // (Megatron's data-and-context group; torchtitan's FSDP x CP mesh).
+              if (z > 0 && d * par.context == 1) continue;
               for (bool hybrid : r_.grid.fsdp_hybrid) {
                 const int group = std::max(1, gpn / t);
                 if (hybrid && (z != 3 || d <= group || d % group != 0)) continue;

@@ -234,6 +234,24 @@ TEST_CASE("activations: interleaved 1F1B holds (1 + (p-1)/(pm)) times more") {
   CHECK(interleaved / plain == doctest::Approx(1.375));
 }
 
+TEST_CASE("activations: context parallelism splits every term over cp, the output layer's logits too") {
+  // One stage (p = 1), so the output layer's terms are on this GPU: its input and the fp32
+  // logits (4sbv) are per token like the layers', and each rank holds s/cp tokens of them.
+  const TransformerShape& s = preset("llama-3.1-8b");
+  Parallelism par;
+  par.global_batch = 1;
+  TrainingOptions opt = no_overhead();
+  opt.attention = Attention::flash;  // ring attention runs fused kernels
+  for (Recompute rc : {Recompute::none, Recompute::full}) {
+    CAPTURE(static_cast<int>(rc));
+    par.recompute = rc;
+    par.context = 1;
+    const double whole = training_memory_per_gpu(s, par, opt).activations.value();
+    par.context = 8;
+    CHECK(training_memory_per_gpu(s, par, opt).activations.value() == doctest::Approx(whole / 8.0));
+  }
+}
+
 TEST_CASE("activations: fewer microbatches than stages are fewer in flight") {
   const TransformerShape& s = preset("gpt3-13b");
   Parallelism par;

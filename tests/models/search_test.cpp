@@ -114,3 +114,34 @@ TEST_CASE("the search keeps the Pareto frontier that ranking every configuration
     CHECK(describe({f, f.node_type}, whole) == describe(*first, whole));
   }
 }
+
+TEST_CASE("ZeRO shards over the context-parallel ranks too: one sequence on 8 GPUs with cp = 8 and d = 1") {
+  // Llama 3.1 8B at 262,144 tokens, one sequence per step, as torchtitan's CP table ran it:
+  // FSDP over the 8 context-parallel ranks. Model states unsharded (16 B/param, 128 GB)
+  // fit no 80 GB GPU, so without ZeRO over cp nothing fits.
+  const auto& cat = testing::shipped_catalog();
+  SearchRequest r;
+  TransformerShape shape = find_transformer_preset("llama-3.1-8b")->shape;
+  shape.seq_len = 262'144;
+  r.model = shape;
+  r.tokens = 1e10;
+  r.global_batch = 1;
+  r.grid.min_gpus = 8;
+  r.grid.max_gpus = 8;
+  r.grid.micro_batch = {1};
+  r.grid.zero_stage = {0, 3};
+  r.grid.recompute = {Recompute::full};
+  r.grid.virtual_stages = {1};
+  r.grid.tensor_parallel = {1};
+  r.grid.pipeline_parallel = {1};
+  r.grid.context_parallel = {8};
+  r.node_types = {*node_type_by_id(cat, "aws-p5-48xlarge")};
+  auto result = run_search(r);
+  REQUIRE_MESSAGE(result.ok(), format_diagnostics(result.errors()));
+  REQUIRE_FALSE(result->frontier.empty());
+  const Candidate& c = result->frontier.front();
+  CHECK(c.par.context == 8);
+  CHECK(c.par.data == 1);
+  CHECK(c.par.zero_stage == 3);
+  CHECK(c.memory_per_gpu.value() < 80e9);
+}
