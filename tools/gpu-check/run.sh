@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One GPU node check: build and run capsim-calibrate, then the PyTorch checks (ResNet-50;
-# sustained GEMM clocks and a Llama-style training step). Writes into the folder given
-# (default: ./gpu-check-out): calibration.json, resnet50.json, transformer.json,
-# nvidia-smi.txt, gpu.csv and the logs. Needs nvcc, CMake with Ninja, and PyTorch with
-# torchvision; about 4 minutes on an H100.
+# sustained GEMM clocks and a Llama-style training step; an LLM decode and prefill step).
+# Writes into the folder given (default: ./gpu-check-out): calibration.json, resnet50.json,
+# transformer.json, decode.json, nvidia-smi.txt, gpu.csv and the logs. Needs nvcc, CMake with
+# Ninja, and PyTorch with torchvision; about 5 minutes on an H100.
 set -uo pipefail
 out=${1:-gpu-check-out}
 mkdir -p "$out"
@@ -19,4 +19,6 @@ PYTHONUNBUFFERED=1 timeout 200 python3 tools/gpu-check/resnet50_torch.py > "$out
 echo "resnet50 exit $?"
 PYTHONUNBUFFERED=1 timeout 300 python3 tools/gpu-check/transformer_torch.py > "$out/transformer.json" 2> "$out/transformer.log"
 echo "transformer exit $?"
-tail -5 "$out/calibrate.log"; cat "$out/resnet50.log" "$out/transformer.log" "$out/gpu.csv"
+PYTHONUNBUFFERED=1 timeout 300 python3 tools/gpu-check/decode_torch.py > "$out/decode.json" 2> "$out/decode.log"
+echo "decode exit $?"
+tail -5 "$out/calibrate.log"; cat "$out/resnet50.log" "$out/transformer.log" "$out/decode.log" "$out/gpu.csv"
