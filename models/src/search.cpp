@@ -2,6 +2,8 @@
 #include "capsim/core/text.hpp"
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cmath>
 #include <set>
 #include <tuple>
@@ -224,7 +226,7 @@ class Search {
         for (int p : pipes)
           for (int cp : r_.grid.context_parallel) {
             if (p > shape.layers || gpus % (t * p * cp) != 0) continue;
-            if (cp > 1 && shape.seq_len % (2 * cp) != 0) continue;
+            if (!allows(kContextSplit, cp == 1 || shape.seq_len % (2 * cp) == 0)) continue;
             const int d = gpus / (t * p * cp);
             Parallelism par;
             par.tensor = t;
@@ -245,20 +247,23 @@ class Search {
     const int gpn = r_.node_types[type_index].cluster.gpus_per_node;
     const int t = par.tensor, p = par.pipeline, d = par.data;
     for (int v : r_.grid.virtual_stages) {
-      if (v > 1 && (p < 2 || p * v > shape.layers)) continue;
+      if (!allows(kVirtualStages, v == 1 || (p >= 2 && p * v <= shape.layers))) continue;
       for (bool sp : r_.grid.sequence_parallel) {
         if (sp && t == 1 && r_.grid.sequence_parallel.size() > 1) continue;  // same layout twice
         for (int ep : r_.grid.expert_parallel) {
-          if (ep > 1 && (shape.experts <= 1 || shape.experts % ep != 0 || (d * par.context) % ep != 0)) continue;
+          if (!allows(kExpertParallel,
+                      ep == 1 || (shape.experts > 1 && shape.experts % ep == 0 && (d * par.context) % ep == 0)))
+            continue;
           for (int b : r_.grid.micro_batch) {
-            if (r_.global_batch % (b * d) != 0) continue;
+            smallest_data_ = std::min(smallest_data_, d);
+            if (!allows(kBatchSplit, r_.global_batch % (b * d) == 0)) continue;
             for (int z : r_.grid.zero_stage) {
               // ZeRO shards over the data-parallel replicas and the context-parallel ranks
               // (Megatron's data-and-context group; torchtitan's FSDP x CP mesh).
-              if (z > 0 && d * par.context == 1) continue;
+              if (!allows(kZeroRanks, z == 0 || d * par.context > 1)) continue;
               for (bool hybrid : r_.grid.fsdp_hybrid) {
                 const int group = std::max(1, gpn / t);
-                if (hybrid && (z != 3 || d <= group || d % group != 0)) continue;
+                if (!allows(kHybridShard, !hybrid || (z == 3 && d > group && d % group == 0))) continue;
                 for (Recompute rc : r_.grid.recompute) {
                   par.interleave = v;
                   par.sequence_parallel = sp && t > 1;
@@ -508,6 +513,7 @@ class Search {
                                   : std::get<SampleModel>(r_.model).name;
     if (result_.closest_misses.empty()) {
       if (auto why = tensor_parallel_reason()) return *why;
+      if (auto why = layout_rule_reasons(); !why.empty()) return why;
       return Diagnostic{{}, "hardware", "no configuration of the search grid applies to '" + model + "'",
                         "check min_gpus/max_gpus and the search lists"};
     }
@@ -521,6 +527,74 @@ class Search {
                           "), needs " + to_string(m.needed) +
                           " per GPU of " + to_string(m.available),
                       "allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA"};
+  }
+
+  // The rules a layout of the grid must pass after its t x p x cp split, in the order the
+  // search applies them. Each counts the layouts that reached it and those it let through (a
+  // list's neutral value -- cp, v or ep 1, ZeRO 0, no hybrid sharding -- always passes): when
+  // nothing was evaluated, a rule that let none through is why (layout_rule_reasons).
+  enum LayoutRule { kContextSplit, kVirtualStages, kExpertParallel, kBatchSplit, kZeroRanks, kHybridShard, kLayoutRules };
+  bool allows(LayoutRule rule, bool ok) {
+    ++reached_[rule];
+    if (ok) ++passed_[rule];
+    return ok;
+  }
+
+  static std::string list_text(const std::vector<int>& values) {
+    std::string list;
+    for (int v : values) list += (list.empty() ? "" : ", ") + std::to_string(v);
+    return "[" + list + "]";
+  }
+
+  // Every rule that refused each layout reaching it, as the error of its search key.
+  std::vector<Diagnostic> layout_rule_reasons() const {
+    const auto* shape = std::get_if<TransformerShape>(&r_.model);
+    std::vector<Diagnostic> out;
+    if (shape == nullptr) return out;
+    auto refused_all = [&](LayoutRule rule) { return reached_[rule] > 0 && passed_[rule] == 0; };
+    const auto& g = r_.grid;
+    if (refused_all(kContextSplit))
+      out.push_back({{}, "search.context_parallel",
+                     "no degree of " + list_text(g.context_parallel) + " splits the " + std::to_string(shape->seq_len) +
+                         "-token sequence into 2 x cp equal chunks (ring attention balances the causal mask "
+                         "over them)",
+                     "use degrees whose double divides workload.model.seq_len"});
+    if (refused_all(kVirtualStages))
+      out.push_back({{}, "search.virtual_stages",
+                     "virtual stages " + list_text(g.virtual_stages) +
+                         " need pipeline parallelism: p >= 2 stages and p x v <= the " +
+                         std::to_string(shape->layers) + " layers",
+                     "add pipeline_parallel degrees of 2 or more, or allow virtual_stages: [1]"});
+    if (refused_all(kExpertParallel))
+      out.push_back(shape->experts <= 1
+                        ? Diagnostic{{}, "search.expert_parallel",
+                                     "expert parallelism " + list_text(g.expert_parallel) + " needs a mixture-of-" +
+                                         "experts model; '" + shape->name + "' is dense",
+                                     "use expert_parallel: [1]"}
+                        : Diagnostic{{}, "search.expert_parallel",
+                                     "no degree of " + list_text(g.expert_parallel) + " divides both the " +
+                                         std::to_string(shape->experts) +
+                                         " experts and the data x context-parallel ranks of a layout",
+                                     "use a degree that divides the experts and d x cp"});
+    if (refused_all(kBatchSplit))
+      out.push_back({{}, "workload.global_batch",
+                     "a global batch of " + std::to_string(r_.global_batch) +
+                         " sequences does not split into micro-batches of " + list_text(g.micro_batch) +
+                         " over the data-parallel replicas of any layout (" + std::to_string(smallest_data_) +
+                         " at the fewest)",
+                     "make global_batch a multiple of micro_batch x d, or take GPUs out of d with "
+                     "pipeline_parallel or context_parallel"});
+    if (refused_all(kZeroRanks))
+      out.push_back({{}, "search.zero_stage",
+                     "ZeRO stages " + list_text(g.zero_stage) +
+                         " shard over the data- and context-parallel ranks, and every layout has one (d x cp = 1)",
+                     "allow zero_stage 0, or more GPUs"});
+    if (refused_all(kHybridShard))
+      out.push_back({{}, "search.fsdp_hybrid",
+                     "hybrid sharding needs ZeRO-3 and more data-parallel replicas than a node holds, in whole "
+                     "nodes; no layout has them",
+                     "allow fsdp_hybrid: [false], or zero_stage 3 on more nodes"});
+    return out;
   }
 
   // When the scenario's tensor-parallel list is what left nothing to try: no degree of it
@@ -565,6 +639,8 @@ class Search {
   double cheapest_ok_cost_ = HUGE_VAL;
   std::vector<Candidate> near_cheapest_ok_;
   std::vector<std::string> first_error_;
+  std::array<long, kLayoutRules> reached_{}, passed_{};
+  int smallest_data_ = INT_MAX;  // d of the layouts the batch split was tried on, the fewest
   std::vector<std::optional<std::pair<Precision, Result<TrainingDevices>>>> devices_;
 };
 

@@ -145,6 +145,44 @@ TEST_CASE("a tensor-parallel list that leaves nothing to try says why, not 'chec
         "heads of 'custom' (use a degree that divides both)\n");
 }
 
+TEST_CASE("a layout rule that refuses every layout of the grid is named, not 'check the search lists'") {
+  auto error_of = [](const std::string& batch, const std::string& gpus, const std::string& search) {
+    const std::string yaml = "name: r\nworkload: {type: training, model: llama-3.1-8b, tokens: 1B, global_batch: " +
+                             batch + "}\nhardware: {gpus: [h100-sxm-80gb], min_gpus: " + gpus + ", max_gpus: " + gpus +
+                             "}\nsearch:\n" + search;
+    auto s = load_scenario("r.yaml", yaml, catalog());
+    REQUIRE(s.ok());
+    auto r = size_scenario(*s, catalog());
+    REQUIRE_FALSE(r.ok());
+    return format_diagnostics(r.errors());
+  };
+  CHECK(error_of("8", "8", "  virtual_stages: [2]\n  pipeline_parallel: [1]\n") ==
+        "r.yaml: error: search.virtual_stages: virtual stages [2] need pipeline parallelism: p >= 2 stages and p x v "
+        "<= the 32 layers (add pipeline_parallel degrees of 2 or more, or allow virtual_stages: [1])\n");
+  CHECK(error_of("8", "8", "  expert_parallel: [8]\n") ==
+        "r.yaml: error: search.expert_parallel: expert parallelism [8] needs a mixture-of-experts model; "
+        "'llama-3.1-8b' is dense (use expert_parallel: [1])\n");
+  // A 32-sequence batch on 64 GPUs has too few sequences for every data-parallel width.
+  CHECK(error_of("32", "64", "  tensor_parallel: [1]\n  pipeline_parallel: [1]\n") ==
+        "r.yaml: error: workload.global_batch: a global batch of 32 sequences does not split into micro-batches of "
+        "[1, 2, 4, 8] over the data-parallel replicas of any layout (64 at the fewest) (make global_batch a multiple "
+        "of micro_batch x d, or take GPUs out of d with pipeline_parallel or context_parallel)\n");
+  // One sequence on 8 GPUs: only d = 1 layouts split it, and ZeRO has nothing to shard over.
+  CHECK(error_of("1", "8", "  zero_stage: [1, 3]\n") ==
+        "r.yaml: error: search.zero_stage: ZeRO stages [1, 3] shard over the data- and context-parallel ranks, and "
+        "every layout has one (d x cp = 1) (allow zero_stage 0, or more GPUs)\n");
+  CHECK(error_of("64", "8", "  context_parallel: [2]\n  micro_batch: [1]\n  tensor_parallel: [1]\n"
+                             "  pipeline_parallel: [1]\n  zero_stage: [0]\n  fsdp_hybrid: [true]\n") ==
+        "r.yaml: error: search.fsdp_hybrid: hybrid sharding needs ZeRO-3 and more data-parallel replicas than a node "
+        "holds, in whole nodes; no layout has them (allow fsdp_hybrid: [false], or zero_stage 3 on more nodes)\n");
+  // The first rule that refuses every layout is named alone: no layout reaches the batch split
+  // after it, so that rule refused nothing.
+  const std::string both = error_of("32", "64", "  tensor_parallel: [1]\n  pipeline_parallel: [1]\n"
+                                                 "  virtual_stages: [2]\n");
+  CHECK(both.find("search.virtual_stages: virtual stages [2] need pipeline parallelism") != std::string::npos);
+  CHECK(both.find("workload.global_batch: a global batch of 32 sequences") == std::string::npos);
+}
+
 TEST_CASE("the shipped JSON Schema and reference are what the schema generates") {
   CHECK(read_file(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario.schema.json") == scenario_json_schema());
   CHECK(read_file(CAPSIM_TEST_SOURCE_DIR "/../docs/scenario-reference.md") == scenario_reference_markdown());
