@@ -155,16 +155,19 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
 
 Result<StepEstimate> estimate_scenario(const Scenario& s, const hardware::Catalog& catalog) {
   if (s.inference)
-    return Diagnostic{{s.file}, "workload.type", "capsim estimate takes a training scenario", "capsim simulate for serving"};
+    return placed(s, {Diagnostic{{}, "workload.type", "capsim estimate takes a training scenario",
+                                 "capsim simulate for serving"}});
   if (s.training.service)  // no model to step: a service states its GPUs
-    return Diagnostic{{s.file}, "workload.type",
-                      "capsim estimate takes a training scenario; a service states its GPUs and has no step to break down",
-                      "capsim cost for what it costs"};
+    return placed(s, {Diagnostic{{}, "workload.type",
+                                 "capsim estimate takes a training scenario; a service states its GPUs and has no step "
+                                 "to break down",
+                                 "capsim cost for what it costs"}});
   auto sized = size_scenario(s, catalog);
   if (!sized) return sized.errors();
   const auto& search = sized->search;
   if (!search.recommended)
-    return Diagnostic{{s.file}, "deadline", "no configuration meets the scenario's constraints", search.recommendation};
+    return placed(s, {Diagnostic{{}, "deadline", "no configuration meets the scenario's constraints",
+                                 search.recommendation}});
   const models::Candidate& c = *search.recommended;
   const models::NodeType& type = search.node_types[c.node_type];
 

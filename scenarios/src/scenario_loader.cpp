@@ -390,9 +390,31 @@ class Loader {
     for (std::size_t i = 0; i < n.size(); ++i) out.push_back(convert(n[i]));
   }
 
+  // Every key of the file and where it is (Scenario::key_at).
+  void record_keys(const YAML::Node& n, const std::string& path, std::map<std::string, SourceLocation>& at) const {
+    auto place = [&](const std::string& key, const YAML::Mark& m) {
+      at.emplace(key, SourceLocation{file_, m.line + 1, m.column + 1});
+    };
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        if (!it->first.IsScalar()) continue;
+        const std::string key = path.empty() ? it->first.Scalar() : path + "." + it->first.Scalar();
+        place(key, it->first.Mark());
+        record_keys(it->second, key, at);
+      }
+    } else if (n.IsSequence()) {
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        const std::string key = path + "[" + std::to_string(i) + "]";
+        place(key, n[i].Mark());
+        record_keys(n[i], key, at);
+      }
+    }
+  }
+
   Scenario build(const YAML::Node& root) {
     Scenario s;
     s.file = file_;
+    record_keys(root, "", s.key_at);
     s.name = root["name"].Scalar();
     if (root["description"]) s.description = root["description"].Scalar();
     build_workload(root["workload"], s.training);
@@ -1233,6 +1255,22 @@ class Loader {
 };
 
 }  // namespace
+
+std::vector<Diagnostic> placed(const Scenario& s, std::vector<Diagnostic> errors) {
+  for (auto& d : errors) {
+    if (d.where.file.empty()) d.where.file = s.file;
+    if (d.where.line > 0 || d.where.file != s.file) continue;
+    for (std::string path = d.key_path; !path.empty();) {
+      if (const auto it = s.key_at.find(path); it != s.key_at.end()) {
+        d.where = it->second;
+        break;
+      }
+      const auto cut = path.find_last_of(".[");
+      path = cut == std::string::npos ? "" : path.substr(0, cut);
+    }
+  }
+  return errors;
+}
 
 Result<Scenario> load_scenario(const std::string& name, const std::string& text, const hardware::Catalog& catalog) {
   return Loader(name, catalog).load(text);

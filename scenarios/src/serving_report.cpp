@@ -70,14 +70,10 @@ double trough_rate(const models::ArrivalSpec& a) {
   return a.rate.value() * *std::min_element(a.hourly.begin(), a.hourly.end());
 }
 
-std::vector<Diagnostic> with_file(std::vector<Diagnostic> ds, const std::string& file) {
-  for (auto& d : ds)
-    if (d.where.file.empty()) d.where.file = file;
-  return ds;
-}
+std::vector<Diagnostic> with_file(std::vector<Diagnostic> ds, const Scenario& s) { return placed(s, std::move(ds)); }
 
 std::vector<Diagnostic> run_errors(std::vector<Diagnostic> ds, const Scenario& s) {
-  return s.simulate ? in_scenario_terms(std::move(ds), *s.simulate, s.file) : with_file(std::move(ds), s.file);
+  return placed(s, s.simulate ? in_scenario_terms(std::move(ds), *s.simulate, s.file) : std::move(ds));
 }
 
 des::RunOptions run_options(const Scenario& s) {
@@ -123,10 +119,11 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
 Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
                                                           ProgressObserver* progress) {
   if (!s.inference || s.inference->node.empty())
-    return Diagnostic{{s.file}, "deployment", "the scenario has no deployment: to simulate", "capsim size finds one"};
+    return with_file({Diagnostic{{}, "deployment", "the scenario has no deployment: to simulate", "capsim size finds one"}},
+                     s);
   const auto& inf = *s.inference;
   auto node = models::node_type_by_id(catalog, inf.node, price_field(s));
-  if (!node) return with_file(node.errors(), s.file);
+  if (!node) return with_file(node.errors(), s);
   ServingSimulationReport r;
   r.scenario = s.name;
   r.node = inf.node;
@@ -135,7 +132,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   if (inf.llm) {
     const models::LlmServingSpec spec = llm_serving_spec(inf, node->cluster);
     auto estimate = models::estimate_llm_serving(spec, inf.mix);
-    if (!estimate) return with_file(estimate.errors(), s.file);
+    if (!estimate) return with_file(estimate.errors(), s);
     models::LlmSimulationOptions options;
     options.rate = r.rate;
     options.replicas = inf.replicas;
@@ -160,7 +157,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   d.sharing = inf.sharing;
   d.stages = inf.stages;
   auto plan = models::plan_deployment(inf.graph, d);
-  if (!plan) return with_file(plan.errors(), s.file);
+  if (!plan) return with_file(plan.errors(), s);
   auto sim = models::simulate_serving(*plan, inf.arrivals, run, progress);
   if (!sim) return run_errors(sim.errors(), s);
   r.graph = std::move(sim).value();
@@ -171,21 +168,23 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
 // requests/s recommended 472 M GPUs) is refused, naming the limit.
 static std::optional<Diagnostic> beyond_max_gpus(const Scenario& s, long long gpus) {
   if (gpus <= s.hardware.max_gpus) return std::nullopt;
-  return Diagnostic{{s.file}, "hardware.max_gpus",
-                    "the cheapest deployment that meets the SLO needs " + std::to_string(gpus) +
-                        " GPUs, more than max_gpus (" + std::to_string(s.hardware.max_gpus) + ")",
-                    "lower the arrival rate, relax the SLO, or raise hardware.max_gpus"};
+  return placed(s, {Diagnostic{{}, "hardware.max_gpus",
+                               "the cheapest deployment that meets the SLO needs " + std::to_string(gpus) +
+                                   " GPUs, more than max_gpus (" + std::to_string(s.hardware.max_gpus) + ")",
+                               "lower the arrival rate, relax the SLO, or raise hardware.max_gpus"}})
+      .front();
 }
 
 Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
                                                   ProgressObserver* progress) {
   const auto& inf = *s.inference;
   if (s.hardware.gpus.empty())
-    return Diagnostic{{s.file}, "hardware.gpus", "sizing needs candidate GPUs", "e.g. hardware: {gpus: [t4, l4]}"};
+    return with_file({Diagnostic{{}, "hardware.gpus", "sizing needs candidate GPUs", "e.g. hardware: {gpus: [t4, l4]}"}},
+                     s);
   models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
                           price_field(s)};
   auto types = models::node_types_from_catalog(catalog, q);
-  if (!types) return with_file(types.errors(), s.file);
+  if (!types) return with_file(types.errors(), s);
   ServingSizingReport r;
   r.scenario = s.name;
   r.node_types = std::move(types).value();
@@ -212,7 +211,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.max_num_seqs = inf.max_num_seqs;
     if (s.simulate) req.verify_duration = s.simulate->duration;
     auto result = models::size_llm_serving(req);
-    if (!result) return with_file(result.errors(), s.file);
+    if (!result) return with_file(result.errors(), s);
     r.llm = std::move(result).value();
     keep_conversions(r.llm->candidates);
     if (r.llm->recommended)
@@ -231,7 +230,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   if (s.simulate) req.verify_run = run_options(s);
   req.progress = progress;
   auto result = models::size_serving(req);
-  if (!result) return with_file(result.errors(), s.file);
+  if (!result) return with_file(result.errors(), s);
   r.graph = std::move(result).value();
   keep_conversions(r.graph->candidates);
   keep_conversions(r.graph->verified);

@@ -64,7 +64,7 @@ Result<SimulationReport> simulate_scenario(const Scenario& scenario, const hardw
   const auto start = std::chrono::steady_clock::now();
   auto report = models::simulate_training_pipeline(spec, run, progress);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!report) return in_scenario_terms(report.errors(), s, scenario.file);
+  if (!report) return placed(scenario, in_scenario_terms(report.errors(), s, scenario.file));
   return SimulationReport{scenario.name, s.node, std::move(report).value(), wall};
 }
 

@@ -133,11 +133,7 @@ std::vector<std::string> apply_precision_fallback(std::vector<NodeType>& types, 
 
 Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& catalog, ProgressObserver* progress,
                                    CollectiveTiming collectives) {
-  auto attach_file = [&](std::vector<Diagnostic> errors) {
-    for (auto& d : errors)
-      if (d.where.file.empty()) d.where.file = s.file;
-    return errors;
-  };
+  auto attach_file = [&](std::vector<Diagnostic> errors) { return placed(s, std::move(errors)); };
   models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
                           std::string(commitment_price_field(s.commitment))};
   auto types = models::node_types_from_catalog(catalog, q);

@@ -116,7 +116,7 @@ hardware: {gpus: [t4], max_gpus: 4}
   auto r = size_scenario(*s, catalog());
   REQUIRE_FALSE(r.ok());
   const std::string text = format_diagnostics(r.errors());
-  CHECK(text.starts_with("big.yaml: error: workload.model: 'llama-3.1-405b' does not fit in memory on any candidate: "
+  CHECK(text.starts_with("big.yaml:2:28: error: workload.model: 'llama-3.1-405b' does not fit in memory on any candidate: "
                          "the closest, 1 x gcp-n1-standard-8-4x-t4 "));  // 4 GPUs: max_gpus holds (not g4dn.metal's 8)
   CHECK(text.find(" (t=") != std::string::npos);
   CHECK(text.find("per GPU of 16 GB (allow more GPUs (hardware.max_gpus), GPUs with more memory, or LoRA/QLoRA)") !=
@@ -135,14 +135,31 @@ TEST_CASE("a tensor-parallel list that leaves nothing to try says why, not 'chec
     return format_diagnostics(r.errors());
   };
   CHECK(error_of("[16]") ==
-        "tp.yaml: error: search.tensor_parallel: no degree of [16] divides the GPUs per node of any candidate (8 at "
+        "tp.yaml:5:3: error: search.tensor_parallel: no degree of [16] divides the GPUs per node of any candidate (8 at "
         "most; tensor parallelism stays within a node) (use degrees that divide the GPUs per node, e.g. "
         "tensor_parallel: [8], and pipeline_parallel to span nodes)\n");
-  CHECK(error_of("[16, 3]").starts_with("tp.yaml: error: search.tensor_parallel: no degree of [16, 3] divides"));
+  CHECK(error_of("[16, 3]").starts_with("tp.yaml:5:3: error: search.tensor_parallel: no degree of [16, 3] divides"));
   // 8 divides an 8-GPU node but not a model's 12 heads.
   CHECK(error_of("[8]", "{layers: 2, hidden: 768, heads: 12, vocab: 1000, seq_len: 128}") ==
-        "tp.yaml: error: search.tensor_parallel: no degree of [8] divides the 12 attention heads and 12 key/value "
+        "tp.yaml:5:3: error: search.tensor_parallel: no degree of [8] divides the 12 attention heads and 12 key/value "
         "heads of 'custom' (use a degree that divides both)\n");
+}
+
+TEST_CASE("errors found after loading are placed at their key, else at the nearest enclosing key the file has") {
+  const std::string yaml = "name: p\nworkload:\n  type: training\n  model: llama-2-7b\n  tokens: 1B\n"
+                           "hardware: {gpus: [h100-sxm-80gb]}\nsearch:\n  recompute: [full]\n  micro_batch: [1, 2]\n";
+  auto s = load_scenario("p.yaml", yaml, catalog());
+  REQUIRE(s.ok());
+  auto at = [&](Diagnostic d) { return format_diagnostics(placed(*s, {std::move(d)})); };
+  CHECK(at({{}, "search.micro_batch", "m", ""}) == "p.yaml:9:3: error: search.micro_batch: m\n");
+  CHECK(at({{}, "hardware.gpus", "m", ""}) == "p.yaml:6:12: error: hardware.gpus: m\n");
+  // A list entry, then a key the file leaves to its default: the enclosing key.
+  CHECK(at({{}, "search.micro_batch[1]", "m", ""}) == "p.yaml:9:20: error: search.micro_batch[1]: m\n");
+  CHECK(at({{}, "workload.global_batch", "m", ""}) == "p.yaml:2:1: error: workload.global_batch: m\n");
+  CHECK(at({{}, "deadline", "m", ""}) == "p.yaml: error: deadline: m\n");
+  // A diagnostic that has its place keeps it; one about another file is left alone.
+  CHECK(at({{"p.yaml", 3, 9}, "search.micro_batch", "m", ""}) == "p.yaml:3:9: error: search.micro_batch: m\n");
+  CHECK(at({{"other.csv"}, "search.micro_batch", "m", ""}) == "other.csv: error: search.micro_batch: m\n");
 }
 
 TEST_CASE("a layout rule that refuses every layout of the grid is named, not 'check the search lists'") {
@@ -157,23 +174,23 @@ TEST_CASE("a layout rule that refuses every layout of the grid is named, not 'ch
     return format_diagnostics(r.errors());
   };
   CHECK(error_of("8", "8", "  virtual_stages: [2]\n  pipeline_parallel: [1]\n") ==
-        "r.yaml: error: search.virtual_stages: virtual stages [2] need pipeline parallelism: p >= 2 stages and p x v "
+        "r.yaml:5:3: error: search.virtual_stages: virtual stages [2] need pipeline parallelism: p >= 2 stages and p x v "
         "<= the 32 layers (add pipeline_parallel degrees of 2 or more, or allow virtual_stages: [1])\n");
   CHECK(error_of("8", "8", "  expert_parallel: [8]\n") ==
-        "r.yaml: error: search.expert_parallel: expert parallelism [8] needs a mixture-of-experts model; "
+        "r.yaml:5:3: error: search.expert_parallel: expert parallelism [8] needs a mixture-of-experts model; "
         "'llama-3.1-8b' is dense (use expert_parallel: [1])\n");
   // A 32-sequence batch on 64 GPUs has too few sequences for every data-parallel width.
   CHECK(error_of("32", "64", "  tensor_parallel: [1]\n  pipeline_parallel: [1]\n") ==
-        "r.yaml: error: workload.global_batch: a global batch of 32 sequences does not split into micro-batches of "
+        "r.yaml:2:61: error: workload.global_batch: a global batch of 32 sequences does not split into micro-batches of "
         "[1, 2, 4, 8] over the data-parallel replicas of any layout (64 at the fewest) (make global_batch a multiple "
         "of micro_batch x d, or take GPUs out of d with pipeline_parallel or context_parallel)\n");
   // One sequence on 8 GPUs: only d = 1 layouts split it, and ZeRO has nothing to shard over.
   CHECK(error_of("1", "8", "  zero_stage: [1, 3]\n") ==
-        "r.yaml: error: search.zero_stage: ZeRO stages [1, 3] shard over the data- and context-parallel ranks, and "
+        "r.yaml:5:3: error: search.zero_stage: ZeRO stages [1, 3] shard over the data- and context-parallel ranks, and "
         "every layout has one (d x cp = 1) (allow zero_stage 0, or more GPUs)\n");
   CHECK(error_of("64", "8", "  context_parallel: [2]\n  micro_batch: [1]\n  tensor_parallel: [1]\n"
                              "  pipeline_parallel: [1]\n  zero_stage: [0]\n  fsdp_hybrid: [true]\n") ==
-        "r.yaml: error: search.fsdp_hybrid: hybrid sharding needs ZeRO-3 and more data-parallel replicas than a node "
+        "r.yaml:10:3: error: search.fsdp_hybrid: hybrid sharding needs ZeRO-3 and more data-parallel replicas than a node "
         "holds, in whole nodes; no layout has them (allow fsdp_hybrid: [false], or zero_stage 3 on more nodes)\n");
   // The first rule that refuses every layout is named alone: no layout reaches the batch split
   // after it, so that rule refused nothing.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -171,7 +172,15 @@ struct Scenario {
   std::optional<InferenceSetup> inference;  // inference and llm-serving workloads
   std::vector<Expectation> expect;
   std::string text;  // the YAML as loaded, for run history
+  // Where each key of the file is: dotted key paths, list entries as key[i] ("search.recompute",
+  // "deployment.stages[1].replicas"), for errors found after loading (placed()).
+  std::map<std::string, SourceLocation> key_at;
 };
+
+// Errors found while planning a loaded scenario (sizing, estimating, simulating), placed in
+// its file: at the line and column of their key path, or of the nearest enclosing key the
+// file has (a default's mapping), else at the file. A diagnostic with a line keeps it.
+std::vector<Diagnostic> placed(const Scenario& s, std::vector<Diagnostic> errors);
 
 // Loads and validates a scenario; `catalog` resolves and checks the ids it names.
 Result<Scenario> load_scenario(const std::string& name, const std::string& text, const hardware::Catalog& catalog);
