@@ -37,9 +37,11 @@ void add_formula(MemoryBreakdown& m, double bytes, std::string text) {
   if (bytes > 0) m.formulas.push_back(std::move(text) + " = " + gb(bytes));
 }
 
-std::string zero_suffix(double divisor, int stage) {
+// `ranks` names what ZeRO shards over: "d", "d x cp" with context parallelism, "shard group"
+// with hybrid sharding.
+std::string zero_suffix(double divisor, int stage, const std::string& ranks = "d") {
   if (divisor <= 1) return "";
-  return " / d=" + num(divisor) + " (ZeRO-" + std::to_string(stage) + ")";
+  return " / " + ranks + "=" + num(divisor) + " (ZeRO-" + std::to_string(stage) + ")";
 }
 
 // ---- model states -------------------------------------------------------------------------
@@ -292,7 +294,9 @@ std::string recompute_text(const TransformerShape& s, const Parallelism& par, At
 std::string activation_formula(const TrainingTerms& t, const TransformerShape& s,
                                const Parallelism& par, const TrainingOptions& opt) {
   return "activations = " + gb(t.layer_bytes) + "/layer [" + recompute_text(s, par, opt.attention) +
-         ", s=" + std::to_string(s.seq_len) + " b=" + std::to_string(par.micro_batch) +
+         ", s=" + std::to_string(s.seq_len) +
+         (par.context > 1 ? "/cp=" + std::to_string(s.seq_len / par.context) + " per GPU" : "") +
+         " b=" + std::to_string(par.micro_batch) +
          " h=" + std::to_string(s.hidden) + " a=" + std::to_string(s.heads) +
          " t=" + std::to_string(par.tensor) + (t.precision_factor > 1 ? ", x2 for fp32" : "") +
          "] x " + num(t.layers_worth) +
@@ -314,20 +318,22 @@ void explain_training(MemoryBreakdown& m, const TrainingTerms& t, const Transfor
   const std::string trained =
       sci(t.trainable) + (opt.fine_tuning == FineTuning::full ? " params" : " adapter params");
   const int stage = par.zero_stage;
+  const std::string ranks =
+      std::string(stage == 3 && par.shard_group > 0 ? "shard group" : "d") + (par.context > 1 ? " x cp" : "");
   std::string weights = num(t.state.weights) + " B/param (" + compute + ") x " + trained;
   if (t.frozen_bytes > 0)
     weights =
         gb(t.frozen_bytes) + " frozen base (" + sci(t.params) + " params, " +
         (opt.fine_tuning == FineTuning::qlora ? "NF4 4.127 bit, embeddings " + compute : compute) +
         ") + " + weights;
-  add_formula(m, t.c.weights, "weights = " + weights + shards + zero_suffix(t.zero.weights, stage));
+  add_formula(m, t.c.weights, "weights = " + weights + shards + zero_suffix(t.zero.weights, stage, ranks));
   add_formula(m, t.c.gradients,
               "gradients = " + num(t.state.gradients) + " B/param (" + compute + ") x " + trained +
-                  shards + zero_suffix(t.zero.gradients, stage));
+                  shards + zero_suffix(t.zero.gradients, stage, ranks));
   add_formula(m, t.c.optimizer,
               "optimizer = " + num(t.state.optimizer) + " B/param (" +
                   state_bytes_note(opt, t.state) + ") x " + trained + shards +
-                  zero_suffix(t.zero.optimizer, stage));
+                  zero_suffix(t.zero.optimizer, stage, ranks));
   add_formula(m, t.c.activations, activation_formula(t, s, par, opt));
   explain_overhead(m, opt.overhead_fraction, t.c.overhead);
 }

@@ -252,6 +252,26 @@ TEST_CASE("activations: context parallelism splits every term over cp, the outpu
   }
 }
 
+TEST_CASE("the formulas say ZeRO shards over d x cp and the layers hold s/cp tokens per GPU") {
+  const TransformerShape& s = preset("llama-3.1-8b");
+  Parallelism par;
+  par.global_batch = 1;
+  par.context = 8;
+  par.zero_stage = 3;
+  par.recompute = Recompute::full;
+  std::string text;
+  for (const auto& f : training_memory_per_gpu(s, par, no_overhead()).formulas) text += f + "\n";
+  CHECK(text.find("/ d x cp=8 (ZeRO-3)") != std::string::npos);
+  CHECK(text.find("s=8192/cp=1024 per GPU") != std::string::npos);
+  par.context = 1;
+  par.data = 8;
+  par.global_batch = 8;
+  text.clear();
+  for (const auto& f : training_memory_per_gpu(s, par, no_overhead()).formulas) text += f + "\n";
+  CHECK(text.find("/ d=8 (ZeRO-3)") != std::string::npos);
+  CHECK(text.find("/cp=") == std::string::npos);
+}
+
 TEST_CASE("activations: fewer microbatches than stages are fewer in flight") {
   const TransformerShape& s = preset("gpt3-13b");
   Parallelism par;
