@@ -18,20 +18,20 @@ out (an element-wise pass over q and k). Attention runs three ways:
 Prefill: B prompts of P tokens, one forward, causal SDPA attention, no KV write.
 
 Each step is captured in a CUDA graph and replayed (no per-kernel host cost): median of 20
-replays after 5 warm-ups (gpu_timing.timed). The SM clock and power after each point come
-from nvidia-smi. Prints one JSON object.
+replays after 5 warm-ups (gpu_timing.timed), with the SM clock and power after each point
+(gpu_timing.clocks, NVML; the first H200 and the H100 runs in data/calibration read them from
+nvidia-smi, decode-rerun.json is this version's). Prints one JSON object.
 
   python3 tools/gpu-check/decode_torch.py > decode.json
 """
 import json
-import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-from gpu_timing import timed
+from gpu_timing import clocks, timed
 
 LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB = 32, 4096, 32, 8, 128, 14336, 128256
 DT = torch.bfloat16
@@ -104,15 +104,6 @@ def graphed(fn):
     with torch.cuda.graph(graph):
         fn()
     return graph
-
-
-def clocks():
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=10).stdout.strip().split(",")
-        return {"sm_mhz": float(out[0]), "power_w": float(out[1])}
-    except Exception as e:  # noqa: BLE001 -- a reading, not the measurement
-        return {"clock_error": str(e)}
 
 
 def measure(graph):

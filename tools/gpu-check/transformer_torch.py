@@ -20,21 +20,7 @@ import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
 
-from gpu_timing import timed
-
-try:
-    import pynvml
-    pynvml.nvmlInit()
-    NVML = pynvml.nvmlDeviceGetHandleByIndex(0)
-except Exception:  # noqa: BLE001 - clocks are optional
-    NVML = None
-
-
-def clocks():
-    if NVML is None:
-        return {}
-    return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(NVML, pynvml.NVML_CLOCK_SM),
-            "power_w": pynvml.nvmlDeviceGetPowerUsage(NVML) / 1e3}
+from gpu_timing import clocks, timed
 
 
 def sustained(seconds=20.0, n=8192):
