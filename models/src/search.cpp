@@ -558,7 +558,7 @@ class Search {
                      "no degree of " + list_text(g.context_parallel) + " splits the " + std::to_string(shape->seq_len) +
                          "-token sequence into 2 x cp equal chunks (ring attention balances the causal mask "
                          "over them)",
-                     "use degrees whose double divides workload.model.seq_len"});
+                     "use degrees whose double divides the sequence length (workload.seq_len)"});
     if (refused_all(kVirtualStages))
       out.push_back({{}, "search.virtual_stages",
                      "virtual stages " + list_text(g.virtual_stages) +

@@ -70,8 +70,6 @@ double trough_rate(const models::ArrivalSpec& a) {
   return a.rate.value() * *std::min_element(a.hourly.begin(), a.hourly.end());
 }
 
-std::vector<Diagnostic> with_file(std::vector<Diagnostic> ds, const Scenario& s) { return placed(s, std::move(ds)); }
-
 std::vector<Diagnostic> run_errors(std::vector<Diagnostic> ds, const Scenario& s) {
   return placed(s, s.simulate ? in_scenario_terms(std::move(ds), *s.simulate, s.file) : std::move(ds));
 }
@@ -119,11 +117,11 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
 Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, const hardware::Catalog& catalog,
                                                           ProgressObserver* progress) {
   if (!s.inference || s.inference->node.empty())
-    return with_file({Diagnostic{{}, "deployment", "the scenario has no deployment: to simulate", "capsim size finds one"}},
-                     s);
+    return placed(s, {Diagnostic{{}, "deployment", "the scenario has no deployment: to simulate",
+                                 "capsim size finds one"}});
   const auto& inf = *s.inference;
   auto node = models::node_type_by_id(catalog, inf.node, price_field(s));
-  if (!node) return with_file(node.errors(), s);
+  if (!node) return placed(s, node.errors());
   ServingSimulationReport r;
   r.scenario = s.name;
   r.node = inf.node;
@@ -132,7 +130,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   if (inf.llm) {
     const models::LlmServingSpec spec = llm_serving_spec(inf, node->cluster);
     auto estimate = models::estimate_llm_serving(spec, inf.mix);
-    if (!estimate) return with_file(estimate.errors(), s);
+    if (!estimate) return placed(s, estimate.errors());
     models::LlmSimulationOptions options;
     options.rate = r.rate;
     options.replicas = inf.replicas;
@@ -157,7 +155,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   d.sharing = inf.sharing;
   d.stages = inf.stages;
   auto plan = models::plan_deployment(inf.graph, d);
-  if (!plan) return with_file(plan.errors(), s);
+  if (!plan) return placed(s, plan.errors());
   auto sim = models::simulate_serving(*plan, inf.arrivals, run, progress);
   if (!sim) return run_errors(sim.errors(), s);
   r.graph = std::move(sim).value();
@@ -179,12 +177,12 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
                                                   ProgressObserver* progress) {
   const auto& inf = *s.inference;
   if (s.hardware.gpus.empty())
-    return with_file({Diagnostic{{}, "hardware.gpus", "sizing needs candidate GPUs", "e.g. hardware: {gpus: [t4, l4]}"}},
-                     s);
+    return placed(s, {Diagnostic{{}, "hardware.gpus", "sizing needs candidate GPUs",
+                                 "e.g. hardware: {gpus: [t4, l4]}"}});
   models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
                           price_field(s)};
   auto types = models::node_types_from_catalog(catalog, q);
-  if (!types) return with_file(types.errors(), s);
+  if (!types) return placed(s, types.errors());
   ServingSizingReport r;
   r.scenario = s.name;
   r.node_types = std::move(types).value();
@@ -211,7 +209,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.max_num_seqs = inf.max_num_seqs;
     if (s.simulate) req.verify_duration = s.simulate->duration;
     auto result = models::size_llm_serving(req);
-    if (!result) return with_file(result.errors(), s);
+    if (!result) return placed(s, result.errors());
     r.llm = std::move(result).value();
     keep_conversions(r.llm->candidates);
     if (r.llm->recommended)
@@ -230,7 +228,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   if (s.simulate) req.verify_run = run_options(s);
   req.progress = progress;
   auto result = models::size_serving(req);
-  if (!result) return with_file(result.errors(), s);
+  if (!result) return placed(s, result.errors());
   r.graph = std::move(result).value();
   keep_conversions(r.graph->candidates);
   keep_conversions(r.graph->verified);
