@@ -225,7 +225,12 @@ class Search {
         if (t > gpn || gpn % t != 0 || shape.heads % t != 0 || shape.kv_heads % t != 0) continue;
         for (int p : pipes)
           for (int cp : r_.grid.context_parallel) {
-            if (p > shape.layers || gpus % (t * p * cp) != 0) continue;
+            if (p > shape.layers) continue;
+            if (!allows(kGpuSplit, gpus % (t * p * cp) == 0)) {
+              split_refused_ = {std::min(split_refused_.product, t * p * cp), std::min(split_refused_.fewest, gpus),
+                                std::max(split_refused_.most, gpus)};
+              continue;
+            }
             if (!allows(kContextSplit, cp == 1 || shape.seq_len % (2 * cp) == 0)) continue;
             const int d = gpus / (t * p * cp);
             Parallelism par;
@@ -533,7 +538,16 @@ class Search {
   // search applies them. Each counts the layouts that reached it and those it let through (a
   // list's neutral value -- cp, v or ep 1, ZeRO 0, no hybrid sharding -- always passes): when
   // nothing was evaluated, a rule that let none through is why (layout_rule_reasons).
-  enum LayoutRule { kContextSplit, kVirtualStages, kExpertParallel, kBatchSplit, kZeroRanks, kHybridShard, kLayoutRules };
+  enum LayoutRule {
+    kGpuSplit,
+    kContextSplit,
+    kVirtualStages,
+    kExpertParallel,
+    kBatchSplit,
+    kZeroRanks,
+    kHybridShard,
+    kLayoutRules
+  };
   bool allows(LayoutRule rule, bool ok) {
     ++reached_[rule];
     if (ok) ++passed_[rule];
@@ -553,6 +567,19 @@ class Search {
     if (shape == nullptr) return out;
     auto refused_all = [&](LayoutRule rule) { return reached_[rule] > 0 && passed_[rule] == 0; };
     const auto& g = r_.grid;
+    if (refused_all(kGpuSplit)) {
+      const bool context =
+          std::any_of(g.context_parallel.begin(), g.context_parallel.end(), [](int c) { return c > 1; });
+      const auto& [product, fewest, most] = split_refused_;
+      const std::string counts =
+          fewest == most ? std::to_string(fewest) : std::to_string(fewest) + " to " + std::to_string(most);
+      out.push_back({{}, context ? "search.context_parallel" : "search.pipeline_parallel",
+                     "no tensor x pipeline x context-parallel split of the search lists divides the GPUs of a "
+                     "cluster tried: the smallest, t x p x cp = " + std::to_string(product) + ", against " + counts +
+                         " GPUs",
+                     "use degrees whose product divides the cluster's GPUs, or let hardware.min_gpus/max_gpus "
+                     "reach a multiple of it"});
+    }
     if (refused_all(kContextSplit))
       out.push_back({{}, "search.context_parallel",
                      "no degree of " + list_text(g.context_parallel) + " splits the " + std::to_string(shape->seq_len) +
@@ -641,6 +668,9 @@ class Search {
   std::vector<std::string> first_error_;
   std::array<long, kLayoutRules> reached_{}, passed_{};
   int smallest_data_ = INT_MAX;  // d of the layouts the batch split was tried on, the fewest
+  struct SplitRefused {
+    int product = INT_MAX, fewest = INT_MAX, most = 0;  // t x p x cp and the GPU counts it failed
+  } split_refused_;
   std::vector<std::optional<std::pair<Precision, Result<TrainingDevices>>>> devices_;
 };
 

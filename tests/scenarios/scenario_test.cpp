@@ -163,10 +163,11 @@ TEST_CASE("errors found after loading are placed at their key, else at the neare
 }
 
 TEST_CASE("a layout rule that refuses every layout of the grid is named, not 'check the search lists'") {
-  auto error_of = [](const std::string& batch, const std::string& gpus, const std::string& search) {
+  auto error_of = [](const std::string& batch, const std::string& gpus, const std::string& search,
+                     const std::string& max_gpus = "") {
     const std::string yaml = "name: r\nworkload: {type: training, model: llama-3.1-8b, tokens: 1B, global_batch: " +
-                             batch + "}\nhardware: {gpus: [h100-sxm-80gb], min_gpus: " + gpus + ", max_gpus: " + gpus +
-                             "}\nsearch:\n" + search;
+                             batch + "}\nhardware: {gpus: [h100-sxm-80gb], min_gpus: " + gpus +
+                             ", max_gpus: " + (max_gpus.empty() ? gpus : max_gpus) + "}\nsearch:\n" + search;
     auto s = load_scenario("r.yaml", yaml, catalog());
     REQUIRE(s.ok());
     auto r = size_scenario(*s, catalog());
@@ -192,6 +193,19 @@ TEST_CASE("a layout rule that refuses every layout of the grid is named, not 'ch
                              "  pipeline_parallel: [1]\n  zero_stage: [0]\n  fsdp_hybrid: [true]\n") ==
         "r.yaml:10:3: error: search.fsdp_hybrid: hybrid sharding needs ZeRO-3 and more data-parallel replicas than a node "
         "holds, in whole nodes; no layout has them (allow fsdp_hybrid: [false], or zero_stage 3 on more nodes)\n");
+  // A context-parallel degree no cluster size of 8 or 16 GPUs divides; a pipeline degree on one node.
+  CHECK(error_of("48", "8", "  context_parallel: [3]\n", "16") ==
+        "r.yaml:5:3: error: search.context_parallel: no tensor x pipeline x context-parallel split of the search "
+        "lists divides the GPUs of a cluster tried: the smallest, t x p x cp = 3, against 8 to 16 GPUs (use degrees "
+        "whose product divides the cluster's GPUs, or let hardware.min_gpus/max_gpus reach a multiple of it)\n");
+  CHECK(error_of("48", "8", "  pipeline_parallel: [3]\n  tensor_parallel: [1]\n").starts_with(
+      "r.yaml:5:3: error: search.pipeline_parallel: no tensor x pipeline x context-parallel split of the search "
+      "lists divides the GPUs of a cluster tried: the smallest, t x p x cp = 3, against 8 GPUs ("));
+  // 24 GPUs take cp = 3, but an 8,192-token sequence does not split into 6 equal chunks.
+  CHECK(error_of("48", "8", "  context_parallel: [3]\n", "24") ==
+        "r.yaml:5:3: error: search.context_parallel: no degree of [3] splits the 8192-token sequence into 2 x cp "
+        "equal chunks (ring attention balances the causal mask over them) (use degrees whose double divides the "
+        "sequence length (workload.seq_len))\n");
   // The first rule that refuses every layout is named alone: no layout reaches the batch split
   // after it, so that rule refused nothing.
   const std::string both = error_of("32", "64", "  tensor_parallel: [1]\n  pipeline_parallel: [1]\n"
