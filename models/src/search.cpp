@@ -259,8 +259,8 @@ class Search {
           if (!allows(kExpertParallel,
                       ep == 1 || (shape.experts > 1 && shape.experts % ep == 0 && (d * par.context) % ep == 0)))
             continue;
+          smallest_data_ = std::min(smallest_data_, d);
           for (int b : r_.grid.micro_batch) {
-            smallest_data_ = std::min(smallest_data_, d);
             if (!allows(kBatchSplit, r_.global_batch % (b * d) == 0)) continue;
             for (int z : r_.grid.zero_stage) {
               // ZeRO shards over the data-parallel replicas and the context-parallel ranks
@@ -630,8 +630,7 @@ class Search {
   std::optional<Diagnostic> tensor_parallel_reason() const {
     const auto* shape = std::get_if<TransformerShape>(&r_.model);
     if (shape == nullptr || r_.grid.tensor_parallel.empty() || r_.node_types.empty()) return std::nullopt;
-    std::string list;
-    for (int t : r_.grid.tensor_parallel) list += (list.empty() ? "" : ", ") + std::to_string(t);
+    const std::string list = list_text(r_.grid.tensor_parallel);
     bool within_a_node = false, divides_heads = false;
     int largest_node = 0;
     for (const NodeType& type : r_.node_types) {
@@ -644,13 +643,13 @@ class Search {
     }
     if (!within_a_node)
       return Diagnostic{{}, "search.tensor_parallel",
-                        "no degree of [" + list + "] divides the GPUs per node of any candidate (" +
+                        "no degree of " + list + " divides the GPUs per node of any candidate (" +
                             std::to_string(largest_node) + " at most; tensor parallelism stays within a node)",
                         "use degrees that divide the GPUs per node, e.g. tensor_parallel: [" +
                             std::to_string(largest_node) + "], and pipeline_parallel to span nodes"};
     if (!divides_heads)
       return Diagnostic{{}, "search.tensor_parallel",
-                        "no degree of [" + list + "] divides the " + std::to_string(shape->heads) +
+                        "no degree of " + list + " divides the " + std::to_string(shape->heads) +
                             " attention heads and " + std::to_string(shape->kv_heads) + " key/value heads of '" +
                             shape->name + "'",
                         "use a degree that divides both"};
