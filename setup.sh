@@ -42,8 +42,9 @@ packages=(
 # The export validation test runs Kubernetes' and Karpenter's schemas in Node.js
 # (tests/exports/, npm packages pinned in its package-lock.json).
 # The JUnit test validates against the Jenkins JUnit schema with xmllint (libxml2-utils).
+# The README test reruns its examples with Python (tools/readme/rerun.py).
 if [ "$mode" = test ]; then
-  packages+=(shellcheck libxml2-utils)
+  packages+=(shellcheck libxml2-utils python3)
   # Debian's, unless a node and npm are there already (another nodejs build ships its own npm).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)

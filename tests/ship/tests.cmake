@@ -29,3 +29,16 @@ endif()
 # xUnit plugin's JUnit schema (tests/ship/junit/junit-10.xsd) with xmllint.
 add_test(NAME ship.junit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ship/junit_test.sh $<TARGET_FILE:capsim> ${CMAKE_SOURCE_DIR})
 set_tests_properties(ship.junit PROPERTIES SKIP_RETURN_CODE 77 LABELS ship)
+
+# The README shows what capsim prints now: every console example rerun, and every accuracy
+# figure its prose marks recomputed (tools/readme/rerun.py --check prints the difference; run
+# it without --check to rewrite them). Python's standard library only.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME ship.readme
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/readme/rerun.py --check
+                   --db ${CMAKE_BINARY_DIR}/readme-rerun.db $<TARGET_FILE:capsim>)
+  set_tests_properties(ship.readme PROPERTIES LABELS ship TIMEOUT 900)
+else()
+  message(STATUS "capsim: no python3; the README rerun test (ship.readme) is not registered")
+endif()

@@ -8,11 +8,20 @@ many lines before and after it as the README does. Output abridged inside a line
 is left as written. A line that differs only in a wall-clock time (`... node types in 0.09 s;`,
 `... after warm-up) in 0.015 s`, `"wall_seconds": 0.1`) counts as unchanged and keeps the README's
 text, so reruns neither fail --check nor churn the README over timing noise.
-Usage: tools/readme/rerun.py [--check] [CAPSIM]; --check exits 1 when the README differs from
-what the commands print now; a bad option or a CAPSIM that is not an executable exits 2 and
-leaves the README alone.
+
+Figures in the prose that `capsim accuracy` computes carry a marker where they stand, an HTML
+comment that Markdown does not show, and are rewritten from `capsim accuracy --format json`:
+  <!-- accuracy: GROUP FIELD -->9.1 %   FIELD: mean, worst, held_out_mean, held_out_worst,
+                                         fit_mean, rows, held_out_rows, within=N (rows |error| <= N %)
+  <!-- accuracy: row ID -->+26.5 %      one row's signed error
+The number keeps the README's decimals, sign style and thousands separator.
+Usage: tools/readme/rerun.py [--check] [--db FILE] [CAPSIM]; --check exits 1 when the README
+differs from what the commands print now and prints the difference; a bad option or a CAPSIM
+that is not an executable exits 2 and leaves the README alone.
 """
 import argparse
+import difflib
+import json
 import os
 import re
 import subprocess
@@ -41,6 +50,63 @@ def run(capsim, command, env):
     out = subprocess.run(capsim + " " + args[len("capsim"):], shell=True, cwd=ROOT, env=env,
                          capture_output=True, text=True)
     return (out.stdout + out.stderr).rstrip("\n").split("\n")
+
+
+FIGURE = re.compile(r'(<!-- accuracy: ([^>]*?) -->)([+\u2212-]?)([0-9][0-9,]*(?:\.[0-9]+)?)')
+GROUP_FIELDS = {"mean": "mean_abs_error_percent", "worst": "max_abs_error_percent",
+                "held_out_mean": "held_out_mean_abs_error_percent",
+                "held_out_worst": "held_out_max_abs_error_percent",
+                "fit_mean": "fit_mean_abs_error_percent", "rows": "rows", "held_out_rows": "held_out_rows"}
+
+
+def figure(report, spec):
+    """The value a marker names, or an error text."""
+    words = spec.split()
+    if len(words) == 2 and words[0] == "row":
+        rows = [r for r in report["rows"] if r["id"] == words[1] and "error_percent" in r]
+        return rows[0]["error_percent"] if rows else "no predicted row '%s'" % words[1]
+    if len(words) != 2:
+        return "expected 'GROUP FIELD' or 'row ID', got '%s'" % spec
+    group, field = words
+    members = [r for r in report["rows"] if group in r.get("groups", []) and "error_percent" in r]
+    if field.startswith("within="):
+        bound = float(field[len("within="):])
+        return float(sum(1 for r in members if abs(r["error_percent"]) <= bound))
+    groups = [g for g in report["groups"] if g["group"] == group]
+    if not groups or field not in GROUP_FIELDS:
+        return "no group '%s' or field '%s'" % (group, field)
+    value = groups[0][GROUP_FIELDS[field]]
+    return "group '%s' has no %s" % (group, field) if value is None else float(value)
+
+
+def formatted(value, old_sign, old_number):
+    """value written the way the README wrote the number it replaces."""
+    decimals = len(old_number.split(".")[1]) if "." in old_number else 0
+    text = "%.*f" % (decimals, abs(value))
+    if "," in old_number:
+        whole, _, frac = text.partition(".")
+        text = "{:,}".format(int(whole)) + ("." + frac if frac else "")
+    if not old_sign:
+        return text if value >= 0 or text.strip("0.") == "" else "-" + text
+    # The prose writes a minus as U+2212; a number written with an ASCII hyphen keeps it.
+    return ("+" if value >= 0 else "-" if old_sign == "-" else "\u2212") + text
+
+
+def rewrite_figures(lines, capsim, env):
+    """The lines with every marked accuracy figure recomputed; errors for markers that name nothing."""
+    if not any("<!-- accuracy:" in line for line in lines):
+        return lines, []
+    report = json.loads("\n".join(run(capsim, "capsim accuracy --format json", env)))
+    errors, out = [], []
+    for number, line in enumerate(lines, 1):
+        def replace(m):
+            value = figure(report, m.group(2))
+            if isinstance(value, str):
+                errors.append("README.md:%d: %s" % (number, value))
+                return m.group(0)
+            return m.group(1) + formatted(value, m.group(3), m.group(4))
+        out.append(FIGURE.sub(replace, line))
+    return out, errors
 
 
 def rewrite(lines, capsim, env):
@@ -83,16 +149,25 @@ def main():
     # and its error written into every example.
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="exit 1 when the README differs, write nothing")
+    parser.add_argument("--db", default=os.path.join(ROOT, "build", "readme-rerun.db"),
+                        help="the store the examples write to (default: build/readme-rerun.db)")
     parser.add_argument("capsim", nargs="?", default=os.path.join(ROOT, "build", "cli", "capsim"))
     args = parser.parse_args()
     check, capsim = args.check, args.capsim
     if " " not in capsim and not (os.path.isfile(capsim) and os.access(capsim, os.X_OK)):
         parser.error("no capsim executable at %s (build it, or name it)" % capsim)
-    env = dict(os.environ, CAPSIM_DB=os.path.join(ROOT, "build", "readme-rerun.db"), COLUMNS="100")
+    env = dict(os.environ, CAPSIM_DB=args.db, COLUMNS="100")
     path = os.path.join(ROOT, "README.md")
     lines = open(path).read().split("\n")
-    new = rewrite(lines, capsim, env)
+    new, errors = rewrite_figures(rewrite(lines, capsim, env), capsim, env)
+    for error in errors:
+        print(error, file=sys.stderr)
+    if errors:
+        sys.exit(2)
     if check:
+        if new != lines:
+            diff = list(difflib.unified_diff(lines, new, "README.md", "README.md (rerun)", n=1, lineterm=""))
+            print("\n".join(diff[:80] + (["... %d more lines" % (len(diff) - 80)] if len(diff) > 80 else [])))
         sys.exit(0 if new == lines else 1)
     open(path + ".tmp", "w").write("\n".join(new))
     os.replace(path + ".tmp", path)
