@@ -96,7 +96,11 @@ def rewrite_figures(lines, capsim, env):
     """The lines with every marked accuracy figure recomputed; errors for markers that name nothing."""
     if not any("<!-- accuracy:" in line for line in lines):
         return lines, []
-    report = json.loads("\n".join(run(capsim, "capsim accuracy --format json", env)))
+    printed = run(capsim, "capsim accuracy --format json", env)
+    try:
+        report = json.loads("\n".join(printed))
+    except ValueError:
+        return lines, ["capsim accuracy --format json printed no JSON: " + " ".join(printed)[:300]]
     errors, out = [], []
     for number, line in enumerate(lines, 1):
         def replace(m):
