@@ -54,9 +54,19 @@ struct StateBytes {
 // Mixed precision (Micikevicius et al. 2018; ZeRO Sec. 3.1): weights and gradients at the
 // compute precision, Adam m and v in fp32 (8 B) and an fp32 master copy (4 B) unless the
 // weights already are fp32. Without mixed precision, all four at the compute precision.
+// 8-bit matrix math (FP8 training) keeps the weights and gradients in 16 bits and casts
+// FP8 copies from them: Transformer Engine's modules hold "both higher precision and FP8
+// copies" of their parameters unless built under fp8_model_init (transformer_engine/pytorch/
+// fp8.py, fp8_model_init's docstring). A copy cast once per step is kept, with the transpose
+// the backward's GEMM reads, until the optimizer changes the weight (2 x 1 B/param); copies
+// cast for every micro-batch live one layer at a time and are not counted.
 StateBytes trainable_state_bytes(const TrainingOptions& opt) {
   const double b = bytes_per_value(opt.compute);
   if (!opt.mixed_precision) return {b, b, 2 * b};
+  if (b < 2.0) {
+    const double copies = opt.fp8_weights_cast_once_per_step && !opt.fp8_rowwise_scaling ? 2.0 * b : 0.0;
+    return {2.0 + copies, 2.0, 12.0};
+  }
   const double master = b < 4 ? 4.0 : 0.0;
   return {b, b, 8.0 + master};
 }
@@ -64,6 +74,20 @@ StateBytes trainable_state_bytes(const TrainingOptions& opt) {
 std::string state_bytes_note(const TrainingOptions& opt, const StateBytes& sb) {
   if (!opt.mixed_precision) return "Adam m, v at " + std::string(precision_name(opt.compute));
   return sb.optimizer > 8 ? "fp32 master 4 + Adam m, v 8" : "Adam m, v in fp32";
+}
+
+// What a trained parameter's weight and gradient bytes are, for the formulas.
+std::string weight_bytes_note(const TrainingOptions& opt, const StateBytes& sb) {
+  const std::string compute(precision_name(opt.compute));
+  if (!opt.mixed_precision || sb.gradients == bytes_per_value(opt.compute)) return compute;
+  if (sb.weights > sb.gradients)
+    return "bf16 2 + " + compute + " copy and transpose " + num(sb.weights - sb.gradients) + ", kept for the step";
+  return "bf16; the " + compute + " copies are cast per micro-batch";
+}
+
+std::string gradient_bytes_note(const TrainingOptions& opt, const StateBytes& sb) {
+  return !opt.mixed_precision || sb.gradients == bytes_per_value(opt.compute) ? std::string(precision_name(opt.compute))
+                                                                               : "bf16";
 }
 
 // ZeRO-DP (Rajbhandari et al. 2020, Sec. 5): stage 1 shards optimizer states over the d
@@ -320,7 +344,7 @@ void explain_training(MemoryBreakdown& m, const TrainingTerms& t, const Transfor
   const int stage = par.zero_stage;
   const std::string ranks =
       std::string(stage == 3 && par.shard_group > 0 ? "shard group" : "d") + (par.context > 1 ? " x cp" : "");
-  std::string weights = num(t.state.weights) + " B/param (" + compute + ") x " + trained;
+  std::string weights = num(t.state.weights) + " B/param (" + weight_bytes_note(opt, t.state) + ") x " + trained;
   if (t.frozen_bytes > 0)
     weights =
         gb(t.frozen_bytes) + " frozen base (" + sci(t.params) + " params, " +
@@ -328,7 +352,7 @@ void explain_training(MemoryBreakdown& m, const TrainingTerms& t, const Transfor
         ") + " + weights;
   add_formula(m, t.c.weights, "weights = " + weights + shards + zero_suffix(t.zero.weights, stage, ranks));
   add_formula(m, t.c.gradients,
-              "gradients = " + num(t.state.gradients) + " B/param (" + compute + ") x " + trained +
+              "gradients = " + num(t.state.gradients) + " B/param (" + gradient_bytes_note(opt, t.state) + ") x " + trained +
                   shards + zero_suffix(t.zero.gradients, stage, ranks));
   add_formula(m, t.c.optimizer,
               "optimizer = " + num(t.state.optimizer) + " B/param (" +
@@ -461,11 +485,10 @@ MemoryBreakdown sample_model_training_memory(const SampleModel& model, int batch
   c.overhead = opt.overhead_fraction * c.total();
 
   MemoryBreakdown m = to_breakdown(c, "detailed");
-  const std::string compute(precision_name(opt.compute));
   const std::string n = " x " + sci(model.params) + " params";
-  add_formula(m, c.weights, "weights = " + num(sb.weights) + " B/param (" + compute + ")" + n);
+  add_formula(m, c.weights, "weights = " + num(sb.weights) + " B/param (" + weight_bytes_note(opt, sb) + ")" + n);
   add_formula(m, c.gradients,
-              "gradients = " + num(sb.gradients) + " B/param (" + compute + ")" + n);
+              "gradients = " + num(sb.gradients) + " B/param (" + gradient_bytes_note(opt, sb) + ")" + n);
   add_formula(
       m, c.optimizer,
       "optimizer = " + num(sb.optimizer) + " B/param (" + state_bytes_note(opt, sb) + ")" + n);

@@ -133,6 +133,35 @@ TEST_CASE("training: mixed-precision model states are 16 B/param, fp32 16 B/para
   CHECK(m.optimizer.value() == doctest::Approx(8 * params));
 }
 
+TEST_CASE("training: FP8 keeps 16-bit weights and gradients beside the FP8 copies it casts") {
+  // Transformer Engine holds "both higher precision and FP8 copies" of its parameters; the
+  // copies cast once per step (and their transposes) stay until the optimizer step.
+  const TransformerShape& s = preset("llama-2-7b");
+  const double params = parameter_count(s);
+  TrainingOptions opt = no_overhead();
+  opt.compute = Precision::fp8;
+  MemoryBreakdown m = training_memory_per_gpu(s, Parallelism{}, opt);
+  CHECK(m.weights.value() == doctest::Approx(4 * params));     // bf16 2 + fp8 copy and transpose 2
+  CHECK(m.gradients.value() == doctest::Approx(2 * params));   // bf16
+  CHECK(m.optimizer.value() == doctest::Approx(12 * params));  // fp32 master + m + v
+  CHECK(m.formulas[0] ==
+        "weights = 4 B/param (bf16 2 + fp8 copy and transpose 2, kept for the step) x 6.74e9 params / (t=1 x p=1) "
+        "= 26.95 GB");
+  CHECK(m.formulas[1] == "gradients = 2 B/param (bf16) x 6.74e9 params / (t=1 x p=1) = 13.48 GB");
+  TrainingOptions bf16 = no_overhead();
+  CHECK(training_memory_total_per_gpu(s, Parallelism{}, opt).value() >
+        training_memory_total_per_gpu(s, Parallelism{}, bf16).value());
+
+  // Cast again for every micro-batch (torchao's float8 linears): one layer's copy at a time.
+  opt.fp8_weights_cast_once_per_step = false;
+  m = training_memory_per_gpu(s, Parallelism{}, opt);
+  CHECK(m.weights.value() == doctest::Approx(2 * params));
+  CHECK(m.formulas[0] == "weights = 2 B/param (bf16; the fp8 copies are cast per micro-batch) x 6.74e9 params / "
+                         "(t=1 x p=1) = 13.48 GB");
+  CHECK(training_memory_total_per_gpu(s, Parallelism{}, opt).value() ==
+        doctest::Approx(training_memory_total_per_gpu(s, Parallelism{}, bf16).value()));
+}
+
 TEST_CASE("training: tensor and pipeline parallelism divide the model states") {
   const TransformerShape& s = preset("gpt3-175b");
   const TrainingOptions opt = no_overhead();
