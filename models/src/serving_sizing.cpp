@@ -171,8 +171,13 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
   const double peak = r.arrivals.peak_rate().value();
   Seconds closest(std::numeric_limits<double>::infinity());
   for (const auto& nt : r.node_types) {
+    if (out.cancelled) break;
     const auto& gpu = nt.cluster.gpu;
     for (const auto& s : settings(r, gpu)) {
+      if (r.progress != nullptr && r.progress->cancelled()) {
+        out.cancelled = true;
+        break;
+      }
       out.evaluated += 1;
       auto a = allocate(gpu, r.graph, s, r.exec, peak, r.p99_bound, r.max_replicas_per_stage);
       if (!a) {
@@ -193,11 +198,17 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
       out.candidates.push_back(std::move(d));
     }
   }
+  if (out.candidates.empty() && out.cancelled)
+    return invalid("run", "the sizing was cancelled before any deployment met the bound");
   if (out.candidates.empty()) {
     std::string why = out.skipped.empty() ? "" : " (e.g. " + out.skipped.front().first + ": " + out.skipped.front().second + ")";
     return invalid("slo.p99", "no deployment meets a p99 of " + ms(r.p99_bound) + " at " + significant(peak) + " requests/s" + why);
   }
   std::stable_sort(out.candidates.begin(), out.candidates.end(), cheaper);
+  if (out.cancelled) {
+    out.recommendation = "the sizing was cancelled: the candidates cover part of the settings, none simulated";
+    return out;
+  }
   for (int i = 0; i < r.verify_top && i < static_cast<int>(out.candidates.size()); ++i) {
     SizedDeployment d = out.candidates[static_cast<std::size_t>(i)];
     verify(d, r);

@@ -55,6 +55,45 @@ TEST_CASE("serving sizing finds a verified cheapest deployment with autoscaling 
   CHECK((best.k8s[0].resource == "nvidia.com/gpu" || best.k8s[0].resource.rfind("nvidia.com/mig-", 0) == 0));
 }
 
+TEST_CASE("serving sizing stops enumerating when its observer cancels, and simulates nothing") {
+  // The GUI's Esc reaches the sizing through the progress observer: after `allowed` settings
+  // the search stops; what it evaluated stays, marked cancelled, and no simulation runs.
+  struct CancelAfter : ProgressObserver {
+    explicit CancelAfter(int allowed) : left(allowed) {}
+    void progress(double, std::string_view) override {}
+    bool cancelled() const override { return left-- <= 0; }
+    mutable int left;
+  };
+  const auto& cat = testing::shipped_catalog();
+  ServingSizingRequest r;
+  r.graph = {"food", {{"classify", *find_reference_served_model("resnet-50"), 1.0}}};
+  r.arrivals.rate = des::Rate(100);
+  r.p99_bound = Seconds(0.1);
+  r.node_types = {*node_type_by_id(cat, "aws-g4dn-xlarge"), *node_type_by_id(cat, "gcp-a2-highgpu-1g")};
+  r.max_batch = {1, 8, 16};
+  r.max_queue_delay = {Seconds(0.0), Seconds(0.005)};
+  const auto whole = size_serving(r);
+  REQUIRE(whole.ok());
+  CHECK_FALSE(whole->cancelled);
+
+  CancelAfter after_four(4);
+  r.progress = &after_four;
+  const auto part = size_serving(r);
+  REQUIRE_MESSAGE(part.ok(), format_diagnostics(part.errors()));
+  CHECK(part->cancelled);
+  CHECK(part->evaluated == 4);
+  CHECK(part->evaluated < whole->evaluated);
+  CHECK(part->verified.empty());
+  CHECK_FALSE(part->recommended);
+  CHECK(part->recommendation == "the sizing was cancelled: the candidates cover part of the settings, none simulated");
+
+  CancelAfter at_once(0);
+  r.progress = &at_once;
+  const auto none = size_serving(r);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.errors()[0].message == "the sizing was cancelled before any deployment met the bound");
+}
+
 TEST_CASE("serving llm sizing meets TTFT and TPOT bounds") {
   auto r = llm_sizing("llama-2-7b", {512, 128}, 20, {1.0, 0.05}, {"lambda-1x-h100-sxm", "aws-g5-xlarge"}, 2, 120);
   r.trough_rate = 2;

@@ -60,7 +60,7 @@ struct ServingSizingRequest {
   ExecutionOptions exec;               // every stage
   int max_replicas_per_stage = 256;
   int verify_top = 3;                  // candidates simulated
-  ProgressObserver* progress = nullptr;  // may cancel the verifying simulations
+  ProgressObserver* progress = nullptr;  // may cancel the search and the verifying simulations
   des::RunOptions verify_run{Seconds(10.0), Seconds(60.0), 1, 20, 1'000'000'000};
 };
 
@@ -96,10 +96,13 @@ struct ServingSizingResult {
   std::optional<SizedDeployment> recommended;  // the cheapest verified one meeting the SLO
   std::string recommendation;
   std::vector<std::pair<std::string, std::string>> skipped;  // node type / mode, reason
+  // The progress observer cancelled the sizing (the GUI's Esc): the candidates cover the
+  // settings evaluated until then, and none was simulated.
+  bool cancelled = false;
 };
 
-// Errors: no node types, bound <= 0, invalid arrivals, and no configuration meeting the
-// bound (naming the closest analytic p99 found).
+// Errors: no node types, bound <= 0, invalid arrivals, no configuration meeting the bound
+// (naming the closest analytic p99 found), and a cancel before any configuration met it.
 Result<ServingSizingResult> size_serving(const ServingSizingRequest& request);
 
 struct LlmSizingRequest {
