@@ -4,9 +4,11 @@
 #
 #   fuzz/run.sh [SECONDS]
 #
-# Seeds come from fuzz/corpus/<target>/ (the shipped catalog, scenarios, calibration
-# profiles and unit strings); inputs libFuzzer finds go to build-fuzz/fuzz-corpus/<target>/
-# so the committed seeds stay as they are. A crash, leak or timeout stops the run with a
+# Seeds are the shipped files themselves, so each run starts from today's formats, never
+# from a copy that has fallen behind: data/catalog/ (catalog), scenarios/examples/ and
+# scenarios/clusters/ (scenario), scenarios/examples/ (pipeline), data/calibration/synthetic/
+# (calibration); fuzz/corpus/units/ holds the unit strings, which no shipped file is. Inputs
+# libFuzzer finds go to build-fuzz/fuzz-corpus/<target>/ so the seeds stay as they are. A crash, leak or timeout stops the run with a
 # non-zero exit and leaves the input in build-fuzz/fuzz-artifacts/; make it a regression
 # test in tests/reliability/. Environment: CAPSIM_FUZZ_BUILD (build directory),
 # CAPSIM_FUZZ_TARGETS (a subset, space separated).
@@ -30,8 +32,18 @@ fi
 cmake --build "$build" --target $targets
 
 mkdir -p "$build/fuzz-artifacts"
+seed_dirs() {
+  case "$1" in
+    fuzz_catalog) echo "$root/data/catalog" ;;
+    fuzz_scenario) echo "$root/scenarios/examples $root/scenarios/clusters" ;;
+    fuzz_pipeline) echo "$root/scenarios/examples" ;;
+    fuzz_calibration) echo "$root/data/calibration/synthetic" ;;
+    *) echo "$root/fuzz/corpus/${1#fuzz_}" ;;
+  esac
+}
+
 for target in $targets; do
-  seeds="$root/fuzz/corpus/${target#fuzz_}"
+  read -r -a seeds <<<"$(seed_dirs "$target")"
   work="$build/fuzz-corpus/${target#fuzz_}"
   mkdir -p "$work"
   echo "== $target: $seconds s"
@@ -42,7 +54,7 @@ for target in $targets; do
   # mutations in the same order on the same code. The timeout is for hangs: a whole-pipeline
   # input (road-sign-ocr sizes 728 deployments and simulates the best) takes 5 s under ASan on
   # an idle 2-core machine and took over 15 s on a busy one, a false alarm at -timeout=10.
-  "$build/fuzz/$target" "$work" "$seeds" -seed="${CAPSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=40 -rss_limit_mb=2048 \
+  "$build/fuzz/$target" "$work" "${seeds[@]}" -seed="${CAPSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=40 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$target-" >"$log" 2>&1
   status=$?
   set -e
