@@ -8,10 +8,10 @@
 # from a copy that has fallen behind: data/catalog/ (catalog), scenarios/examples/ and
 # scenarios/clusters/ (scenario), scenarios/examples/ (pipeline), data/calibration/synthetic/
 # (calibration); fuzz/corpus/units/ holds the unit strings, which no shipped file is. Inputs
-# libFuzzer finds go to build-fuzz/fuzz-corpus/<target>/ so the seeds stay as they are. A crash, leak or timeout stops the run with a
-# non-zero exit and leaves the input in build-fuzz/fuzz-artifacts/; make it a regression
-# test in tests/reliability/. Environment: CAPSIM_FUZZ_BUILD (build directory),
-# CAPSIM_FUZZ_TARGETS (a subset, space separated).
+# libFuzzer finds go to build-fuzz/fuzz-corpus/<target>/ so the seeds stay as they are. A
+# crash, leak or timeout stops the run with a non-zero exit and leaves the input in
+# build-fuzz/fuzz-artifacts/; make it a regression test in tests/reliability/. Environment:
+# CAPSIM_FUZZ_BUILD (build directory), CAPSIM_FUZZ_TARGETS (a subset, space separated).
 set -euo pipefail
 
 seconds="${1:-60}"
