@@ -60,10 +60,14 @@ struct StateBytes {
 // fp8.py, fp8_model_init's docstring). A copy cast once per step is kept, with the transpose
 // the backward's GEMM reads, until the optimizer changes the weight (2 x 1 B/param); copies
 // cast for every micro-batch live one layer at a time and are not counted.
+bool states_in_16_bits_beside_8_bit_math(const TrainingOptions& opt) {
+  return opt.mixed_precision && bytes_per_value(opt.compute) < 2.0;
+}
+
 StateBytes trainable_state_bytes(const TrainingOptions& opt) {
   const double b = bytes_per_value(opt.compute);
   if (!opt.mixed_precision) return {b, b, 2 * b};
-  if (b < 2.0) {
+  if (states_in_16_bits_beside_8_bit_math(opt)) {
     const double copies = opt.fp8_weights_cast_once_per_step && !opt.fp8_rowwise_scaling ? 2.0 * b : 0.0;
     return {2.0 + copies, 2.0, 12.0};
   }
@@ -79,15 +83,14 @@ std::string state_bytes_note(const TrainingOptions& opt, const StateBytes& sb) {
 // What a trained parameter's weight and gradient bytes are, for the formulas.
 std::string weight_bytes_note(const TrainingOptions& opt, const StateBytes& sb) {
   const std::string compute(precision_name(opt.compute));
-  if (!opt.mixed_precision || sb.gradients == bytes_per_value(opt.compute)) return compute;
+  if (!states_in_16_bits_beside_8_bit_math(opt)) return compute;
   if (sb.weights > sb.gradients)
     return "bf16 2 + " + compute + " copy and transpose " + num(sb.weights - sb.gradients) + ", kept for the step";
   return "bf16; the " + compute + " copies are cast per micro-batch";
 }
 
-std::string gradient_bytes_note(const TrainingOptions& opt, const StateBytes& sb) {
-  return !opt.mixed_precision || sb.gradients == bytes_per_value(opt.compute) ? std::string(precision_name(opt.compute))
-                                                                               : "bf16";
+std::string gradient_bytes_note(const TrainingOptions& opt) {
+  return states_in_16_bits_beside_8_bit_math(opt) ? "bf16" : std::string(precision_name(opt.compute));
 }
 
 // ZeRO-DP (Rajbhandari et al. 2020, Sec. 5): stage 1 shards optimizer states over the d
@@ -352,7 +355,7 @@ void explain_training(MemoryBreakdown& m, const TrainingTerms& t, const Transfor
         ") + " + weights;
   add_formula(m, t.c.weights, "weights = " + weights + shards + zero_suffix(t.zero.weights, stage, ranks));
   add_formula(m, t.c.gradients,
-              "gradients = " + num(t.state.gradients) + " B/param (" + gradient_bytes_note(opt, t.state) + ") x " + trained +
+              "gradients = " + num(t.state.gradients) + " B/param (" + gradient_bytes_note(opt) + ") x " + trained +
                   shards + zero_suffix(t.zero.gradients, stage, ranks));
   add_formula(m, t.c.optimizer,
               "optimizer = " + num(t.state.optimizer) + " B/param (" +
@@ -488,7 +491,7 @@ MemoryBreakdown sample_model_training_memory(const SampleModel& model, int batch
   const std::string n = " x " + sci(model.params) + " params";
   add_formula(m, c.weights, "weights = " + num(sb.weights) + " B/param (" + weight_bytes_note(opt, sb) + ")" + n);
   add_formula(m, c.gradients,
-              "gradients = " + num(sb.gradients) + " B/param (" + gradient_bytes_note(opt, sb) + ")" + n);
+              "gradients = " + num(sb.gradients) + " B/param (" + gradient_bytes_note(opt) + ")" + n);
   add_formula(
       m, c.optimizer,
       "optimizer = " + num(sb.optimizer) + " B/param (" + state_bytes_note(opt, sb) + ")" + n);

@@ -68,10 +68,10 @@ def figure(report, spec):
     if len(words) != 2:
         return "expected 'GROUP FIELD' or 'row ID', got '%s'" % spec
     group, field = words
-    members = [r for r in report["rows"] if group in r.get("groups", []) and "error_percent" in r]
     if field.startswith("within="):
         bound = float(field[len("within="):])
-        return float(sum(1 for r in members if abs(r["error_percent"]) <= bound))
+        return float(sum(1 for r in report["rows"]
+                         if group in r.get("groups", []) and "error_percent" in r and abs(r["error_percent"]) <= bound))
     groups = [g for g in report["groups"] if g["group"] == group]
     if not groups or field not in GROUP_FIELDS:
         return "no group '%s' or field '%s'" % (group, field)
