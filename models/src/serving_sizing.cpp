@@ -16,7 +16,7 @@ Diagnostic invalid(const std::string& key, const std::string& message) {
 }
 
 
-std::string ms(Seconds s) { return std::isfinite(s.value()) ? significant(s.value() * 1e3) + " ms" : "unbounded"; }
+std::string ms(Seconds s) { return std::isfinite(s.value()) ? to_string(s) : "unbounded"; }
 
 struct Setting {
   SharingMode sharing;
@@ -222,7 +222,18 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
                            ") meets the " + ms(r.p99_bound) + " bound at " + significant(peak) + " requests/s: " + d.summary;
       break;
     }
-  if (!out.recommended) out.recommendation = "none of the verified candidates met the bound in simulation";
+  if (!out.recommended) {
+    // The plan still shows a deployment: the verified one nearest the bound, and how far.
+    for (const auto& d : out.verified)
+      if (d.simulated_latency && (!out.closest || d.simulated_latency->p99.mean < out.closest->simulated_latency->p99.mean))
+        out.closest = d;
+    out.recommendation = "none of the verified candidates met the bound in simulation";
+    if (out.closest)
+      out.recommendation += "; the closest: " + out.closest->summary + ", simulated p99 " +
+                            ms(Seconds(out.closest->simulated_latency->p99.mean)) + " against " + ms(r.p99_bound) + " (" +
+                            significant(out.closest->simulated_latency->p99.mean / r.p99_bound.value(), 3) +
+                            " x the bound)";
+  }
   return out;
 }
 
@@ -248,6 +259,37 @@ void fill_nodes(SizedLlmDeployment& d, int gpus_per_node, int needed) {
 }
 
 // The layouts first tried on a node type: TP of powers of two up to the node, one stage.
+// One line a person reads: the layout, its nodes, its batch and its latencies — the
+// simulation's p99s once verified (what the plan shows), the analytic figures before.
+std::string llm_summary(const SizedLlmDeployment& d, const NodeType& nt, const LlmRequestMix& mix) {
+  const int tp = d.spec.tensor_parallel, pp = d.spec.pipeline_parallel;
+  const int n = d.spec.max_concurrent;
+  const double context = mix.prompt_tokens + mix.output_tokens / 2.0;
+  std::string out = plural(d.replicas, "replica") + " x TP=" + std::to_string(tp) +
+                    (pp > 1 ? " PP=" + std::to_string(pp) + " (stages on " +
+                                  plural(tp * pp / nt.cluster.gpus_per_node, "node") + ")"
+                            : std::string()) +
+                    " on " + nt.id + " (" + plural(d.nodes, "node") +
+                    (d.repairs > 0 ? ", the analytic capacity gave " + plural(d.needed_at_peak, "replica") +
+                                         ", the simulation at peak needed more"
+                     : d.replicas > d.needed_at_peak && d.needed_at_peak > 0
+                         ? ", " + std::to_string(d.needed_at_peak) + " needed at peak, the rest fill the paid GPUs"
+                         : std::string()) +
+                    "), batch <= " + std::to_string(n) + (pp > 1 ? " in each of " + std::to_string(pp) : std::string());
+  if (d.simulation && d.simulation->completed > 0)
+    return out + ", simulated TTFT p99 " + ms(Seconds(d.simulation->ttft.p99.mean)) + ", TPOT p99 " +
+           ms(Seconds(d.simulation->tpot.p99.mean));
+  return out + ", analytic TPOT " + ms(llm_tpot(d.spec, n, context * n)) + ", TTFT " + ms(d.estimate.ttft_unloaded) +
+         " unloaded";
+}
+
+// How far a verified deployment is from the bounds: the larger of its simulated TTFT and
+// TPOT p99 over their bound (1 meets them exactly); infinity when nothing completed.
+double llm_slo_ratio(const SizedLlmDeployment& d, const LlmSizingRequest& r) {
+  if (!d.simulation || d.simulation->completed == 0) return std::numeric_limits<double>::infinity();
+  return std::max(d.simulation->ttft.p99.mean / r.ttft_p99.value(), d.simulation->tpot.p99.mean / r.tpot_p99.value());
+}
+
 std::vector<std::pair<int, int>> llm_layouts(int gpus_per_node) {
   std::vector<std::pair<int, int>> out;
   for (int tp = 1; tp <= gpus_per_node; tp *= 2) out.emplace_back(tp, 1);
@@ -323,17 +365,8 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       d.k8s.min_replicas = d.min_replicas;
       if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
       d.meets_slo = true;
-      d.summary = plural(d.replicas, "replica") + " x TP=" + std::to_string(tp) +
-                  (pp > 1 ? " PP=" + std::to_string(pp) + " (stages on " + plural(tp * pp / nt.cluster.gpus_per_node, "node") +
-                                ")"
-                          : std::string()) +
-                  " on " + nt.id + " (" +
-                  plural(d.nodes, "node") + (d.replicas > needed ? ", " + std::to_string(needed) +
-                                                                        " needed at peak, the rest fill the paid GPUs"
-                                                                  : std::string()) +
-                  "), batch <= " + std::to_string(n) + (pp > 1 ? " in each of " + std::to_string(pp) : std::string()) +
-                  ", TPOT " + ms(llm_tpot(spec, n, context * n)) +
-                  ", TTFT " + ms(capped->ttft_unloaded);
+      d.needed_at_peak = needed;
+      d.summary = llm_summary(d, nt, r.mix);
       out.candidates.push_back(std::move(d));
     }
   }
@@ -344,30 +377,52 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
     const double cb = b.cost ? b.cost->value() : std::numeric_limits<double>::infinity();
     return ca != cb ? ca < cb : a.gpus < b.gpus;
   });
+  auto node_type_of = [&](const SizedLlmDeployment& d) -> const NodeType& {
+    for (const auto& nt : r.node_types)
+      if (nt.id == d.node_type) return nt;
+    return r.node_types.front();
+  };
   for (int i = 0; i < r.verify_top && i < static_cast<int>(out.candidates.size()); ++i) {
     auto& d = out.candidates[static_cast<std::size_t>(i)];
+    const NodeType& nt = node_type_of(d);
     for (int attempt = 0; attempt <= kMaxVerifyRepairs; ++attempt) {
       LlmSimulationOptions o;
       o.rate = r.peak_rate;
       o.replicas = d.replicas;
       o.duration = r.verify_duration;
-      o.warmup = Seconds(r.verify_duration.value() / 5);
+      o.warmup = r.verify_warmup;
+      o.seed = r.verify_seed;
+      o.max_events = r.verify_max_events;
       auto sim = simulate_llm_serving(d.spec, r.mix, o);
       if (!sim) break;
       d.verified = true;
       d.simulation = *sim;
-      d.meets_slo = sim->ttft.p99.mean <= r.ttft_p99.value() && sim->tpot.p99.mean <= r.tpot_p99.value();
-      if (d.meets_slo) break;
+      d.meets_slo = sim->completed > 0 && sim->ttft.p99.mean <= r.ttft_p99.value() &&
+                    sim->tpot.p99.mean <= r.tpot_p99.value();
+      if (d.meets_slo || attempt == kMaxVerifyRepairs) break;
       fill_nodes(d, d.spec.cluster.gpus_per_node, d.replicas + 1);
-      for (const auto& nt : r.node_types)
-        if (nt.id == d.node_type && nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
+      d.repairs += 1;
+      if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
     }
+    // The line says what was verified: the replicas after repairs, at their simulated p99s.
+    d.summary = llm_summary(d, nt, r.mix);
     if (d.meets_slo && !out.recommended) {
       out.recommended = d;
       out.recommendation = "the cheapest layout verified by simulation: " + d.summary;
     }
   }
-  if (!out.recommended) out.recommendation = "none of the verified candidates met the bounds in simulation";
+  if (!out.recommended) {
+    for (int i = 0; i < r.verify_top && i < static_cast<int>(out.candidates.size()); ++i) {
+      const auto& d = out.candidates[static_cast<std::size_t>(i)];
+      const double ratio = llm_slo_ratio(d, r);
+      if (d.verified && std::isfinite(ratio) && (!out.closest || ratio < llm_slo_ratio(*out.closest, r))) out.closest = d;
+    }
+    out.recommendation = "none of the verified candidates met the bounds in simulation";
+    if (out.closest)
+      out.recommendation += "; the closest: " + out.closest->summary + ", against bounds of TTFT p99 " +
+                            ms(r.ttft_p99) + " and TPOT p99 " + ms(r.tpot_p99) + " (" +
+                            significant(llm_slo_ratio(*out.closest, r), 3) + " x the bound it misses most)";
+  }
   return out;
 }
 

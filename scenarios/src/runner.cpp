@@ -27,26 +27,43 @@ std::string utc_now() {
 }
 
 
-// The recommended serving deployment as the scenario's own, so the simulation runs what was sized.
+// The deployment a sized serving plan shows: the recommendation, or when no verified
+// candidate met the SLO the closest one (the plan then says it misses); null when neither.
+const models::SizedLlmDeployment* planned_llm(const ServingSizingReport& z) {
+  if (!z.llm) return nullptr;
+  return z.llm->recommended ? &*z.llm->recommended : z.llm->closest ? &*z.llm->closest : nullptr;
+}
+const models::SizedDeployment* planned_graph(const ServingSizingReport& z) {
+  if (!z.graph) return nullptr;
+  return z.graph->recommended ? &*z.graph->recommended : z.graph->closest ? &*z.graph->closest : nullptr;
+}
+
+// The planned serving deployment as the scenario's own, so the simulation runs what was
+// sized, with the run the sizing verified it with (the same figures, not another run).
 Scenario with_recommended_deployment(const Scenario& s, const ServingSizingReport& z) {
   Scenario out = s;
   auto& inf = *out.inference;
-  if (z.llm && z.llm->recommended) {
-    inf.node = z.llm->recommended->node_type;
-    inf.tensor_parallel = z.llm->recommended->spec.tensor_parallel;
-    inf.pipeline_parallel = z.llm->recommended->spec.pipeline_parallel;
-    inf.max_num_seqs = z.llm->recommended->spec.max_concurrent;  // the batch the sizing verified
-    inf.replicas = z.llm->recommended->replicas;
-  } else if (z.graph && z.graph->recommended) {
+  if (const auto* d = planned_llm(z)) {
+    inf.node = d->node_type;
+    inf.tensor_parallel = d->spec.tensor_parallel;
+    inf.pipeline_parallel = d->spec.pipeline_parallel;
+    inf.max_num_seqs = d->spec.max_concurrent;  // the batch the sizing verified
+    inf.replicas = d->replicas;
+  } else if (const auto* g = planned_graph(z)) {
     // At the peak rate, as the sizing verified it: the plan's p99 is the busiest hour's.
     const auto peak = inf.arrivals.peak_rate();
     inf.arrivals = models::ArrivalSpec{};
     inf.arrivals.rate = peak;
-    inf.node = z.graph->recommended->node_type;
-    inf.sharing = z.graph->recommended->deployment.sharing;
-    inf.stages = z.graph->recommended->deployment.stages;
+    inf.node = g->node_type;
+    inf.sharing = g->deployment.sharing;
+    inf.stages = g->deployment.stages;
   }
   return out;
+}
+
+// Whether the sized plan shows a deployment that missed the SLO in simulation.
+bool plans_closest(const ServingSizingReport& z) {
+  return (z.llm && !z.llm->recommended && z.llm->closest) || (z.graph && !z.graph->recommended && z.graph->closest);
 }
 
 std::optional<models::NodeType> usd_node_type(const hardware::Catalog& catalog, const Scenario& s, const std::string& id,
@@ -207,8 +224,8 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     p.throughput = g.simulated_throughput;
     p.configuration = plural(p.gpus, "GPU") + " (" + p.gpu + ") on " + plural(p.nodes, "node") + " of " + node->name +
                       " (" + node->id + ")";
-    if (r.simulated_recommendation && r.serving_sizing->graph->recommended) {
-      const auto& d = *r.serving_sizing->graph->recommended;
+    if (r.simulated_recommendation && planned_graph(*r.serving_sizing)) {
+      const auto& d = *planned_graph(*r.serving_sizing);
       if (!d.k8s.empty() && d.k8s.front().resource.starts_with("nvidia.com/mig-"))
         pool.mig_profile = d.k8s.front().resource.substr(std::string("nvidia.com/mig-").size());
       if (!d.k8s.empty()) pool.gpus_per_pod = d.k8s.front().count;
@@ -249,6 +266,10 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     }
   } else {
     p.reason = llm_or_graph_reason(*r.serving_sizing);
+    if (plans_closest(*r.serving_sizing)) {
+      p.basis = "closest";
+      p.warnings.push_back("no layout capsim verified meets the SLO: this plan is the closest, and it misses");
+    }
   }
   return {};
 }
@@ -453,6 +474,30 @@ void plan_measurements(RunResult& r) {
   }
 }
 
+// What the plan is checked against: the scenario's expect:, and its SLO, which is a
+// requirement even where expect: leaves it out (a plan whose simulated p99 misses the SLO
+// fails `run --check`). An SLO bound becomes "METRIC <= BOUND" at its key's line unless an
+// expectation already tests that metric.
+std::vector<Expectation> expectations_with_slo(const Scenario& s) {
+  std::vector<Expectation> out = s.expect;
+  if (!s.inference) return out;
+  auto add = [&](const std::string& metric, const std::optional<Seconds>& bound, const std::string& key) {
+    if (!bound) return;
+    for (const auto& e : s.expect)
+      if (e.metric == metric) return;
+    auto parsed = parse_expectation(metric + " <= " + to_string(*bound));
+    if (!parsed) return;
+    Expectation e = *parsed;
+    if (auto at = s.key_at.find(key); at != s.key_at.end()) e.where = at->second;
+    out.push_back(std::move(e));
+  };
+  const auto& inf = *s.inference;
+  add("ttft_p99", inf.ttft_p99, "slo.ttft_p99");
+  add("tpot_p99", inf.tpot_p99, "slo.tpot_p99");
+  add("p99_latency", inf.p99, "slo.p99");
+  return out;
+}
+
 }  // namespace
 
 bool RunResult::passed() const {
@@ -484,7 +529,7 @@ Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalo
     r.cost = std::move(cost).value();
   }
   plan_measurements(r);
-  r.expectations = check_expectations(scenario.expect, r.measurements, r.unmeasured);
+  r.expectations = check_expectations(expectations_with_slo(scenario), r.measurements, r.unmeasured);
   return r;
 }
 

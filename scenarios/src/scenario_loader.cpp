@@ -761,9 +761,17 @@ class Loader {
       if (slo["ttft_p99"]) inf.ttft_p99 = Seconds(as_quantity(slo["ttft_p99"]));
       if (slo["tpot_p99"]) inf.tpot_p99 = Seconds(as_quantity(slo["tpot_p99"]));
     }
-    if (llm && (!inf.ttft_p99 || !inf.tpot_p99))
-      error(root["slo"] ? root["slo"] : root, "slo", "llm-serving needs slo.ttft_p99 and slo.tpot_p99");
-    if (!llm && !inf.p99) error(root["slo"] ? root["slo"] : root, "slo", "inference needs slo.p99");
+    // Sizing needs the bounds it sizes for; a stated deployment is checked against its SLO
+    // when it has one (run --check fails a plan that misses it), and may have none (a
+    // measurement's reproduction at saturation).
+    const bool sizes = root["hardware"] && root["hardware"]["gpus"];
+    if (llm && sizes && (!inf.ttft_p99 || !inf.tpot_p99))
+      error(root["slo"] ? root["slo"] : root, "slo", "sizing llm-serving (hardware.gpus) needs slo.ttft_p99 and slo.tpot_p99");
+    if (!llm && sizes && !inf.p99) error(root["slo"] ? root["slo"] : root, "slo", "sizing inference (hardware.gpus) needs slo.p99");
+    if (root["slo"] && llm && root["slo"]["p99"])
+      error(root["slo"]["p99"], "slo.p99", "llm-serving bounds slo.ttft_p99 and slo.tpot_p99, not slo.p99");
+    if (root["slo"] && !llm && (root["slo"]["ttft_p99"] || root["slo"]["tpot_p99"]))
+      error(root["slo"], "slo", "slo.ttft_p99 and slo.tpot_p99 bound llm-serving; inference bounds slo.p99");
     if (const YAML::Node d = root["deployment"]) build_deployment(d, inf);
     if (const YAML::Node s = root["search"]) {
       auto to_int = [](const YAML::Node& n) { return static_cast<int>(std::stoll(n.Scalar())); };

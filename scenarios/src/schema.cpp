@@ -426,7 +426,8 @@ SchemaNode build() {
                       leaf("trace", ValueKind::text, "trace: a file of arrival times in seconds, one per line "
                                                      "(relative to the scenario)"),
                   }),
-          section("slo", "inference and llm-serving: the latency objective",
+          section("slo", "inference and llm-serving: the latency objective (required to size with hardware.gpus; "
+                         "a plan that misses it fails run --check)",
                   {
                       quantity("p99", dims::seconds, "inference: end-to-end p99 latency bound"),
                       quantity("ttft_p99", dims::seconds, "llm-serving: p99 time to first token"),

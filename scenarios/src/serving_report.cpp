@@ -18,13 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-// Durations and counts for people: no exponents (4.02 s, not 4.02e+03 ms; 1.34 M, not 1.337e+06).
-std::string ms(double s) {
-  if (!std::isfinite(s)) return "n/a";
-  if (s >= 1.0) return significant(s, 3) + " s";
-  if (s * 1e3 >= 0.01) return significant(s * 1e3, 3) + " ms";
-  return significant(s * 1e6, 3) + " us";
-}
+// Durations for people, as every output writes them (units.hpp to_string): no exponents.
+std::string ms(double s) { return std::isfinite(s) ? to_string(Seconds(s)) : "n/a"; }
 
 std::string num(double v) {
   if (!std::isfinite(v)) return "n/a";
@@ -74,15 +69,15 @@ std::vector<Diagnostic> run_errors(std::vector<Diagnostic> ds, const Scenario& s
   return placed(s, s.simulate ? in_scenario_terms(std::move(ds), *s.simulate, s.file) : std::move(ds));
 }
 
+// The scenario's simulate: keys, or their documented defaults (docs/scenario-reference.md:
+// 10 min measured after 1 min of warm-up, seed 1) when the file has no simulate: section.
 des::RunOptions run_options(const Scenario& s) {
+  const SimulationSetup setup = s.simulate ? *s.simulate : SimulationSetup{};
   des::RunOptions run;
-  run.max_events = SimulationSetup{}.max_events;
-  if (s.simulate) {
-    run.warmup = s.simulate->warmup;
-    run.duration = s.simulate->duration;
-    run.seed = s.simulate->seed;
-    run.max_events = s.simulate->max_events;
-  }
+  run.warmup = setup.warmup;
+  run.duration = setup.duration;
+  run.seed = setup.seed;
+  run.max_events = setup.max_events;
   return run;
 }
 
@@ -207,7 +202,11 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.kv_cache = inf.kv_cache;
     req.max_batched_tokens = inf.max_batched_tokens;
     req.max_num_seqs = inf.max_num_seqs;
-    if (s.simulate) req.verify_duration = s.simulate->duration;
+    const des::RunOptions run = run_options(s);  // the plan's simulation is the recommendation's verification
+    req.verify_duration = run.duration;
+    req.verify_warmup = run.warmup;
+    req.verify_seed = run.seed;
+    req.verify_max_events = run.max_events;
     auto result = models::size_llm_serving(req);
     if (!result) return placed(s, result.errors());
     r.llm = std::move(result).value();
@@ -225,7 +224,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
   req.max_batch = inf.max_batch;
   req.max_queue_delay = inf.max_queue_delay;
   req.exec = inf.exec;
-  if (s.simulate) req.verify_run = run_options(s);
+  req.verify_run = run_options(s);
   req.progress = progress;
   auto result = models::size_serving(req);
   if (!result) return placed(s, result.errors());

@@ -307,7 +307,8 @@ std::vector<BadInput> catalogue() {
            "name: t\nworkload:\n  type: training\n  model: {layers: 2, hidden: 100, heads: 3, vocab: 1000, seq_len: 128}\n"
            "  tokens: 1B\nhardware: {gpus: [h100-sxm-80gb]}\n");
   scenario("seq_len beyond the schema range (1e9)", training_with("").replace(training_with("").find("  tokens"), 0, "  seq_len: 1000000000\n"));
-  scenario("impossible SLO: p99 of 1 ns (simulate)", inference_with("{p99: 1 ns}"), "simulate");
+  // (An impossible SLO on a stated deployment is not bad input: the plan misses it, says so and
+  // fails run --check; runner_test.cpp, "a serving plan that misses its SLO".)
   scenario("impossible SLO: p99 of 1 ns (size)", inference_with("{p99: 1 ns}").replace(inference_with("{p99: 1 ns}").find("deployment:"), 0, "hardware: {gpus: [t4]}\n"), "size");
   scenario("10^12 events: training pipeline simulated for 1e9 s", simulation_with("", "  duration: 1e9 s\n"), "simulate");
   scenario("10^12 events: serving at 1e6 requests/s for 1e6 s",

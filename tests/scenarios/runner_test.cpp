@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "capsim/core/text.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/workspace.hpp"
@@ -137,4 +138,70 @@ TEST_CASE("every shipped scenario runs and meets its expectations") {
       CHECK(e.passed);
     }
   }
+}
+
+// Issue 46: a sized serving plan is one deployment. Its header, its why-line and its
+// simulated figures describe the same replicas and the same simulation (the sizing's
+// verification is the plan's simulation, run with the scenario's simulate: keys), and a
+// plan none of whose verified layouts meets the SLO shows the closest one, says it misses,
+// and fails its SLO as an expectation.
+TEST_CASE("a serving plan that misses its SLO shows the closest deployment and fails its SLO") {
+  const std::string text = R"(name: long-prompts
+workload: {type: llm-serving, model: llama-2-70b, precision: bf16, prompt_tokens: 8192, output_tokens: 256}
+arrivals: {kind: poisson, rate: 20}
+slo: {ttft_p99: 5 s, tpot_p99: 100 ms}
+hardware: {gpus: [h100-sxm-80gb]}
+simulate: {duration: 300 s, warmup: 60 s, seed: 1}
+)";
+  auto s = load_scenario("long.yaml", text, testing::shipped_catalog());
+  REQUIRE(s.ok());
+  auto plan = make_plan(*s, testing::shipped_catalog());
+  REQUIRE(plan.ok());
+  const auto& p = plan->plan;
+  REQUIRE(plan->serving_sizing);
+  REQUIRE(plan->serving_sizing->llm);
+  const auto& z = *plan->serving_sizing->llm;
+  CHECK_FALSE(z.recommended);
+  REQUIRE(z.closest);
+  CHECK(p.basis == "closest");
+  CHECK(p.gpus == z.closest->gpus);  // the header is the closest layout
+  CHECK(p.configuration.starts_with(plural(z.closest->replicas, "replica") + " of 4 GPUs"));
+  CHECK(p.reason.find("the closest: " + plural(z.closest->replicas, "replica") + " x TP=") != std::string::npos);
+  REQUIRE(p.ttft_p99);
+  REQUIRE(p.tpot_p99);
+  // The why-line's simulated p99s are the plan's: one simulation, printed once.
+  CHECK(p.reason.find("simulated TTFT p99 " + to_string(*p.ttft_p99) + ", TPOT p99 " + to_string(*p.tpot_p99)) !=
+        std::string::npos);
+  REQUIRE(plan->serving_simulation);
+  CHECK(plan->serving_simulation->replicas == z.closest->replicas);
+  CHECK(p.tpot_p99->value() > 0.1);  // it misses the TPOT bound
+  CHECK(std::find(p.warnings.begin(), p.warnings.end(),
+                  "no layout capsim verified meets the SLO: this plan is the closest, and it misses") != p.warnings.end());
+  // No expect: in the file: the SLO is checked as one, at its key's line.
+  REQUIRE(plan->expectations.size() == 2);
+  CHECK(plan->expectations[0].expectation.text == "ttft_p99 <= 5 s");
+  CHECK(plan->expectations[1].expectation.text == "tpot_p99 <= 100 ms");
+  CHECK(plan->expectations[1].expectation.where.line == 4);
+  CHECK_FALSE(plan->expectations[1].passed);
+  CHECK(plan->status() == "failed");
+}
+
+TEST_CASE("a sized serving plan's header, why-line and simulation describe one deployment") {
+  auto s = load_scenario_file(testing::example_scenario("llama2-70b-chat-h100"), testing::shipped_catalog());
+  REQUIRE(s.ok());
+  // The example states its deployment; drop it so the plan is the sizing's recommendation.
+  Scenario sized = *s;
+  sized.inference->node.clear();
+  auto plan = make_plan(sized, testing::shipped_catalog());
+  REQUIRE(plan.ok());
+  const auto& p = plan->plan;
+  REQUIRE(plan->serving_sizing->llm->recommended);
+  const auto& rec = *plan->serving_sizing->llm->recommended;
+  CHECK(p.basis == "recommendation");
+  CHECK(p.gpus == rec.gpus);
+  CHECK(plan->serving_simulation->replicas == rec.replicas);
+  CHECK(p.reason == "the cheapest layout verified by simulation: " + rec.summary);
+  CHECK(rec.summary.find("simulated TTFT p99 " + to_string(*p.ttft_p99) + ", TPOT p99 " + to_string(*p.tpot_p99)) !=
+        std::string::npos);
+  CHECK(rec.simulation->ttft.p99.mean == p.ttft_p99->value());
 }

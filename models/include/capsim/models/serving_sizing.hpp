@@ -94,6 +94,8 @@ struct ServingSizingResult {
   std::vector<SizedDeployment> candidates;  // meeting the SLO analytically, cheapest first
   std::vector<SizedDeployment> verified;    // the best few after simulation, cheapest first
   std::optional<SizedDeployment> recommended;  // the cheapest verified one meeting the SLO
+  // When no verified candidate meets the bound: the one whose simulated p99 comes nearest.
+  std::optional<SizedDeployment> closest;
   std::string recommendation;
   std::vector<std::pair<std::string, std::string>> skipped;  // node type / mode, reason
   // The progress observer cancelled the sizing (the GUI's Esc): the candidates cover the
@@ -119,7 +121,12 @@ struct LlmSizingRequest {
   int max_num_seqs = 0;                 // the engine's cap on running sequences; 0: none
   LlmSpeculation speculation;           // speculative decoding, as the deployment would run it
   int verify_top = 3;
-  Seconds verify_duration{300.0};
+  // The verifying simulations' run: the scenario's simulate: keys, so that the plan's
+  // simulated figures are the recommendation's verification, not another run.
+  Seconds verify_duration{600.0};
+  Seconds verify_warmup{60.0};
+  std::uint64_t verify_seed = 1;
+  std::uint64_t verify_max_events = 100'000'000;
 };
 
 struct SizedLlmDeployment {
@@ -127,6 +134,8 @@ struct SizedLlmDeployment {
   LlmServingSpec spec;                  // with max_concurrent set to the TPOT-limited batch
   LlmEstimate estimate;
   int replicas = 0;                     // at peak
+  int needed_at_peak = 0;               // what the analytic capacity gives at peak (before whole nodes and repairs)
+  int repairs = 0;                      // replicas added because the verifying simulation missed the bounds
   int min_replicas = 0;                 // at trough
   int gpus = 0;
   int nodes = 0;
@@ -141,6 +150,9 @@ struct SizedLlmDeployment {
 struct LlmSizingResult {
   std::vector<SizedLlmDeployment> candidates;  // cheapest first
   std::optional<SizedLlmDeployment> recommended;
+  // When no verified candidate meets the bounds: the one whose simulated TTFT and TPOT p99
+  // come nearest to them (the smallest worst ratio to its bound), for the plan to show.
+  std::optional<SizedLlmDeployment> closest;
   std::string recommendation;
   std::vector<std::pair<std::string, std::string>> skipped;
 };
