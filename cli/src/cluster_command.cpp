@@ -28,26 +28,37 @@ int write_export(const scenarios::ClusterPlan& plan, const ClusterOptions& o) {
   return write_output(o.output, *text);
 }
 
+Status write_cluster_report(const scenarios::ClusterPlan& plan, const std::string& report) {
+  if (report.empty()) return {};
+#ifdef CAPSIM_HAVE_RENDER
+  return render::write_cluster_report(plan, report);
+#else
+  return {Diagnostic{{}, "--report", "this capsim was built without the report renderer (Qt)", ""}};
+#endif
+}
+
 int run_cluster_command(const GlobalOptions& g, const ClusterOptions& o) {
   auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_cluster_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
+  if (o.export_target.empty()) return print_cluster_plan(*scenario, *ws->catalog, o.format, o.report);
   auto plan = scenarios::plan_cluster(*scenario, *ws->catalog);
   if (!plan) return report_errors(plan.errors());
-  if (!o.report.empty()) {
-#ifdef CAPSIM_HAVE_RENDER
-    if (auto status = render::write_cluster_report(*plan, o.report); !status.empty()) return report_errors(status);
-#else
-    return report_errors({Diagnostic{{}, "--report", "this capsim was built without the report renderer (Qt)", ""}});
-#endif
-  }
-  if (!o.export_target.empty()) return write_export(*plan, o);
-  std::cout << (o.format == Format::json ? scenarios::cluster_plan_json(*plan) : scenarios::cluster_plan_text(*plan));
-  return kExitOk;
+  if (auto status = write_cluster_report(*plan, o.report); !status.empty()) return report_errors(status);
+  return write_export(*plan, o);
 }
 
 }  // namespace
+
+int print_cluster_plan(const scenarios::ClusterScenario& scenario, const hardware::Catalog& catalog, Format format,
+                       const std::string& report) {
+  auto plan = scenarios::plan_cluster(scenario, catalog);
+  if (!plan) return report_errors(plan.errors());
+  if (auto status = write_cluster_report(*plan, report); !status.empty()) return report_errors(status);
+  std::cout << (format == Format::json ? scenarios::cluster_plan_json(*plan) : scenarios::cluster_plan_text(*plan));
+  return kExitOk;
+}
 
 void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto o = std::make_shared<ClusterOptions>();

@@ -15,6 +15,8 @@
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/overrides.hpp"
 #include "capsim/scenarios/report.hpp"
+#include "capsim/scenarios/scenario_file.hpp"
+#include "cluster_command.hpp"
 #include "sweep.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #ifdef CAPSIM_HAVE_RENDER
@@ -112,6 +114,21 @@ Result<scenarios::Scenario> load_with_overrides(const std::string& file, const s
   return scenarios::load_scenario(file + " (with --set)", *changed, catalog);
 }
 
+// `capsim run CLUSTER.yaml`: the plan `capsim plan` prints (a cluster file has no expect:,
+// and its workloads' own runs are recorded by running their scenarios).
+int run_cluster_file(const hardware::Catalog& catalog, const RunOptions& o) {
+  std::vector<Diagnostic> refused;
+  auto refuse = [&](bool given, const char* flag, const char* why) {
+    if (given) refused.push_back({{}, flag, std::string(why) + ", not a cluster file's", "capsim plan reads cluster files"});
+  };
+  refuse(!o.set.empty(), "--set", "it overrides a scenario's keys");
+  refuse(!o.junit.empty(), "--junit", "it reports a scenario's expect: entries");
+  if (!refused.empty()) return report_errors(refused);
+  auto cluster = scenarios::load_cluster_file(o.file, catalog);
+  if (!cluster) return report_errors(cluster.errors());
+  return print_cluster_plan(*cluster, catalog, o.format, o.report);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -128,6 +145,9 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
   };
   auto ws = open_workspace(g, hardware::Access::read_write);
   if (!ws) return fail(ws.errors());
+  if (auto text = scenarios::read_scenario_text(o.file);
+      o.file != "-" && text && scenarios::scenario_file_kind(*text) == scenarios::ScenarioFileKind::cluster)
+    return run_cluster_file(*ws->catalog, o);
   auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
   if (!scenario) return fail(scenario.errors());
   TerminalProgress progress;

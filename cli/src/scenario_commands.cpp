@@ -6,7 +6,10 @@
 #include "capsim/core/units.hpp"
 #include "capsim/models/serving.hpp"
 #include "capsim/models/workload.hpp"
+#include "capsim/core/text.hpp"
+#include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
+#include "capsim/scenarios/scenario_file.hpp"
 #include "capsim/scenarios/schema.hpp"
 #include "capsim/scenarios/workspace.hpp"
 
@@ -18,16 +21,33 @@ struct ValidateOptions {
   Format format = Format::table;
 };
 
+// A file is valid when the command that runs it accepts it: a scenario loads and plans
+// (run, size), a cluster scenario loads and packs (plan). Planning finds what loading cannot
+// (a model that fits no GPU, a cluster workload no node type carries), so validate plans too.
+Result<std::string> validated_name(const std::string& file, const hardware::Catalog& catalog) {
+  auto loaded = scenarios::load_any_scenario_file(file, catalog);
+  if (!loaded) return loaded.errors();
+  if (const auto* cluster = std::get_if<scenarios::ClusterScenario>(&*loaded)) {
+    auto plan = scenarios::plan_cluster(*cluster, catalog);
+    if (!plan) return plan.errors();
+    return cluster->name + ", a cluster of " + plural(static_cast<long long>(cluster->workloads.size()), "workload");
+  }
+  const auto& scenario = std::get<scenarios::Scenario>(*loaded);
+  auto plan = scenarios::make_plan(scenario, catalog);
+  if (!plan) return plan.errors();
+  return scenario.name;
+}
+
 int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
   auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   std::vector<Diagnostic> errors;
   for (const auto& file : o.files) {
-    auto s = scenarios::load_scenario_file(file, *ws->catalog);
-    if (!s) {
-      errors.insert(errors.end(), s.errors().begin(), s.errors().end());
+    auto name = validated_name(file, *ws->catalog);
+    if (!name) {
+      errors.insert(errors.end(), name.errors().begin(), name.errors().end());
     } else if (o.format != Format::json) {
-      std::cout << file << ": valid (" << s->name << ")\n";
+      std::cout << file << ": valid (" << *name << ")\n";
     }
   }
   if (o.format == Format::json) {
@@ -87,7 +107,7 @@ int run_models(Format format) {
 
 void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto validate_options = std::make_shared<ValidateOptions>();
-  auto* validate = app.add_subcommand("validate", "Check scenario files (all errors at once; exit 2 if any)");
+  auto* validate = app.add_subcommand("validate", "Check scenario and cluster files as run, size and plan read them: load and plan each (all errors at once; exit 2 if any)");
   validate->footer("Examples:\n  capsim validate scenarios/examples/*.yaml\n  capsim validate - < my-scenario.yaml");
   validate->add_option("scenario", validate_options->files, "Scenario YAML files")->required();
   add_format_option(*validate, validate_options->format, {"table", "json"});

@@ -283,3 +283,72 @@ TEST_CASE("the cases of issue 16: what used to contradict itself") {
     CHECK(size.out.find("a service states its GPUs") != std::string::npos);
   }
 }
+
+// Issue 46: one acceptance. `validate` accepts exactly what `run` accepts (and `plan`, for
+// cluster files): on every shipped scenario and cluster, and on hand-made invalid files,
+// including ones whose fault only planning finds. Where both refuse, they say the same.
+TEST_CASE("validate accepts exactly what run accepts, cluster files included") {
+  const fs::path clusters = fs::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "scenarios" / "clusters";
+  std::vector<fs::path> files = examples();
+  for (const auto& e : fs::directory_iterator(clusters))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  const std::string training = "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 100M}\n";
+  const std::string serving =
+      "name: s\nworkload: {type: llm-serving, model: llama-2-7b, prompt_tokens: 512, output_tokens: 128}\n"
+      "arrivals: {kind: poisson, rate: 2}\n";
+  const std::string cluster_head = "name: c\ncluster: {node_types: [aws-g5-xlarge], system_reserve: {cpu: 0.5, memory: 2 GiB}}\n";
+  const std::vector<std::pair<std::string, std::string>> invalid = {
+      {"typo-top", training + "hardwear: {gpus: [h100-sxm-80gb]}\n"},
+      {"typo-nested", training + "hardware: {gpus: [h100-sxm-80gb], max_gpu: 8}\n"},
+      {"unknown-gpu", training + "hardware: {gpus: [h100-sxm-90gb]}\n"},
+      {"no-hardware", training},
+      {"min-over-max", training + "hardware: {gpus: [h100-sxm-80gb], min_gpus: 16, max_gpus: 8}\n"},
+      {"fits-nowhere", "name: t\nworkload: {type: training, model: llama-3.1-405b, tokens: 100M}\n"
+                       "hardware: {gpus: [t4], max_gpus: 1}\n"},
+      {"deadline-unit", training + "hardware: {gpus: [h100-sxm-80gb]}\ndeadline: 2 GB\n"},
+      {"bad-expect", training + "hardware: {gpus: [h100-sxm-80gb]}\nexpect: [happiness > 1]\n"},
+      {"serving-no-slo-to-size", serving + "hardware: {gpus: [h100-sxm-80gb]}\n"},
+      {"serving-no-deployment", serving + "slo: {ttft_p99: 2 s, tpot_p99: 100 ms}\n"},
+      {"serving-p99-on-llm", serving + "slo: {ttft_p99: 2 s, tpot_p99: 100 ms, p99: 1 s}\nhardware: {gpus: [l4]}\n"},
+      {"serving-over-max-gpus", serving + "slo: {ttft_p99: 2 s, tpot_p99: 100 ms}\n"
+                                          "arrivals: {kind: poisson, rate: 5000}\nhardware: {gpus: [l4], max_gpus: 2}\n"},
+      {"serving-unknown-node", serving + "deployment: {node: aws-g9-xlarge}\n"},
+      {"inference-impossible-slo", "name: i\nworkload: {type: inference, precision: fp16, graph: "
+                                   "[{name: d, model: horizontal-text-detection-0001}]}\n"
+                                   "arrivals: {kind: poisson, rate: 50}\nslo: {p99: 1 ns}\nhardware: {gpus: [t4]}\n"},
+      {"yaml-syntax", "name: [t\n"},
+      {"cluster-typo", cluster_head + "workloads:\n  - {name: a, job: {gpu: a10g, gpus: 1, run_time: 1 h}, hours: always, "
+                                      "pod: {cpu: 1, memory: 1 GiB}}\nworkload: x\n"},
+      {"cluster-unknown-node", "name: c\ncluster: {node_types: [aws-g9-xlarge], system_reserve: {cpu: 0.5, memory: 2 GiB}}\n"
+                               "workloads:\n  - {name: a, job: {gpu: a10g, gpus: 1, run_time: 1 h}, hours: always, "
+                               "pod: {cpu: 1, memory: 1 GiB}}\n"},
+      {"cluster-gpu-not-carried", cluster_head + "workloads:\n  - {name: a, job: {gpu: h100-sxm-80gb, gpus: 1, "
+                                                 "run_time: 1 h}, hours: always, pod: {cpu: 1, memory: 1 GiB}}\n"},
+      {"cluster-no-workloads", cluster_head + "workloads: []\n"},
+      {"cluster-twice", cluster_head + "workloads:\n  - {name: a, job: {gpu: a10g, gpus: 1, run_time: 1 h}, hours: always, "
+                                       "pod: {cpu: 1, memory: 1 GiB}}\n  - {name: a, job: {gpu: a10g, gpus: 1, run_time: "
+                                       "1 h}, hours: always, pod: {cpu: 1, memory: 1 GiB}}\n"},
+  };
+  REQUIRE(invalid.size() >= 20);
+  for (const auto& [name, text] : invalid) {
+    const fs::path f = cli_testing::scratch() / (name + ".yaml");
+    std::ofstream(f) << text;
+    files.push_back(f);
+  }
+  int refused = 0;
+  for (const auto& f : files) {
+    INFO(f.filename().string());
+    const Run validate = capsim("validate " + q(f));
+    const Run run = capsim("run " + q(f) + " --no-history");
+    CHECK((validate.exit_code == 2) == (run.exit_code == 2));
+    CHECK(validate.exit_code != 1);  // validate checks input, not expectations
+    CHECK(run.exit_code != 3);
+    if (run.exit_code == 2) {
+      ++refused;
+      CHECK(validate.err == run.err);
+      CHECK(validate.err.starts_with(f.string() + ":"));  // every error names the file (and its line, below)
+      CHECK(std::regex_search(validate.err, std::regex("^[^:]+:[0-9]+:[0-9]+: error: ")));
+    }
+  }
+  CHECK(refused == static_cast<int>(invalid.size()));
+}

@@ -17,7 +17,8 @@ inline constexpr const char* kPlanSchema = "capsim-plan/1";
 // simulate, cost, run, export, report, sweep, history and the GUI print these and never their
 // own variant. Money is in US dollars; conversions are listed with their sources.
 struct PlanFigures {
-  // "recommendation" (capsim's choice), "deployment" (the scenario's own, as stated) or
+  // "recommendation" (capsim's choice), "closest" (sized serving: no verified layout met the SLO;
+  // the nearest, which misses it), "deployment" (the scenario's own, as stated) or
   // "service" (a service whose GPUs the scenario states).
   std::string basis;
   // The question as resolved: every key that decides the answer, defaults filled in, as text.
