@@ -266,6 +266,8 @@ class FileLoader {
         return;
       }
       out.provenance = provenance;
+    } else if (node.IsMap()) {
+      out.provenance = provenance;  // a fact with a source of its own (an instance's intra_node)
     }
     entity.fields.emplace(std::string(def.name), std::move(out));
   }

@@ -105,10 +105,13 @@ std::vector<FieldDef> cpu_fields() {
 std::vector<FieldDef> interconnect_fields() {
   return {
       text("name", true, "name"),
-      choice("kind", true, {"pcie", "nvlink", "nvswitch", "infinity-fabric"}, "link family"),
+      choice("kind", true, {"pcie", "nvlink", "nvswitch", "nvlink-bridge", "infinity-fabric", "tpu-ici"}, "link family"),
       integer("generation", true, "generation"),
       quantity("bandwidth_per_direction", kBandwidth, true, "per GPU, per direction"),
       integer("lanes", false, "lanes (PCIe) or links (NVLink)"),
+      integer("domain_gpus", false,
+              "GPUs the fabric joins (2 for bridged pairs, 4 for a V100 quad); the node's GPUs talk to other "
+              "groups over their PCIe. Absent: every GPU of the node"),
       quantity("latency", dims::seconds, false, "typical one-way latency"),
   };
 }
@@ -150,6 +153,8 @@ std::vector<FieldDef> instance_fields() {
       text("region", true, "region the prices are for"),
       reference("gpu", EntityKind::gpu, true, "GPU model"),
       integer("gpu_count", true, "GPUs per instance"),
+      reference("intra_node", EntityKind::interconnect, false,
+                "GPU-to-GPU interconnect (absent: the GPUs share PCIe); give its source as {value, source, as_of}"),
       integer("vcpus", false, "virtual CPUs"),
       quantity("memory", dims::bytes, false, "system memory"),
       quantity("network_bandwidth", kBandwidth, false, "network bandwidth"),

@@ -2,6 +2,7 @@
 
 #include "capsim/models/collectives.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -107,7 +108,8 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
                                                " GPUs needs an intra-node interconnect id",
                              "e.g. 'nvswitch-a100' or 'pcie-gen4-x16'"));
   } else {
-    const bool is_pcie = intra_node_id.starts_with("pcie");
+    const hardware::Entity* fabric = catalog.find(EntityKind::interconnect, intra_node_id);
+    const bool is_pcie = fabric != nullptr && fabric->text("kind") == "pcie";
     auto link = read_link(catalog, EntityKind::interconnect, intra_node_id, "bandwidth_per_direction",
                           is_pcie ? kDefaultPcieLatencySeconds : kDefaultIntraNodeLatencySeconds,
                           "intra_node");
@@ -116,6 +118,14 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
       c.intra_node_bandwidth = link->bandwidth;
       c.intra_node_pcie = is_pcie;
       c.intra_node_latency = link->latency;
+      const int domain = static_cast<int>(fabric->integer("domain_gpus").value_or(0));
+      if (domain > 0 && domain < gpus_per_node) {
+        if (!(c.pcie_bandwidth.value() > 0))
+          errors.push_back(error("intra_node", "'" + std::string(intra_node_id) + "' joins " + std::to_string(domain) +
+                                                   " of the node's " + std::to_string(gpus_per_node) +
+                                                   " GPUs; the rest talk over PCIe, and the GPU has no PCIe generation"));
+        c.intra_node_domain = domain;
+      }
     }
   }
 
@@ -149,12 +159,34 @@ double intra_node_collective_fraction(const ClusterSpec& c) {
   return c.intra_node_pcie ? kPcieCollectiveBandwidthFraction : kCollectiveBandwidthFraction;
 }
 
-LinkModel intra_node_link(const ClusterSpec& c) {
-  return {c.intra_node_bandwidth * intra_node_collective_fraction(c), c.intra_node_latency};
+LinkModel intra_node_link(const ClusterSpec& c, int group) {
+  const LinkModel fabric{c.intra_node_bandwidth * intra_node_collective_fraction(c), c.intra_node_latency};
+  if (c.intra_node_domain <= 0 || group <= c.intra_node_domain || c.intra_node_pcie) return fabric;
+  // A ring through several NVLink domains crosses PCIe between them: its pace is the slower hop's.
+  const LinkModel pcie{c.pcie_bandwidth * kPcieCollectiveBandwidthFraction, Seconds(kDefaultPcieLatencySeconds)};
+  return pcie.bandwidth < fabric.bandwidth ? LinkModel{pcie.bandwidth, Seconds(std::max(pcie.latency.value(), fabric.latency.value()))}
+                                           : fabric;
+}
+
+std::string node_intra_node_id(const hardware::Catalog& catalog, const hardware::Entity& node) {
+  if (std::string id = node.text("intra_node"); !id.empty()) return id;
+  auto gpu = catalog.gpu(node.text("gpu"));
+  if (!gpu || !gpu->pcie_generation) return "";
+  return "pcie-gen" + std::to_string(*gpu->pcie_generation) + "-x16";
 }
 
 LinkModel inter_node_link(const ClusterSpec& c) {
   return {c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+}
+
+std::string catalog_intra_node_for_gpu(const hardware::Catalog& catalog, std::string_view gpu_id, int gpus_per_node) {
+  for (EntityKind kind : {EntityKind::server, EntityKind::instance})
+    for (const auto& node : catalog.all(kind))
+      if (node.text("gpu") == gpu_id && node.integer("gpu_count").value_or(1) >= gpus_per_node && node.has("intra_node"))
+        return node.text("intra_node");
+  auto gpu = catalog.gpu(gpu_id);
+  if (!gpu || !gpu->pcie_generation) return "";
+  return "pcie-gen" + std::to_string(*gpu->pcie_generation) + "-x16";
 }
 
 }  // namespace capsim::models

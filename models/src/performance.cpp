@@ -582,6 +582,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   const bool frozen = o.fine_tuning != FineTuning::full;
   const LinkModel intra = intra_node_link(c);
   const LinkModel inter = inter_node_link(c);
+  const LinkModel tp_link = intra_node_link(c, t);  // a TP group wider than an NVLink pair crosses PCIe
 
   const LayerTimes layer = layer_times(s, par, g, g16, act, o);
 
@@ -604,7 +605,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // (Megatron sec. 2.3, the f/g operators); sequence parallelism replaces each with an
   // all-gather + reduce-scatter of the same total cost (Korthikanti et al. sec. 4.2.2).
   // Full recompute repeats the 2 forward ones. Not overlapped with compute.
-  const double tp_one = ring_all_reduce(Bytes(tokens * h * act), t, intra).value();
+  const double tp_one = ring_all_reduce(Bytes(tokens * h * act), t, tp_link).value();
   const double full_recompute = par.recompute == Recompute::full ? par.recompute_fraction : 0.0;
   const double tp_per_layer = 4.0 + 2.0 * full_recompute;
 
@@ -639,7 +640,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
                                            ep_group.in_node, intra, inter)
                   .value()
             : all_to_all(Bytes(tokens / sp * routed * h * act), par.expert, ep_group.in_node, intra, inter).value();
-    const double tp_gather = sp > 1 ? all_gather(Bytes(tokens * routed * h * act), t, intra).value() : 0.0;
+    const double tp_gather = sp > 1 ? all_gather(Bytes(tokens * routed * h * act), t, tp_link).value() : 0.0;
     ep_layer = (4.0 + 2.0 * full_recompute) * (exchange + tp_gather);
   }
 
@@ -699,7 +700,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     const double message = tokens * h * act;
     const bool crosses_nodes = par.gpus() > c.gpus_per_node;
     const double one = crosses_nodes ? point_to_point(Bytes(message / t), inter).value() +
-                                           all_gather(Bytes(message), t, intra).value()
+                                           all_gather(Bytes(message), t, tp_link).value()
                                      : point_to_point(Bytes(message), intra).value();
     p2p_mb = 2.0 * v * one;
     if (o.overlap_p2p && v > 1) {

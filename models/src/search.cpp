@@ -31,18 +31,19 @@ BytesPerSecond pcie_of(const hardware::Catalog& catalog, const hardware::GpuSpec
   return link->quantity<BytesPerSecond>("bandwidth_per_direction").value_or(BytesPerSecond{});
 }
 
-// A cloud instance: GPUs talk over NVLink when the GPU has it (SXM boards: every GPU
-// reaches every other through NVSwitch at its full NVLink rate), otherwise over PCIe;
-// the instance's network bandwidth is shared by its GPUs.
+// A cloud instance: its GPUs talk over the intra-node fabric the catalog states for it
+// (instances.yaml intra_node, with its source), or share PCIe when it states none; the
+// instance's network bandwidth is shared by its GPUs.
 ClusterSpec instance_cluster(const hardware::Catalog& catalog, const Entity& instance, const hardware::GpuSpec& gpu) {
+  const int gpus = static_cast<int>(instance.integer("gpu_count").value_or(1));
+  const std::string intra = gpus > 1 ? node_intra_node_id(catalog, instance) : "";
   ClusterSpec c;
-  c.gpu = gpu;
-  c.gpus_per_node = static_cast<int>(instance.integer("gpu_count").value_or(1));
-  c.pcie_bandwidth = pcie_of(catalog, gpu);
-  if (gpu.nvlink_bandwidth && c.gpus_per_node > 1) {
-    c.intra_node_bandwidth = *gpu.nvlink_bandwidth / 2.0;  // datasheets state both directions
-    c.intra_node_latency = Seconds(kDefaultIntraNodeLatencySeconds);
-  } else {
+  if (auto built = cluster_from_catalog(catalog, gpu.id, gpus, intra, "", 0); built && (gpus == 1 || !intra.empty())) {
+    c = std::move(built).value();
+  } else {  // no fabric and no PCIe generation (a TPU host the catalog says nothing about): no link
+    c.gpu = gpu;
+    c.gpus_per_node = gpus;
+    c.pcie_bandwidth = pcie_of(catalog, gpu);
     c.intra_node_bandwidth = c.pcie_bandwidth;
     c.intra_node_pcie = true;
     c.intra_node_latency = Seconds(kDefaultPcieLatencySeconds);
@@ -52,7 +53,7 @@ ClusterSpec instance_cluster(const hardware::Catalog& catalog, const Entity& ins
     c.inter_node_latency = Seconds(kDefaultInterNodeLatencySeconds);
   }
   c.description = std::to_string(c.gpus_per_node) + " x " + gpu.id + " per node" +
-                  (gpu.nvlink_bandwidth && c.gpus_per_node > 1 ? ", NVLink" : ", PCIe") +
+                  (gpus > 1 ? ", " + (intra.empty() ? std::string("no fabric in the catalog") : intra) : std::string()) +
                   (c.inter_node_bandwidth.value() > 0 ? ", " + to_string(c.inter_node_bandwidth) + " network per GPU"
                                                       : ", no network (single node)");
   return c;
@@ -76,13 +77,8 @@ Result<ClusterSpec> server_cluster(const hardware::Catalog& catalog, const Entit
             nics = ref->count;
           }
         }
-  std::string intra = server.text("intra_node");
-  if (intra.empty() && gpus > 1) {
-    // No named fabric: the GPUs share PCIe.
-    auto gpu = catalog.gpu(server.text("gpu"));
-    if (!gpu) return gpu.errors();
-    if (gpu->pcie_generation) intra = "pcie-gen" + std::to_string(*gpu->pcie_generation) + "-x16";
-  }
+  // No named fabric: the GPUs share PCIe.
+  const std::string intra = gpus > 1 ? node_intra_node_id(catalog, server) : "";
   return cluster_from_catalog(catalog, server.text("gpu"), gpus, intra, network, nics);
 }
 

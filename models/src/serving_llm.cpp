@@ -129,7 +129,7 @@ double one_shot_all_reduce(double bytes, int n, const LinkModel& link) {
 // Two all-reduces per layer of tokens x hidden activations at 2 bytes.
 double tp_all_reduce(const LlmServingSpec& s, double tokens) {
   if (s.tensor_parallel <= 1) return 0.0;
-  const LinkModel link = intra_node_link(s.cluster);
+  const LinkModel link = intra_node_link(s.cluster, s.tensor_parallel);
   const double bytes = tokens * s.shape.hidden * 2.0;
   const double ring = ring_all_reduce(Bytes(bytes), s.tensor_parallel, link).value();
   return 2.0 * s.shape.layers * std::min(ring, one_shot_all_reduce(bytes, s.tensor_parallel, link));

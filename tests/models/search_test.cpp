@@ -145,3 +145,62 @@ TEST_CASE("ZeRO shards over the context-parallel ranks too: one sequence on 8 GP
   CHECK(c.par.zero_stage == 3);
   CHECK(c.memory_per_gpu.value() < 80e9);
 }
+
+// Issue 46: every multi-GPU node's intra-node fabric comes from the catalog (servers.yaml and
+// instances.yaml intra_node, each with its source), not from the GPU's name: the cluster the
+// models see has the named interconnect's bandwidth, its PCIe-or-not kind and its domain.
+TEST_CASE("every multi-GPU node's fabric is the interconnect its catalog entry names") {
+  const auto& cat = testing::shipped_catalog();
+  int checked = 0;
+  for (auto kind : {hardware::EntityKind::instance, hardware::EntityKind::server})
+    for (const auto& node : cat.all(kind)) {
+      if (node.integer("gpu_count").value_or(1) < 2) continue;
+      const std::string intra = node_intra_node_id(cat, node);
+      if (intra.empty()) continue;  // no fabric and no PCIe generation known (a TPU v4 host)
+      INFO(node.id << " -> " << intra);
+      auto type = node_type_by_id(cat, node.id, "price.on_demand");
+      REQUIRE(type.ok());
+      const auto* link = cat.find(hardware::EntityKind::interconnect, intra);
+      REQUIRE(link != nullptr);
+      const ClusterSpec& c = type->cluster;
+      CHECK(c.intra_node_bandwidth.value() == doctest::Approx(
+                                                   link->quantity<BytesPerSecond>("bandwidth_per_direction")->value()));
+      CHECK(c.intra_node_pcie == (link->text("kind") == "pcie"));
+      const int domain = static_cast<int>(link->integer("domain_gpus").value_or(0));
+      CHECK(c.intra_node_domain == (domain > 0 && domain < c.gpus_per_node ? domain : 0));
+      ++checked;
+    }
+  CHECK(checked >= 45);
+}
+
+TEST_CASE("node families: NVSwitch, xGMI, NVLink bridge pairs and PCIe nodes as the catalog states them") {
+  const auto& cat = testing::shipped_catalog();
+  auto cluster = [&](const char* id) {
+    auto t = node_type_by_id(cat, id, "price.on_demand");
+    REQUIRE(t.ok());
+    return t->cluster;
+  };
+  SUBCASE("HGX H100 (p5): NVSwitch, 450 GB/s per GPU per direction, the whole node") {
+    const ClusterSpec c = cluster("aws-p5-48xlarge");
+    CHECK(c.intra_node_bandwidth.value() == doctest::Approx(450e9));
+    CHECK_FALSE(c.intra_node_pcie);
+    CHECK(intra_node_link(c, 8).bandwidth.value() == doctest::Approx(450e9 * kCollectiveBandwidthFraction));
+  }
+  SUBCASE("8 x MI300X (OCI): the xGMI mesh, not PCIe") {
+    const ClusterSpec c = cluster("oci-bm-gpu-mi300x-8");
+    CHECK(c.intra_node_bandwidth.value() == doctest::Approx(448e9));
+    CHECK_FALSE(c.intra_node_pcie);
+  }
+  SUBCASE("4 x H100 NVL: bridged pairs; a TP group of 4 crosses PCIe Gen5 between them") {
+    const ClusterSpec c = cluster("runpod-4x-h100-nvl");
+    CHECK(c.intra_node_domain == 2);
+    CHECK(intra_node_link(c, 2).bandwidth.value() == doctest::Approx(300e9 * kCollectiveBandwidthFraction));
+    // 63 GB/s PCIe Gen5 x16 at NCCL's PCIe share
+    CHECK(intra_node_link(c, 4).bandwidth.value() == doctest::Approx(63e9 * kPcieCollectiveBandwidthFraction));
+  }
+  SUBCASE("8 x L40S (g6e.48xlarge): PCIe Gen4") {
+    const ClusterSpec c = cluster("aws-g6e-48xlarge");
+    CHECK(c.intra_node_pcie);
+    CHECK(c.intra_node_bandwidth.value() == doctest::Approx(31.5e9));
+  }
+}

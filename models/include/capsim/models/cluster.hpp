@@ -21,6 +21,10 @@ struct ClusterSpec {
   BytesPerSecond intra_node_bandwidth;  // per GPU per direction (NVLink/NVSwitch/PCIe line rate)
   bool intra_node_pcie = false;         // the GPUs of a node talk over PCIe, not NVLink/xGMI
   Seconds intra_node_latency;           // per message
+  // GPUs the intra-node fabric joins when it joins fewer than the node's (NVLink bridges
+  // pair GPUs: 2); 0: every GPU of the node. A group larger than a domain talks over PCIe
+  // between the domains (intra_node_link(c, group)).
+  int intra_node_domain = 0;
   BytesPerSecond inter_node_bandwidth;  // per GPU per direction = nics * port / gpus_per_node;
                                         // zero: a single node, no network
   Seconds inter_node_latency;           // per message
@@ -85,7 +89,20 @@ double intra_node_collective_fraction(const ClusterSpec& c);
 // The links the models' collectives run on: the cluster's line rate at NCCL's bus-bandwidth
 // share (intra_node_collective_fraction inside a node, kCollectiveBandwidthFraction across
 // nodes) and its per-message latency.
-LinkModel intra_node_link(const ClusterSpec& c);
+// `group`: the GPUs of one node the collective spans (0: the whole node's fabric). A group
+// larger than the fabric's domain (intra_node_domain) crosses PCIe between domains: a ring
+// over it runs at the slower of the two links, the PCIe at its NCCL share.
+LinkModel intra_node_link(const ClusterSpec& c, int group = 0);
 LinkModel inter_node_link(const ClusterSpec& c);
+
+// The intra-node interconnect a catalog node (server or instance) states; "" when it states
+// none (its GPUs then share PCIe: the GPU's PCIe generation, or "" when that is unknown too).
+std::string node_intra_node_id(const hardware::Catalog& catalog, const hardware::Entity& node);
+
+// The fabric of the catalog's nodes that carry `gpu_id` in groups of at least
+// `gpus_per_node`, for a measurement that names its GPUs but not its server: a server's
+// first (the vendor's own board), else an instance's, each only where the catalog states
+// one; else the GPU's PCIe (node_intra_node_id's rule). "" when nothing is known.
+std::string catalog_intra_node_for_gpu(const hardware::Catalog& catalog, std::string_view gpu_id, int gpus_per_node);
 
 }  // namespace capsim::models
