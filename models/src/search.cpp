@@ -90,7 +90,10 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
   std::set<std::string> covered;
   for (const auto& instance : catalog.all(EntityKind::instance)) {
     const std::string gpu_id = instance.text("gpu");
-    if (!q.instances.empty() ? !contains(q.instances, instance.id) : !contains(q.gpus, gpu_id)) continue;
+    if (!q.nodes.empty() ? !contains(q.nodes, instance.id)
+        : !q.instances.empty() ? !contains(q.instances, instance.id)
+                               : !contains(q.gpus, gpu_id))
+      continue;
     if (!q.providers.empty() && !contains(q.providers, instance.text("provider"))) continue;
     auto gpu = catalog.gpu(gpu_id);
     if (!gpu) return gpu.errors();
@@ -102,8 +105,8 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
   for (const auto& server : catalog.all(EntityKind::server)) {
     // Owned servers with a candidate GPU always compete (ranked by time until they have a
     // price); an explicit instance list narrows the choice to what it names.
-    const bool named = contains(q.servers, server.id);
-    if (!named && !(q.instances.empty() && contains(q.gpus, server.text("gpu")))) continue;
+    const bool named = contains(q.servers, server.id) || contains(q.nodes, server.id);
+    if (!named && !(q.nodes.empty() && q.instances.empty() && contains(q.gpus, server.text("gpu")))) continue;
     auto cluster = server_cluster(catalog, server);
     if (!cluster) {
       // A server the scenario names must be usable; one that only carries a candidate GPU
@@ -116,7 +119,7 @@ Result<std::vector<NodeType>> node_types_from_catalog(const hardware::Catalog& c
     covered.insert(server.text("gpu"));
   }
   for (const auto& gpu : q.gpus)
-    if (!covered.contains(gpu) && q.instances.empty())
+    if (!covered.contains(gpu) && q.instances.empty() && q.nodes.empty())
       errors.push_back({{},
                         "hardware.gpus",
                         "no instance or server in the catalog carries gpu '" + gpu + "'" +

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/table.hpp"
 
@@ -162,9 +163,11 @@ Result<StepEstimate> estimate_scenario(const Scenario& s, const hardware::Catalo
                                  "capsim estimate takes a training scenario; a service states its GPUs and has no step "
                                  "to break down",
                                  "capsim cost for what it costs"}});
-  auto sized = size_scenario(s, catalog);
-  if (!sized) return sized.errors();
-  const auto& search = sized->search;
+  // The step of the plan's configuration, on the plan's node (the cost comparison's choice
+  // where the scenario prices options), as every other command shows it.
+  auto plan = make_plan(s, catalog);
+  if (!plan) return plan.errors();
+  const auto& search = plan->sizing->search;
   if (!search.recommended)
     return placed(s, {Diagnostic{{}, "deadline", "no configuration meets the scenario's constraints",
                                  search.recommendation}});

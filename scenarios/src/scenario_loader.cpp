@@ -421,10 +421,11 @@ class Loader {
     if (root["hardware"]) build_hardware(root["hardware"], s.hardware);
     const std::string workload_type = root["workload"]["type"].Scalar();  // s.inference is read below
     const bool serving = workload_type == "inference" || workload_type == "llm-serving";
-    if (!s.training.service && !serving && (!root["hardware"] || !root["hardware"]["gpus"]))
+    if (!s.training.service && !serving &&
+        (!root["hardware"] || (!root["hardware"]["gpus"] && !root["hardware"]["nodes"])))
       error(root["hardware"] ? root["hardware"] : root, root["hardware"] ? "hardware" : "",
             "missing required key '" + std::string(root["hardware"] ? "gpus" : "hardware") + "' for training",
-            "the GPU types to consider, e.g. hardware: {gpus: [h100-sxm-80gb]}");
+            "the GPU types to consider, e.g. hardware: {gpus: [h100-sxm-80gb]}, or the node types: {nodes: [dgx-h100]}");
     if (const YAML::Node search = root["search"]) build_search(search, s.search);
     if (const YAML::Node pricing = root["pricing"]; pricing && pricing["commitment"]) {
       const std::string c = pricing["commitment"].Scalar();
@@ -607,6 +608,34 @@ class Loader {
     check_ids(h["instances"], "hardware.instances", hardware::EntityKind::instance, hw.instances);
     check_ids(h["servers"], "hardware.servers", hardware::EntityKind::server, hw.servers);
     check_ids(h["providers"], "hardware.providers", hardware::EntityKind::provider, hw.providers);
+    if (const YAML::Node nodes = h["nodes"]) {
+      std::vector<std::string> known = catalog_.ids(hardware::EntityKind::instance);
+      for (const auto& id : catalog_.ids(hardware::EntityKind::server)) known.push_back(id);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const std::string path = "hardware.nodes[" + std::to_string(i) + "]";
+        const std::string id = nodes[i].Scalar();
+        const hardware::Entity* node = catalog_.find(hardware::EntityKind::instance, id);
+        if (node == nullptr) node = catalog_.find(hardware::EntityKind::server, id);
+        if (node == nullptr) {
+          error(nodes[i], path, "no instance or server with id '" + id + "'", did_you_mean(id, known));
+          continue;
+        }
+        if (std::find(hw.nodes.begin(), hw.nodes.end(), id) != hw.nodes.end()) {
+          error(nodes[i], path, "'" + id + "' is listed twice");
+          continue;
+        }
+        hw.nodes.push_back(id);
+        const std::string gpu = node->text("gpu");
+        if (!h["gpus"]) {
+          if (std::find(hw.gpus.begin(), hw.gpus.end(), gpu) == hw.gpus.end()) hw.gpus.push_back(gpu);
+        } else if (std::find(hw.gpus.begin(), hw.gpus.end(), gpu) == hw.gpus.end()) {
+          error(nodes[i], path, "'" + id + "' carries " + gpu + ", not one of hardware.gpus",
+                "add " + gpu + " to hardware.gpus, or leave hardware.gpus out: the nodes' GPUs are the candidates");
+        }
+      }
+      if (h["instances"] || h["servers"])
+        error(nodes, "hardware.nodes", "hardware.nodes pins the node types: leave out hardware.instances and hardware.servers");
+    }
     if (h["max_gpus"]) hw.max_gpus = static_cast<int>(as_int(h["max_gpus"]));
     if (h["min_gpus"]) hw.min_gpus = static_cast<int>(as_int(h["min_gpus"]));
     if (hw.min_gpus > hw.max_gpus) error(h["min_gpus"], "hardware.min_gpus", "min_gpus is larger than max_gpus");

@@ -207,6 +207,7 @@ SchemaNode build() {
   SchemaNode provider_id = leaf("[]", ValueKind::catalog_id, "a provider id from the catalog (providers.yaml)");
   SchemaNode instance_id = leaf("[]", ValueKind::catalog_id, "an instance id from the catalog");
   SchemaNode server_id = leaf("[]", ValueKind::catalog_id, "a server id from the catalog");
+  SchemaNode node_id = leaf("[]", ValueKind::catalog_id, "an instance or server id from the catalog");
 
   SchemaNode root = section(
       "scenario", "A capacity-planning question: the workload, the candidate hardware and the constraints",
@@ -343,6 +344,10 @@ SchemaNode build() {
                               "price instances of these providers (default: all with a price)"),
                       list_of("instances", instance_id, "only these instance types (default: every instance with a candidate GPU)"),
                       list_of("servers", server_id, "owned server types to consider as well"),
+                      list_of("nodes", node_id,
+                              "pin the node types: only these instances or servers (one or several); sizing, estimate, "
+                              "cost and the plan use no other. Their GPUs are the candidates when hardware.gpus is "
+                              "left out"),
                       integer("max_gpus", 1, 1e6, "largest cluster to consider", "4096"),
                       integer("min_gpus", 1, 1e6, "smallest cluster to consider", "1"),
                   },

@@ -175,7 +175,7 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     return placed(s, {Diagnostic{{}, "hardware.gpus", "sizing needs candidate GPUs",
                                  "e.g. hardware: {gpus: [t4, l4]}"}});
   models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
-                          price_field(s)};
+                          price_field(s), s.hardware.nodes};
   auto types = models::node_types_from_catalog(catalog, q);
   if (!types) return placed(s, types.errors());
   ServingSizingReport r;

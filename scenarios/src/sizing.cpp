@@ -135,7 +135,7 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
                                    CollectiveTiming collectives) {
   auto attach_file = [&](std::vector<Diagnostic> errors) { return placed(s, std::move(errors)); };
   models::NodeTypeQuery q{s.hardware.gpus, s.hardware.providers, s.hardware.instances, s.hardware.servers,
-                          std::string(commitment_price_field(s.commitment))};
+                          std::string(commitment_price_field(s.commitment)), s.hardware.nodes};
   auto types = models::node_types_from_catalog(catalog, q);
   if (!types) return attach_file(types.errors());
 

@@ -170,3 +170,49 @@ TEST_CASE("capsim estimate refuses a service or serving scenario with the reason
   REQUIRE_FALSE(s.ok());
   CHECK(s.errors()[0].message == "capsim estimate takes a training scenario");
 }
+
+// Issue 46: a training scenario pins its node types with hardware.nodes (instances or
+// servers, one or several), and estimate reads the step on the plan's node. Before, an
+// owned server with a candidate GPU always competed and estimate read the sizing's cheapest
+// node, whichever the plan chose.
+TEST_CASE("hardware.nodes pins the node types, and estimate steps on the plan's node") {
+  const auto& catalog = testing::shipped_catalog();
+  auto load = [&](const std::string& nodes) {
+    auto s = load_scenario("pin.yaml",
+                           "name: pin\nworkload: {type: training, model: llama-2-13b, tokens: 100B, global_batch: 1024}\n"
+                           "hardware: {nodes: " + nodes + ", max_gpus: 64}\n",
+                           catalog);
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    return *s;
+  };
+  SUBCASE("one server: only it, and the GPU comes from it") {
+    const Scenario s = load("[dgx-a100]");
+    CHECK(s.hardware.gpus == std::vector<std::string>{"a100-sxm-40gb"});
+    auto e = estimate_scenario(s, catalog);
+    REQUIRE(e.ok());
+    CHECK(e->node_type == "dgx-a100");
+    auto sized = size_scenario(s, catalog);
+    REQUIRE(sized.ok());
+    REQUIRE(sized->search.node_types.size() == 1);
+    CHECK(sized->search.node_types[0].id == "dgx-a100");
+  }
+  SUBCASE("several: those and no other") {
+    auto sized = size_scenario(load("[dgx-a100, aws-p4d-24xlarge]"), catalog);
+    REQUIRE(sized.ok());
+    std::vector<std::string> ids;
+    for (const auto& t : sized->search.node_types) ids.push_back(t.id);
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == std::vector<std::string>{"aws-p4d-24xlarge", "dgx-a100"});
+  }
+  SUBCASE("a pinned node whose GPU hardware.gpus leaves out is refused at its entry") {
+    auto s = load_scenario("pin.yaml",
+                           "name: pin\nworkload: {type: training, model: llama-2-13b, tokens: 100B}\n"
+                           "hardware: {gpus: [h100-sxm-80gb], nodes: [dgx-a10, aws-p4d-24xlarge]}\n",
+                           catalog);
+    REQUIRE_FALSE(s.ok());
+    REQUIRE(s.errors().size() == 2);
+    CHECK(format_diagnostic(s.errors()[0]) ==
+          "pin.yaml:3:43: error: hardware.nodes[0]: no instance or server with id 'dgx-a10' (did you mean 'dgx-a100'?)");
+    CHECK(s.errors()[1].message == "'aws-p4d-24xlarge' carries a100-sxm-40gb, not one of hardware.gpus");
+  }
+}

@@ -45,6 +45,9 @@ struct NodeTypeQuery {
   std::vector<std::string> instances;  // empty: every instance with a candidate GPU
   std::vector<std::string> servers;    // owned servers to add
   std::string price_field = "price.on_demand";
+  // Pinned node types (instances or servers): only these compete, and `gpus` must carry
+  // theirs; empty: the rules above.
+  std::vector<std::string> nodes;
 };
 
 // The node types for a query. An instance without the requested price is kept (it ranks

@@ -48,6 +48,7 @@ struct HardwareChoice {
   std::vector<std::string> providers;  // empty: all
   std::vector<std::string> instances;  // empty: every instance with a candidate GPU
   std::vector<std::string> servers;
+  std::vector<std::string> nodes;      // pinned node types (instances or servers): only these
   int max_gpus = 4096;
   int min_gpus = 1;
 };
