@@ -301,9 +301,11 @@ Result<Store> Store::open(const std::filesystem::path& path, Access access, OnCo
   const bool exists = std::filesystem::exists(path, ec);
   if (access == Access::read_only) {
     if (exists) return open_read_only(path, on_corrupt);
-    // Nothing to read and nowhere to create it (a read-only mount, another user's folder):
-    // an empty database in memory answers as a new file would, and nothing is written.
+    // Nothing to read and nowhere to create it (a read-only mount, another user's folder, a
+    // full disk): an empty database in memory answers as a new file would.
     if (write_blocker(path) != 0) return open_in_memory(path);
+    auto created = open(path, Access::read_write, on_corrupt);
+    return created ? std::move(created) : open_in_memory(path);
   }
   if (const int error = write_blocker(path); error != 0)
     return environment_failure(Diagnostic{{path.string()}, "", std::string("cannot write the database here: ") +
@@ -382,8 +384,12 @@ Result<Store> Store::open_read_only(const std::filesystem::path& path, OnCorrupt
   const auto version = stored_schema_version(store.db_);
   if (!version) return db_error(store.db_, path, "cannot read the schema version");
   if (*version > kSchemaVersion) return newer_schema(path, *version);
-  // An older schema: migrate it read-write (the one write a read-only command makes).
-  if (*version < kSchemaVersion) return open(path, Access::read_write, on_corrupt);
+  // An older schema: migrate it read-write (the one write a read-only command makes). A file
+  // with no schema at all (created, then the disk was full) holds nothing to read.
+  if (*version < kSchemaVersion) {
+    auto migrated = open(path, Access::read_write, on_corrupt);
+    return migrated || *version > 0 ? std::move(migrated) : open_in_memory(path);
+  }
   return store;
 }
 
