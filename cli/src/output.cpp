@@ -106,6 +106,10 @@ int write_output(const std::string& path, const std::string& text) {
   return kExitOk;
 }
 
+StandardOutput::StandardOutput() : line_buffered_(::isatty(STDOUT_FILENO) == 1) {
+  setp(buffer_, buffer_ + sizeof buffer_);
+}
+
 bool StandardOutput::drain() {
   const char* p = pbase();
   while (p < pptr() && error_ == 0) {
@@ -128,6 +132,12 @@ StandardOutput::int_type StandardOutput::overflow(int_type c) {
   *pptr() = traits_type::to_char_type(c);
   pbump(1);
   return c;
+}
+
+std::streamsize StandardOutput::xsputn(const char* text, std::streamsize count) {
+  const std::streamsize written = std::streambuf::xsputn(text, count);
+  if (line_buffered_ && std::memchr(text, '\n', static_cast<std::size_t>(written)) != nullptr) sync();
+  return written;
 }
 
 int StandardOutput::sync() { return error_ == 0 && drain() ? 0 : -1; }

@@ -46,23 +46,26 @@ int report_errors(const std::vector<Diagnostic>& errors);
 int write_output(const std::string& path, const std::string& text);
 
 // Standard output as capsim writes it: main installs one over std::cout's buffer for the whole
-// run. Bytes go to file descriptor 1 through a buffer of its own, every write checked; the
-// first failure's errno is kept (std::cout turns bad and later text is dropped), so that the
-// end of main can tell a full disk from a reader that went away. Not thread-safe, like
-// std::cout; it does not flush on destruction (finish_standard_output does).
+// run. Bytes go to file descriptor 1 through a buffer of its own (flushed at each line on a
+// terminal, as stdio does), every write checked; the first failure's errno is kept (std::cout
+// turns bad and later text is dropped), so that the end of main can tell a full disk from a
+// reader that went away. Not thread-safe, like std::cout; it does not flush on destruction
+// (finish_standard_output does).
 class StandardOutput : public std::streambuf {
  public:
-  StandardOutput() { setp(buffer_, buffer_ + sizeof buffer_); }
+  StandardOutput();
   // errno of the first write that failed; 0 while every write succeeded.
   int error() const { return error_; }
 
  protected:
   int_type overflow(int_type c) override;
+  std::streamsize xsputn(const char* text, std::streamsize count) override;
   int sync() override;
 
  private:
   bool drain();
   char buffer_[65536];
+  bool line_buffered_;
   int error_ = 0;
 };
 
