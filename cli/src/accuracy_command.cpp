@@ -75,7 +75,7 @@ nlohmann::json summary_json(const scenarios::AccuracySummary& s) {
 }
 
 int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
-  auto ws = open_workspace(g, hardware::Access::read_write);
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   std::filesystem::path dir = o.dir;
   if (dir.empty()) {

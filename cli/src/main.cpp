@@ -1,6 +1,9 @@
 // capsim: capacity planning and cluster sizing for ML workloads.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+#include <new>
+
 #include "about.hpp"
 #include "accuracy_command.hpp"
 #include "capsim/core/suggest.hpp"
@@ -105,9 +108,45 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int 
   return "error: " + where + what + " (" + help + ")\n";
 }
 
-}  // namespace
+// Puts std::cout's own buffer back when main returns: the static destructors that run after
+// it may still flush std::cout, and the StandardOutput is gone by then.
+class CoutBufferSwap {
+ public:
+  explicit CoutBufferSwap(std::streambuf* buffer) : previous_(std::cout.rdbuf(buffer)) {}
+  ~CoutBufferSwap() { std::cout.rdbuf(previous_); }
+  CoutBufferSwap(const CoutBufferSwap&) = delete;
+  CoutBufferSwap& operator=(const CoutBufferSwap&) = delete;
 
-int main(int argc, char** argv) {
+ private:
+  std::streambuf* previous_;
+};
+
+// The command line parsed and the chosen command run; its exit code.
+int run_command(CLI::App& app, int argc, char** argv, GlobalOptions& global, const int& exit_code) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion&) {
+    // --data may come after --version, which stops the parse: read it here.
+    for (int i = 1; i + 1 < argc; ++i)
+      if (std::string_view(argv[i]) == "--data") global.data_dir = argv[i + 1];
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]).starts_with("--data=")) global.data_dir = std::string(argv[i]).substr(7);
+    const auto report = version_report(global);
+    std::cout << report.text;
+    return report.exit_code;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << parse_error_text(app, e, argc, argv);
+    return kExitBadInput;
+  }
+  return exit_code;
+}
+
+// Builds the command line, parses it and runs the chosen command; its exit code.
+int capsim_main(int argc, char** argv) {
   CLI::App app{"capsim: capacity planning and cluster sizing for ML workloads", "capsim"};
   // The version text names the data directory, so --data given before or after it counts.
   app.set_version_flag("--version,-V", std::string("capsim " CAPSIM_VERSION),
@@ -130,7 +169,11 @@ int main(int argc, char** argv) {
       "  capsim catalog list gpus --where 'memory>=80 GB' --sort memory_bandwidth --desc\n"
       "  capsim export k8s scenarios/examples/llama2-70b-chat-h100.yaml -o serving.yaml\n"
       "  source <(capsim completion bash)\n"
-      "Exit codes: 0 ok, 1 an expect: failed (with --check), 2 bad input, 3 the environment failed.");
+      "Output files (-o, --junit, --report, --chart) are replaced whole and atomically; a device, a FIFO or\n"
+      "/dev/stdout is written in place, and a symbolic link to a file is refused (name the file itself).\n"
+      "Exit codes: 0 ok, 1 an expect: failed (with --check), 2 bad input, 3 the environment failed (also a\n"
+      "full disk or an I/O error on standard output, and running out of memory). A reader that closes the\n"
+      "pipe early (capsim ... | head) is no failure: the command's own exit code, no message.");
   app.fallthrough();
 
   int exit_code = kExitOk;
@@ -143,24 +186,27 @@ int main(int argc, char** argv) {
   add_accuracy_command(app, global, exit_code);
   add_completion_command(app, exit_code);
 
+  return run_command(app, argc, argv, global, exit_code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A reader that closes the pipe (`capsim ... | head -1`) makes writes fail with EPIPE, which
+  // finish_standard_output takes quietly, instead of killing capsim with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  StandardOutput standard_output;
+  const CoutBufferSwap swap(&standard_output);
+  int code = kExitOk;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion&) {
-    // --data may come after --version, which stops the parse: read it here.
-    for (int i = 1; i + 1 < argc; ++i)
-      if (std::string_view(argv[i]) == "--data") global.data_dir = argv[i + 1];
-    for (int i = 1; i < argc; ++i)
-      if (std::string_view(argv[i]).starts_with("--data=")) global.data_dir = std::string(argv[i]).substr(7);
-    const auto report = version_report(global);
-    std::cout << report.text;
-    return report.exit_code;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << parse_error_text(app, e, argc, argv);
-    return kExitBadInput;
+    code = capsim_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Anywhere in any command: a scenario that needs more memory than the process may have
+    // (a memory limit, `ulimit -v`) is the environment's failure, reported, never an abort.
+    std::cout.flush();
+    code = report_errors({environment_failure(
+        Diagnostic{{}, "", "out of memory: the command needed more memory than this process may use",
+                   "raise the memory limit (ulimit -v, the container's), or ask a smaller question"})});
   }
-  return exit_code;
+  return finish_standard_output(code);
 }

@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <map>
 
 namespace capsim::cli {
@@ -102,6 +104,52 @@ int write_output(const std::string& path, const std::string& text) {
   }
   if (auto status = write_file_atomically(path, text); !status.empty()) return report_errors(status);
   return kExitOk;
+}
+
+StandardOutput::StandardOutput() : line_buffered_(::isatty(STDOUT_FILENO) == 1) {
+  setp(buffer_, buffer_ + sizeof buffer_);
+}
+
+bool StandardOutput::drain() {
+  const char* p = pbase();
+  while (p < pptr() && error_ == 0) {
+    const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) {
+      p += n;
+    } else {
+      error_ = n == 0 ? EIO : errno;
+    }
+  }
+  // After a failure the rest is dropped: nothing more can reach the reader in order.
+  setp(buffer_, buffer_ + sizeof buffer_);
+  return error_ == 0;
+}
+
+StandardOutput::int_type StandardOutput::overflow(int_type c) {
+  if (error_ != 0 || !drain()) return traits_type::eof();
+  if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+  *pptr() = traits_type::to_char_type(c);
+  pbump(1);
+  return c;
+}
+
+std::streamsize StandardOutput::xsputn(const char* text, std::streamsize count) {
+  const std::streamsize written = std::streambuf::xsputn(text, count);
+  if (line_buffered_ && std::memchr(text, '\n', static_cast<std::size_t>(written)) != nullptr) sync();
+  return written;
+}
+
+int StandardOutput::sync() { return error_ == 0 && drain() ? 0 : -1; }
+
+int finish_standard_output(int exit_code) {
+  std::cout.flush();
+  const auto* out = dynamic_cast<const StandardOutput*>(std::cout.rdbuf());
+  const int error = out != nullptr ? out->error() : (std::cout ? 0 : EIO);
+  if (error == 0 || error == EPIPE) return exit_code;
+  Diagnostic d{{"standard output"}, "", std::string("cannot write the command's output: ") + std::strerror(error),
+               "what was printed is incomplete"};
+  return report_errors({environment_failure(std::move(d))});
 }
 
 int report_errors(const std::vector<Diagnostic>& errors) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,43 @@ void print_table(const scenarios::Table& t, Format format);
 // environment failure (Cause::environment), else kExitBadInput.
 int report_errors(const std::vector<Diagnostic>& errors);
 
-// Writes an export's text to standard output (`path` empty or "-") or atomically to the file;
-// kExitOk, or the write's errors reported.
+// Writes an export's text to standard output (`path` empty or "-") or to the file
+// (write_file_atomically: replaced atomically, or a device or FIFO written in place); kExitOk,
+// or the write's errors reported.
 int write_output(const std::string& path, const std::string& text);
+
+// Standard output as capsim writes it: main installs one over std::cout's buffer for the whole
+// run. Bytes go to file descriptor 1 through a buffer of its own (flushed at each line on a
+// terminal, as stdio does), every write checked; the first failure's errno is kept (std::cout
+// turns bad and later text is dropped), so that the end of main can tell a full disk from a
+// reader that went away. Not thread-safe, like std::cout; it does not flush on destruction
+// (finish_standard_output does).
+class StandardOutput : public std::streambuf {
+ public:
+  StandardOutput();
+  // errno of the first write that failed; 0 while every write succeeded.
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override;
+  std::streamsize xsputn(const char* text, std::streamsize count) override;
+  int sync() override;
+
+ private:
+  bool drain();
+  char buffer_[65536];
+  bool line_buffered_;
+  int error_ = 0;
+};
+
+// Flushes std::cout and settles the exit code of a command that returned `exit_code`:
+//   - the output was all written: `exit_code`;
+//   - the reader went away (EPIPE, `capsim ... | head -1`): `exit_code`, with no message, since
+//     whoever closed the pipe had read what they wanted;
+//   - any other failure (a full disk, an I/O error): "standard output: error: ..." on stderr and
+//     kExitEnvironment, since what was printed is incomplete.
+// SIGPIPE must be ignored (main does), or the first write to a closed pipe kills the process.
+int finish_standard_output(int exit_code);
 
 // A progress bar on stderr when it is a terminal and the work has run for half a second;
 // silent otherwise (pipes, CI logs). Ctrl-C (SIGINT) while it exists cancels the work:

@@ -32,7 +32,7 @@ struct SizeOptions {
 };
 
 int run_estimate(const GlobalOptions& g, const SizeOptions& o) {
-  auto ws = open_workspace(g, hardware::Access::read_write);
+  auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());

@@ -1,6 +1,7 @@
 // `capsim run`: a scenario end to end, for CI and people; `capsim history`: past runs.
 #include "run_commands.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
+#include "capsim/core/text.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/junit.hpp"
 #include "capsim/scenarios/runner.hpp"
@@ -129,6 +131,10 @@ int run_cluster_file(const hardware::Catalog& catalog, const RunOptions& o) {
   return print_cluster_plan(*cluster, catalog, o.format, o.report);
 }
 
+bool all_environment(const std::vector<Diagnostic>& errors) {
+  return std::all_of(errors.begin(), errors.end(), [](const Diagnostic& d) { return d.cause == Cause::environment; });
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -143,7 +149,17 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
       (void)write_file_atomically(o.junit, scenarios::junit_error_xml(o.file, errors, seconds_since(start)));
     return report_errors(errors);
   };
-  auto ws = open_workspace(g, hardware::Access::read_write);
+  // A sweep's point must store its run: the history is how its shards' results come together.
+  // A plain run's history is a record kept beside its output: where the database cannot be
+  // written (a read-only mount, another user's folder, a full disk) the run goes on, read-only,
+  // and a warning says it was not stored.
+  const bool history_required = !o.sweep_label.empty();
+  auto ws = open_workspace(g, o.no_history ? hardware::Access::read_only : hardware::Access::read_write);
+  std::vector<Diagnostic> not_stored;  // why the run cannot go into the history
+  if (!ws && !o.no_history && !history_required && all_environment(ws.errors())) {
+    not_stored = ws.errors();
+    ws = open_workspace(g, hardware::Access::read_only);
+  }
   if (!ws) return fail(ws.errors());
   if (auto text = scenarios::read_scenario_text(o.file);
       o.file != "-" && text && scenarios::scenario_file_kind(*text) == scenarios::ScenarioFileKind::cluster)
@@ -168,10 +184,15 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
   }
   if (!o.report.empty())
     if (auto status = write_report(*run, *ws->catalog, o.report); !status.empty()) return report_errors(status);
-  if (!o.no_history) {
+  if (!o.no_history && not_stored.empty()) {
     auto id = scenarios::record_run(ws->store, *run, o.sweep_label);
-    if (!id) return report_errors(id.errors());
+    if (!id && history_required) return report_errors(id.errors());
+    if (!id) not_stored = id.errors();
   }
+  for (const auto& d : not_stored)
+    std::cerr << (d.where.file.empty() ? "" : printable(d.where.file) + ": ")
+              << "warning: the run is not stored in the history: " << printable(d.message)
+              << " (--no-history leaves it out)\n";
   if (o.junit != "-")  // --junit - writes the JUnit XML on standard output instead of the summary
     std::cout << (o.format == Format::json ? scenarios::run_json(*run) : scenarios::run_summary_text(*run));
   return o.check && !run->passed() ? kExitExpectationFailed : kExitOk;

@@ -6,9 +6,11 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <iostream>
 #include <filesystem>
 #include <fstream>
@@ -109,7 +111,7 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     std::vector<std::string> row{results[i].label};
     const auto& j = parsed[i];
-    if (!j.is_object()) {
+    if (!j.is_object() || results[i].exit_code != kExitOk) {
       row.push_back("error: " + results[i].error.substr(0, results[i].error.find('\n')));
       row.resize(t.columns.size());
     } else {
@@ -141,6 +143,51 @@ std::string sweep_json(const std::string& spec, const std::vector<PointResult>& 
   out.update(extra);
   out["points"] = std::move(points);
   return out.dump(2) + "\n";
+}
+
+// A point's outcome from its process's wait status and the files its output went to. A point
+// that failed always says why: a child killed by a signal, or one whose own error output was
+// lost (a full TMPDIR), gets a message here; one that exited 0 without a whole JSON result
+// lost its output, and fails too (the children run without --check: their expectations are
+// read from the result).
+void settle_point(PointResult& r, int status, const fs::path& out, const fs::path& err) {
+  r.json = read_all(out);
+  r.error = read_all(err);
+  if (WIFSIGNALED(status)) {
+    r.exit_code = kExitEnvironment;
+    r.error += "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) + ")\n";
+    return;
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitEnvironment;
+  if (r.exit_code == kExitOk && !nlohmann::json::parse(r.json, nullptr, false).is_object()) {
+    r.exit_code = kExitEnvironment;
+    r.error += "its result was lost: capsim exited 0 without writing the whole JSON result (is TMPDIR full?)\n";
+  }
+  if (r.exit_code != kExitOk && r.error.find_first_not_of(" \t\n") == std::string::npos)
+    r.error = "capsim exited " + std::to_string(r.exit_code) +
+              " and its error message was lost (it could not be written: is TMPDIR full?)\n";
+}
+
+// The sweep's exit code: the worst of its points', with each failed point's error on stderr.
+// A point that did not run says more than one that ran and missed: an environment failure (3)
+// ranks above bad input (2), which ranks above an expectation that failed under --check (1).
+int sweep_exit_code(const std::vector<PointResult>& results, bool check) {
+  auto rank = [](int code) {
+    return code == kExitEnvironment ? 3 : code == kExitBadInput ? 2 : code == kExitExpectationFailed ? 1 : 0;
+  };
+  int worst = kExitOk;
+  for (const auto& r : results) {
+    int code = r.exit_code;
+    if (code == kExitOk) {
+      const auto j = nlohmann::json::parse(r.json, nullptr, false);
+      if (check && j.is_object() && j.value("status", "") == "failed") code = kExitExpectationFailed;
+    } else {
+      std::cerr << r.label << ": " << r.error;
+      if (code != kExitBadInput) code = kExitEnvironment;  // any other code: the process failed
+    }
+    if (rank(code) > rank(worst)) worst = code;
+  }
+  return worst;
 }
 
 // Runs `capsim ARGS` as a child process with stdout and stderr in files.
@@ -205,9 +252,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     if (pid <= 0 || !running.count(pid)) return;
     const std::size_t i = running[pid];
     running.erase(pid);
-    results[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
-    results[i].json = read_all(tmp / (std::to_string(i) + ".out"));
-    results[i].error = read_all(tmp / (std::to_string(i) + ".err"));
+    settle_point(results[i], status, tmp / (std::to_string(i) + ".out"), tmp / (std::to_string(i) + ".err"));
     ++done;
     report_progress();
   };
@@ -221,8 +266,8 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
       results[next].label = point.label();
       const pid_t pid = spawn_capsim(args, tmp / (std::to_string(next) + ".out"), tmp / (std::to_string(next) + ".err"));
       if (pid < 0) {
-        results[next].exit_code = kExitBadInput;
-        results[next].error = "cannot start a capsim process";
+        results[next].exit_code = kExitEnvironment;
+        results[next].error = std::string("cannot start a capsim process: ") + std::strerror(errno) + "\n";
       } else {
         running[pid] = next;
       }
@@ -239,17 +284,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
               << " points\n\n";
     print_table(sweep_table(results), Format::table);
   }
-  int worst = kExitOk;
-  for (const auto& r : results) {
-    if (r.exit_code == kExitBadInput) {
-      std::cerr << r.label << ": " << r.error;
-      worst = kExitBadInput;
-    } else if (check && worst == kExitOk) {
-      auto j = nlohmann::json::parse(r.json, nullptr, false);
-      if (j.is_object() && j.value("status", "") == "failed") worst = kExitExpectationFailed;
-    }
-  }
-  return worst;
+  return sweep_exit_code(results, check);
 }
 
 int run_history_merge(const GlobalOptions& g, const std::vector<std::string>& shards, const std::string& spec,

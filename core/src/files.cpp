@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,9 +80,86 @@ void remove_stale_temporaries(const std::filesystem::path& dir, const std::files
   }
 }
 
+// The file behind `fd` is the one `st` describes.
+bool same_file(int fd, const struct stat& st) {
+  struct stat other {};
+  return ::fstat(fd, &other) == 0 && other.st_dev == st.st_dev && other.st_ino == st.st_ino;
+}
+
+// A device or FIFO: written where it is, never replaced (renaming a file over /dev/full as
+// root would replace the device). Opened without O_CREAT or O_TRUNC, following a link as any
+// open does; a FIFO's open waits for its reader, as a shell's `>` does.
+Status write_in_place(const std::filesystem::path& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return {io_failure(path, "cannot open it for writing", errno)};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+    // Swapped for a file between the look and the open: writing here would not be atomic.
+    ::close(fd);
+    return {io_failure(path, "changed while being opened", EAGAIN)};
+  }
+  if (!write_all(fd, content)) {
+    const int error = errno;
+    ::close(fd);
+    return {io_failure(path, "cannot write to it", error)};
+  }
+  if (::close(fd) != 0) return {io_failure(path, "cannot write to it", errno)};
+  return {};
+}
+
+// A path that names this process's standard output or error (/dev/stdout, /proc/self/fd/1, a
+// link to the file or pipe stdout goes to): written through std::cout or std::cerr, in order
+// with what the program prints there. Reopening it instead would write at offset 0 of a
+// redirected file, under what the program prints after. The stream keeps any error.
+bool write_to_standard_stream(const struct stat& target, std::string_view content) {
+  if (same_file(STDOUT_FILENO, target)) {
+    std::cout.write(content.data(), static_cast<std::streamsize>(content.size())).flush();
+    return true;
+  }
+  if (same_file(STDERR_FILENO, target)) {
+    std::cerr.write(content.data(), static_cast<std::streamsize>(content.size())).flush();
+    return true;
+  }
+  return false;
+}
+
+// What is at `path` decides how it is written; nullopt: a regular file or nothing, replaced
+// atomically. A symbolic link is followed only to a device, a FIFO or the standard streams:
+// replacing the file a link names would mean writing in the link target's folder, which a
+// link planted in a shared folder (/tmp) could point anywhere, and replacing the link itself
+// would silently cut it.
+std::optional<Status> write_special(const std::filesystem::path& path, std::string_view content) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return std::nullopt;
+  auto refuse = [&](const std::string& what, const std::string& hint) {
+    return Status{Diagnostic{{path.string()}, "", what, hint}};
+  };
+  const bool link = S_ISLNK(st.st_mode);
+  const std::string no_links = "capsim does not write through links to files";
+  const std::string instead = "name the file itself, or remove the link";
+  if (link && ::stat(path.c_str(), &st) != 0) {
+    const int error = errno;
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(path, ec);
+    return refuse("is a symbolic link (to " + (ec ? std::string() : target.string() + ": ") + std::strerror(error) +
+                      "); " + no_links,
+                  instead);
+  }
+  if (!S_ISDIR(st.st_mode) && write_to_standard_stream(st, content)) return Status{};
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return write_in_place(path, content);
+  if (S_ISDIR(st.st_mode)) return refuse(link ? "is a symbolic link to a directory" : "is a directory", "name a file");
+  if (S_ISBLK(st.st_mode))
+    return refuse("is a block device (a disk); capsim writes only to files, character devices and pipes", "");
+  std::error_code ec;
+  const auto target = std::filesystem::canonical(path, ec);
+  return refuse("is a symbolic link" + (ec ? std::string() : " (to " + target.string() + ")") + "; " + no_links,
+                instead);
+}
+
 }  // namespace
 
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  if (auto special = write_special(path, content)) return *special;
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   remove_stale_temporaries(dir, path);
   // A dot name, so that globs and directory listings do not pick up a half-written file;

@@ -3,9 +3,16 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <optional>
 #include <sstream>
@@ -193,6 +200,90 @@ std::string parameters_json(const CalibrationMeasurement& m) {
   return out.dump();
 }
 
+// errno of the reason the database at `path` cannot be written here, 0 when it can: the file
+// itself, and its folder (the nearest that exists when it must be made), where SQLite creates
+// its -wal and -shm files unless both are there and writable already.
+int write_blocker(const std::filesystem::path& path) {
+  auto writable = [](const std::filesystem::path& p) {
+    return ::faccessat(AT_FDCWD, p.c_str(), W_OK, AT_EACCESS) == 0;
+  };
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    if (!writable(path)) return errno;
+    const std::filesystem::path wal = path.string() + "-wal", shm = path.string() + "-shm";
+    if (std::filesystem::exists(wal, ec) && std::filesystem::exists(shm, ec) && writable(wal) && writable(shm))
+      return 0;
+  }
+  std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  while (!std::filesystem::exists(dir, ec) && dir.has_parent_path() && dir != dir.parent_path())
+    dir = dir.parent_path();
+  return writable(dir) ? 0 : errno;
+}
+
+// The URI that opens `path` immutable (no -wal or -shm files, no locks), for SQLITE_OPEN_URI.
+// Characters URIs reserve are %-escaped.
+std::string immutable_uri(const std::filesystem::path& path) {
+  const std::string absolute = std::filesystem::absolute(path).string();
+  std::string uri = "file:";
+  for (unsigned char c : absolute) {
+    if (std::isalnum(c) || std::strchr("/-._~", c) != nullptr) {
+      uri += static_cast<char>(c);
+    } else {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+      uri += escaped;
+    }
+  }
+  return uri + "?mode=ro&immutable=1";
+}
+
+// Whether the last error on `db` is one of a reader that could not create or map the WAL
+// index beside the database (read-only folder or mount, full disk), as opposed to a damaged
+// or foreign file.
+bool needs_side_files(sqlite3* db) {
+  const int primary = sqlite3_errcode(db) & 0xff;
+  return primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_IOERR;
+}
+
+// The error for a database written by a newer capsim.
+Diagnostic newer_schema(const std::filesystem::path& path, int version) {
+  return environment_failure(Diagnostic{
+      {path.string()}, "",
+      "the database has schema version " + std::to_string(version) + ", newer than this capsim understands (" +
+          std::to_string(kSchemaVersion) + "); it was left untouched",
+      "use the capsim that wrote it, or another --db"});
+}
+
+// Creates the tables and brings a database of schema `version` (0: new) to the current one,
+// in one transaction.
+Status migrate(sqlite3* db, const std::filesystem::path& path, int version) {
+  if (version == kSchemaVersion) return {};
+  if (!exec(db, "BEGIN IMMEDIATE;")) return {db_error(db, path, "cannot start a transaction")};
+  auto fail = [&](const std::string& what) {
+    Status s{db_error(db, path, what)};
+    exec(db, "ROLLBACK;");
+    return s;
+  };
+  if (!exec(db, kSchema)) return fail("cannot create the tables (is this a capsim database?)");
+  // Version 2: runs carry the sweep point they belong to.
+  bool has_sweep = false;
+  {
+    Statement columns(db, "PRAGMA table_info(runs);");
+    if (!columns.ok()) return fail("cannot read the run history's columns");
+    int rc;
+    while ((rc = columns.step()) == SQLITE_ROW) has_sweep = has_sweep || columns.text(1) == "sweep";
+    if (rc != SQLITE_DONE) return fail("cannot read the run history's columns");
+  }
+  if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';"))
+    return fail("cannot migrate the run history");
+  Statement write_version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
+  if (!write_version.ok()) return fail("cannot write the schema version");
+  write_version.bind(1, std::to_string(kSchemaVersion));
+  if (write_version.step() != SQLITE_DONE) return fail("cannot write the schema version");
+  if (!exec(db, "COMMIT;")) return fail("cannot commit the schema");
+  return {};
+}
+
 }  // namespace
 
 std::filesystem::path default_db_path() {
@@ -208,90 +299,132 @@ int Store::schema_version() { return kSchemaVersion; }
 Result<Store> Store::open(const std::filesystem::path& path, Access access, OnCorrupt on_corrupt) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
+  if (access == Access::read_only) {
+    if (exists) return open_read_only(path, on_corrupt);
+    // Nothing to read and nowhere to create it (a read-only mount, another user's folder, a
+    // full disk): an empty database in memory answers as a new file would.
+    if (write_blocker(path) != 0) return open_in_memory(path);
+    auto created = open(path, Access::read_write, on_corrupt);
+    return created ? std::move(created) : open_in_memory(path);
+  }
+  if (const int error = write_blocker(path); error != 0)
+    return environment_failure(Diagnostic{{path.string()}, "", std::string("cannot write the database here: ") +
+                                                                   std::strerror(error),
+                                          "use a writable --db or $CAPSIM_DB"});
   if (!exists && path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)
     return environment_failure(
         Diagnostic{{path.string()}, "", "cannot create the database directory: " + ec.message(), ""});
-  // Read-only when asked and there is a file to read; a new file must be created first.
-  const bool read_only = access == Access::read_only && exists;
   sqlite3* db = nullptr;
-  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  if (sqlite3_open_v2(path.string().c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.string().c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     auto d = db_error(db, path, "cannot open the database");
     sqlite3_close(db);
     return d;
   }
   Store store(db, path);
-  store.read_only_ = read_only;
   // Concurrent runs (a sweep's processes, CI jobs on one database) wait for each other's
   // writes; 10 s was too short for eight writers on a loaded 2-core machine.
   sqlite3_busy_timeout(db, 60000);
-  if (!read_only && (!exec(db, "PRAGMA journal_mode=WAL;") || !exec(db, "PRAGMA foreign_keys=ON;") ||
-                     !exec(db, "PRAGMA synchronous=NORMAL;")))
+  if (!exec(db, "PRAGMA journal_mode=WAL;") || !exec(db, "PRAGMA foreign_keys=ON;") ||
+      !exec(db, "PRAGMA synchronous=NORMAL;"))
     return db_error(db, path, "cannot configure the database (is this a capsim database?)");
   // A damaged page must not read as missing rows: check the file before trusting it.
   if (exists) {
     bool cannot_check = false;
     const std::string check = quick_check(db, &cannot_check);
     if (cannot_check) return db_error(db, path, "cannot open the database");
-    if (check != "ok") {
-      Diagnostic corrupt = environment_failure(
-          Diagnostic{{path.string()}, "", "the database is corrupt (" + check + ")",
-                     "restore it from a backup, or move it away to start a new one"});
-      if (on_corrupt == OnCorrupt::fail) return corrupt;
-      sqlite3_close(store.db_);
-      store.db_ = nullptr;
-      const auto aside = move_aside(path);
-      if (aside.empty()) return corrupt;
-      auto fresh = open(path, Access::read_write, OnCorrupt::fail);
-      if (!fresh) return fresh;
-      fresh.value().warnings_.push_back(path.string() + ": warning: the database was corrupt (" + check +
-                                        "); moved it to " + aside.string() +
-                                        " and rebuilt the catalog from the YAML; its run history and calibrations "
-                                        "stay in the moved file");
-      return fresh;
-    }
+    if (check != "ok") return when_corrupt(std::move(store), check, on_corrupt);
   }
   const auto version = stored_schema_version(db);
   if (!version) return db_error(db, path, "cannot read the schema version");
-  if (*version > kSchemaVersion)
-    return environment_failure(Diagnostic{
-        {path.string()}, "",
-        "the database has schema version " + std::to_string(*version) + ", newer than this capsim understands (" +
-            std::to_string(kSchemaVersion) + "); it was left untouched",
-        "use the capsim that wrote it, or another --db"});
-  if (*version == kSchemaVersion) {
-    if (read_only) return store;
-  } else if (read_only) {
-    // An older schema: migrate it read-write (the one write a read-only command makes).
-    return open(path, Access::read_write, on_corrupt);
-  }
-  if (!exec(db, "BEGIN IMMEDIATE;")) return db_error(db, path, "cannot start a transaction");
-  auto fail = [&](const std::string& what) -> Result<Store> {
-    Diagnostic d = db_error(db, path, what);
-    exec(db, "ROLLBACK;");
-    return d;
-  };
-  if (!exec(db, kSchema)) return fail("cannot create the tables (is this a capsim database?)");
-  // Version 2: runs carry the sweep point they belong to.
-  bool has_sweep = false;
-  {
-    Statement columns(db, "PRAGMA table_info(runs);");
-    if (!columns.ok()) return fail("cannot read the run history's columns");
-    int rc;
-    while ((rc = columns.step()) == SQLITE_ROW) has_sweep = has_sweep || columns.text(1) == "sweep";
-    if (rc != SQLITE_DONE) return fail("cannot read the run history's columns");
-  }
-  if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';"))
-    return fail("cannot migrate the run history");
-  if (*version != kSchemaVersion) {
-    Statement write_version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
-    if (!write_version.ok()) return fail("cannot write the schema version");
-    write_version.bind(1, std::to_string(kSchemaVersion));
-    if (write_version.step() != SQLITE_DONE) return fail("cannot write the schema version");
-  }
-  if (!exec(db, "COMMIT;")) return fail("cannot commit the schema");
+  if (*version > kSchemaVersion) return newer_schema(path, *version);
+  if (auto status = migrate(db, path, *version); !status.empty()) return status;
   return store;
+}
+
+// An existing file, opened read-only and never written: the lock other processes take to
+// write is not needed, and a read-only file or folder is no obstacle. SQLite's WAL mode
+// keeps its index in a -shm file beside the database that even a reader creates; where that
+// cannot be (a read-only mount, another user's folder, a full disk) the file is opened
+// immutable, without side files or locks (the database then cannot change under it there).
+Result<Store> Store::open_read_only(const std::filesystem::path& path, OnCorrupt on_corrupt) {
+  auto connect = [&](bool immutable) -> Result<Store> {
+    sqlite3* db = nullptr;
+    const std::string name = immutable ? immutable_uri(path) : path.string();
+    const int flags = SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0);
+    if (sqlite3_open_v2(name.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+      auto d = db_error(db, path, "cannot open the database");
+      sqlite3_close(db);
+      return d;
+    }
+    Store store(db, path);
+    store.read_only_ = true;
+    sqlite3_busy_timeout(db, 60000);
+    return store;
+  };
+  auto opened = connect(false);
+  if (!opened) return opened;
+  Store store = std::move(opened).value();
+  bool cannot_check = false;
+  std::string check = quick_check(store.db_, &cannot_check);
+  if (cannot_check && needs_side_files(store.db_)) {
+    auto immutable = connect(true);
+    if (!immutable) return immutable;
+    store = std::move(immutable).value();
+    check = quick_check(store.db_, &cannot_check);
+    // The log of a writer that stopped before folding it in is invisible to an immutable read.
+    std::error_code ec;
+    const std::filesystem::path wal = path.string() + "-wal";
+    if (!cannot_check && std::filesystem::file_size(wal, ec) > 0 && !ec)
+      store.warnings_.push_back(path.string() + ": warning: the database's write-ahead log (" + wal.string() +
+                                ") cannot be read without writing beside it; the runs in it are not shown");
+  }
+  if (cannot_check) return db_error(store.db_, path, "cannot open the database");
+  if (check != "ok") return when_corrupt(std::move(store), check, on_corrupt);
+  const auto version = stored_schema_version(store.db_);
+  if (!version) return db_error(store.db_, path, "cannot read the schema version");
+  if (*version > kSchemaVersion) return newer_schema(path, *version);
+  // An older schema: migrate it read-write (the one write a read-only command makes). A file
+  // with no schema at all (created, then the disk was full) holds nothing to read.
+  if (*version < kSchemaVersion) {
+    auto migrated = open(path, Access::read_write, on_corrupt);
+    return migrated || *version > 0 ? std::move(migrated) : open_in_memory(path);
+  }
+  return store;
+}
+
+// A new, empty database in memory, with the current schema, standing in for a file that does
+// not exist and cannot be created. Read-only: what is stored in it would be lost.
+Result<Store> Store::open_in_memory(const std::filesystem::path& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    auto d = db_error(db, path, "cannot open the database");
+    sqlite3_close(db);
+    return d;
+  }
+  Store store(db, path);
+  exec(db, "PRAGMA foreign_keys=ON;");
+  if (auto status = migrate(db, path, 0); !status.empty()) return status;
+  store.read_only_ = true;
+  return store;
+}
+
+Result<Store> Store::when_corrupt(Store store, const std::string& check, OnCorrupt on_corrupt) {
+  const std::filesystem::path path = store.path_;
+  Diagnostic corrupt = environment_failure(Diagnostic{{path.string()}, "", "the database is corrupt (" + check + ")",
+                                                      "restore it from a backup, or move it away to start a new one"});
+  if (on_corrupt == OnCorrupt::fail) return corrupt;
+  sqlite3_close(store.db_);
+  store.db_ = nullptr;
+  const auto aside = move_aside(path);
+  if (aside.empty()) return corrupt;
+  auto fresh = open(path, Access::read_write, OnCorrupt::fail);
+  if (!fresh) return fresh;
+  fresh.value().warnings_.push_back(path.string() + ": warning: the database was corrupt (" + check +
+                                    "); moved it to " + aside.string() +
+                                    " and rebuilt the catalog from the YAML; its run history and calibrations stay in "
+                                    "the moved file");
+  return fresh;
 }
 
 Store::Store(Store&& other) noexcept
@@ -496,11 +629,11 @@ Result<Catalog> Store::sync_catalog(const std::vector<CatalogSource>& sources, b
   auto stored = read_catalog_hash();
   if (!stored) return stored.errors();
   if (*stored == wanted) return load_catalog();
-  if (read_only_)
-    return environment_failure(Diagnostic{{path_.string()}, "", "the stored catalog is out of date and the database was opened read-only", ""});
   auto catalog = hardware::load_catalog(sources);
   if (!catalog) return catalog.errors();
-  if (auto status = save_catalog(*catalog); !status.empty()) return status;
+  // Read-only: the database stays as it is (the YAML is checked again next time).
+  if (!read_only_)
+    if (auto status = save_catalog(*catalog); !status.empty()) return status;
   if (rebuilt) *rebuilt = true;
   if (auto status = attach_calibrations(catalog.value()); !status.empty()) return status;
   return catalog;

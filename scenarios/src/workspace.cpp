@@ -48,9 +48,15 @@ Result<Workspace> open_workspace(const WorkspaceOptions& options) {
   auto store = hardware::Store::open(db_path, options.access, options.on_corrupt);
   if (!store) return store.errors();
   if (store.value().read_only() && store.value().stored_catalog_hash() != hardware::catalog_hash(*sources)) {
-    // The catalog YAML changed: store it, the one write a read-only command makes.
-    store = hardware::Store::open(db_path, hardware::Access::read_write, options.on_corrupt);
-    if (!store) return store.errors();
+    // The catalog YAML changed: store it, the one write a read-only command makes, where the
+    // database can be written. Where it cannot (a read-only mount, another user's folder, a
+    // full disk), the read-only store gives the YAML's catalog without storing it.
+    if (auto writable = hardware::Store::open(db_path, hardware::Access::read_write, options.on_corrupt)) {
+      bool rebuilt = false;
+      if (auto catalog = writable.value().sync_catalog(*sources, &rebuilt))
+        return Workspace{catalog_dir, std::move(writable).value(),
+                         std::make_shared<const hardware::Catalog>(std::move(catalog).value()), rebuilt};
+    }
   }
   bool rebuilt = false;
   auto catalog = store.value().sync_catalog(*sources, &rebuilt);

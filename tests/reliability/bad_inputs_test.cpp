@@ -511,6 +511,12 @@ std::vector<EnvironmentCase> environment_cases() {
        "size '" + lora + "'", 3, ""},
       {"22.6: a TMPDIR that does not exist, for a sweep", "", "TMPDIR=/nonexistent/capsim",
        "run '" + lora + "' --sweep 'description=a,b'", 3, ""},
+      // issue 47: writes and storage (the devices, read-only folders and full disks are in
+      // tests/reliability/issue47_io_test.cpp: they need a user switch or a mount namespace).
+      {"47: an output path that is a symbolic link to a file (refused, exit 2: the link and its file stay)",
+       "echo old > real.md && ln -s real.md link.md", "", "report '" + lora + "' -o link.md", 2, ""},
+      {"47: an output path that is a symbolic link to nothing (refused, exit 2)", "ln -s missing.xml link.xml", "",
+       "run --no-history '" + lora + "' --junit link.xml", 2, ""},
   };
 }
 

@@ -1,7 +1,8 @@
 // Writing files so that no reader ever sees half of one, and a failed write never costs the
-// previous version. Every writer in capsim (reports, charts, exports, JUnit, manifests,
-// calibration profiles, the GUI's scenario save) goes through write_file_atomically; the Qt
-// writers render into memory first and hand the bytes here.
+// previous version (devices, pipes and the standard streams are written in place). Every
+// writer in capsim (reports, charts, exports, JUnit, manifests, calibration profiles, the
+// GUI's scenario save) goes through write_file_atomically; the Qt writers render into memory
+// first and hand the bytes here.
 //
 // Thread-safe: concurrent writers of one path (threads or processes) each use a temporary
 // of their own, and the last rename wins with one complete file.
@@ -16,11 +17,24 @@
 
 namespace capsim {
 
-// Writes `content` to a temporary file with a unique name (mkstemp) in the target's
-// directory, checks every write and the close, fsyncs it, renames it over `path` and fsyncs
-// the directory. On any failure the old file is untouched, the temporary is removed and the
-// diagnostic (cause: environment) names `path` and the system's reason (e.g. "No space left
-// on device"). The new file gets mode 0666 less the umask, like an ordinary create.
+// Writes `content` to `path`, by what is there:
+//   - nothing or a regular file: replaced atomically. A temporary file with a unique name
+//     (mkstemp) in the target's directory gets the content, every write and the close checked,
+//     is fsynced and renamed over `path`, and the directory is fsynced. On any failure the old
+//     file is untouched and the temporary removed. The new file gets mode 0666 less the umask,
+//     like an ordinary create.
+//   - a character device, FIFO or socket (/dev/null, /dev/full, a named pipe): written in
+//     place, never replaced; opening a FIFO waits for its reader.
+//   - this process's standard output or error, by any name (/dev/stdout, /proc/self/fd/1, a
+//     link to the file stdout is redirected to): written through std::cout or std::cerr, in
+//     order with the rest of what is printed there; a failure shows in that stream's state and
+//     is the program's to check at its end, as for everything else it prints.
+//   - a symbolic link: followed to a device, a FIFO or a standard stream as above; a link to a
+//     file (or to nothing) is refused, the link left alone: replacing the file it names would
+//     write into the link target's folder, wherever a link planted in a shared folder points.
+//   - a directory or a block device: refused.
+// A refusal is Cause::input; a failed write is Cause::environment, naming `path` and the
+// system's reason (e.g. "No space left on device").
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 // Reads a whole input file of at most `max_bytes`: a regular file (not a device such as

@@ -3,7 +3,7 @@
 //
 // A Store owns one connection; it is movable, not copyable, and not thread-safe (open one
 // per thread). Several processes may use the same file: the database runs in WAL mode,
-// every write is one transaction, and a writer waits up to 10 s for another's lock.
+// every write is one transaction, and a writer waits up to 60 s for another's lock.
 #pragma once
 
 #include <filesystem>
@@ -26,8 +26,13 @@ std::filesystem::path default_db_path();
 
 // How a command uses the database.
 enum class Access {
-  read_only,   // reads only: opened SQLITE_OPEN_READONLY when it exists with the current schema
-  read_write,  // creates, migrates and writes
+  // Reads only, and never fails for want of a place to write: an existing file with the
+  // current schema is opened SQLITE_OPEN_READONLY, immutable (no -wal/-shm files, no locks)
+  // where its folder cannot take SQLite's side files (a read-only mount, another user's
+  // folder, a full disk); a missing file that cannot be created is an empty database in
+  // memory. Store::read_only() is true for all of these.
+  read_only,
+  read_write,  // creates, migrates and writes; an error where the file or its folder is not writable
 };
 
 // What to do when `PRAGMA quick_check` finds the file corrupt.
@@ -40,10 +45,11 @@ class Store {
  public:
   // Opens (creating if needed, with parent directories) and migrates the schema. Every
   // failure is a diagnostic with Cause::environment naming the file and SQLite's own
-  // message: cannot open, not a database, corrupt (quick_check), or a schema_version newer
-  // than this capsim knows (refused, the file untouched). With Access::read_only an existing
-  // file with the current schema is opened read-only and never written; a missing or older
-  // one is created or migrated read-write first.
+  // message: cannot write here (read_write), cannot open, not a database, corrupt
+  // (quick_check), or a schema_version newer than this capsim knows (refused, the file
+  // untouched). With Access::read_only an existing file with the current schema is opened
+  // read-only and never written (see Access); an older one is migrated read-write first, and
+  // a missing one created where it can be.
   static Result<Store> open(const std::filesystem::path& path, Access access = Access::read_write,
                             OnCorrupt on_corrupt = OnCorrupt::fail);
   // The schema version this capsim writes and understands.
@@ -56,8 +62,10 @@ class Store {
   ~Store();
 
   // Returns the catalog for `sources`: read from the database when it was stored from the
-  // same content, otherwise validated from the YAML and stored (rebuilt) first.
-  // `rebuilt` (optional) tells which happened. YAML errors come back as diagnostics.
+  // same content, otherwise validated from the YAML and stored (rebuilt) first; a read-only
+  // store keeps the database as it is and returns the YAML's catalog with the stored
+  // calibrations attached. `rebuilt` (optional) is true when the catalog came from the YAML.
+  // YAML errors come back as diagnostics.
   Result<Catalog> sync_catalog(const std::vector<CatalogSource>& sources, bool* rebuilt = nullptr);
 
   // Replaces the stored catalog in one transaction.
@@ -80,12 +88,17 @@ class Store {
   std::vector<std::string> calibrated_gpus() const;
 
   const std::filesystem::path& path() const { return path_; }
+  // Opened with Access::read_only (and not migrated): nothing is written to the file.
   bool read_only() const { return read_only_; }
   // Things the user should know that did not stop the open (a corrupt file moved aside).
   const std::vector<std::string>& warnings() const { return warnings_; }
   sqlite3* handle() const { return db_; }  // for the other tables' owners (history, calibration)
 
  private:
+  static Result<Store> open_read_only(const std::filesystem::path& path, OnCorrupt on_corrupt);
+  static Result<Store> open_in_memory(const std::filesystem::path& path);
+  // A file quick_check found damaged: an error, or moved aside and a new one opened.
+  static Result<Store> when_corrupt(Store store, const std::string& check, OnCorrupt on_corrupt);
   Status attach_calibrations(Catalog& catalog) const;
   Result<std::string> read_catalog_hash() const;
   Store(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}

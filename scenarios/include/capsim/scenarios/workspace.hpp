@@ -16,8 +16,9 @@ struct WorkspaceOptions {
   std::filesystem::path catalog_dir;
   // Database file. Empty: hardware::default_db_path() ($CAPSIM_DB, XDG data dir).
   std::filesystem::path db_path;
-  // read_only for commands that only read: the database is opened read-only when its
-  // catalog is current (no write lock taken, works on a read-only file).
+  // read_only for commands that only read: the database is opened read-only (no write lock
+  // taken), and the catalog stored only when its YAML changed and the file can be written;
+  // a read-only file, folder or mount, or a full disk, is no error (see hardware::Access).
   hardware::Access access = hardware::Access::read_write;
   // The run history cannot be rebuilt, the catalog cache can: commands that read history
   // fail on a corrupt file, the others move it aside and rebuild (with a warning).
