@@ -14,6 +14,7 @@ namespace {
 struct AccuracyOptions {
   std::string group;
   std::string dir;
+  std::string scenario;  // --scenario ROW: print that row's scenario instead
   Format format = Format::table;
 };
 
@@ -88,6 +89,15 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   hardware::Catalog datasheet = *ws->catalog;
   const bool dropped_calibration = datasheet.has_measured();
   datasheet.clear_measured();
+  if (!o.scenario.empty()) {
+    auto row = scenarios::accuracy_row_scenario(datasheet, dir, o.scenario);
+    if (!row) return report_errors(row.errors());
+    std::cout << "# The scenario capsim accuracy plans for row " << row->id << " (its " << row->metric
+              << "): `capsim " << row->command << "` of this file gives the row's predicted figure\n"
+              << "# (from datasheet figures: with calibration profiles imported, use a database without them).\n"
+              << row->text;
+    return kExitOk;
+  }
   auto report = scenarios::run_accuracy(datasheet, dir, o.group);
   if (!report) return report_errors(report.errors());
   if (o.format == Format::json) {
@@ -136,8 +146,13 @@ void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_
                   "Only rows of this group (training, megatron-3d, zero3-fsdp, interleaved, fp8, ge-1000-gpus, "
                   "cnn-training, vision-inference, llm-serving, ...)");
   cmd->add_option("--dir", o->dir, "Validation directory (default: the shipped data/validation)")->option_text("DIR");
+  cmd->add_option("--scenario", o->scenario,
+                  "Print the scenario the runner plans for this row (llm-serving rows): piped to the command its "
+                  "first line names, it gives the row's predicted figure")
+      ->option_text("ROW");
   add_format_option(*cmd, o->format, {"table", "json", "csv", "md"});
-  cmd->footer("Examples:\n  capsim accuracy\n  capsim accuracy --group zero3-fsdp\n  capsim accuracy --format json");
+  cmd->footer("Examples:\n  capsim accuracy\n  capsim accuracy --group zero3-fsdp\n  capsim accuracy --format json\n"
+              "  capsim accuracy --scenario trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128 | capsim simulate -");
   cmd->callback([&global, &exit_code, o] { exit_code = run_accuracy_command(global, *o); });
 }
 

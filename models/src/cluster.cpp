@@ -179,6 +179,16 @@ LinkModel inter_node_link(const ClusterSpec& c) {
   return {c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
 }
 
+std::string catalog_node_for_gpu(const hardware::Catalog& catalog, std::string_view gpu_id, int gpus_per_node) {
+  for (const bool stated : {true, false})
+    for (EntityKind kind : {EntityKind::server, EntityKind::instance})
+      for (const auto& node : catalog.all(kind))
+        if (node.text("gpu") == gpu_id && node.integer("gpu_count").value_or(1) >= gpus_per_node &&
+            (!stated || node.has("intra_node") || gpus_per_node <= 1))
+          return node.id;
+  return "";
+}
+
 std::string catalog_intra_node_for_gpu(const hardware::Catalog& catalog, std::string_view gpu_id, int gpus_per_node) {
   for (EntityKind kind : {EntityKind::server, EntityKind::instance})
     for (const auto& node : catalog.all(kind))

@@ -322,6 +322,11 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       spec.max_batched_tokens = r.max_batched_tokens;
       spec.max_concurrent = r.max_num_seqs;
       spec.speculation = r.speculation;
+      spec.kv_admission = r.kv_admission;
+      spec.batching = r.batching;
+      spec.kv_budget = r.kv_budget;
+      spec.memory_utilization = r.memory_utilization;
+      spec.gqa_shared_kv = r.gqa_shared_kv;
       const std::string what = nt.id + " TP=" + std::to_string(tp) + (pp > 1 ? " PP=" + std::to_string(pp) : "");
       auto est = estimate_llm_serving(spec, r.mix);
       const bool last_in_node = pp == 1 && tp * 2 > nt.cluster.gpus_per_node;

@@ -101,6 +101,19 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
       q.emplace_back("workload.prompt_tokens", std::to_string(inf.mix.prompt_tokens) + mean);
       q.emplace_back("workload.output_tokens", std::to_string(inf.mix.output_tokens) + mean);
       q.emplace_back("workload.kv_cache", std::string(models::precision_name(inf.kv_cache)));
+      q.emplace_back("workload.engine", inf.llm_engine);
+      q.emplace_back("workload.kv_admission", inf.kv_admission == models::LlmKvAdmission::reserve_full ? "reserved" : "on-demand");
+      q.emplace_back("workload.batching", inf.batching == models::LlmBatching::static_batches ? "static" : "continuous");
+      q.emplace_back("workload.decode_attention", inf.gqa_shared_kv ? "gqa-shared" : "per-query-head");
+      q.emplace_back("workload.kv_memory_fraction",
+                     significant(inf.kv_memory_fraction.value_or(inf.llm_engine == "tensorrt-llm"
+                                                                 ? models::kTrtllmFreeGpuMemoryFraction
+                                                                 : models::kVllmGpuMemoryUtilization),
+                                 3) +
+                         (inf.llm_engine == "tensorrt-llm" ? " of what the weights leave free" : " of the device"));
+      if (inf.offline_requests > 0)
+        q.emplace_back("workload.offline_requests", std::to_string(inf.offline_requests));
+      if (inf.server_requests > 0) q.emplace_back("arrivals.requests", std::to_string(inf.server_requests));
       if (inf.speculation.tokens > 0)
         q.emplace_back("workload.speculative",
                        std::to_string(inf.speculation.tokens) + " tokens at acceptance " +

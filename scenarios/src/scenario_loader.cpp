@@ -734,10 +734,28 @@ class Loader {
       if (w["max_num_seqs"]) inf.max_num_seqs = static_cast<int>(as_int(w["max_num_seqs"]));
       if (w["max_batched_tokens"]) inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
       if (w["offline_requests"]) inf.offline_requests = static_cast<int>(as_int(w["offline_requests"]));
+      if (const YAML::Node e = w["engine"]) {
+        if (e.Scalar() == "vllm" || e.Scalar() == "tensorrt-llm") inf.llm_engine = e.Scalar();
+        else error(e, "workload.engine", "'" + e.Scalar() + "' is an inference engine; llm-serving runs vllm or tensorrt-llm");
+      }
+      if (w["kv_admission"]) inf.kv_admission = w["kv_admission"].Scalar() == "reserved" ? models::LlmKvAdmission::reserve_full
+                                                                                        : models::LlmKvAdmission::on_demand;
+      if (w["batching"]) inf.batching = w["batching"].Scalar() == "static" ? models::LlmBatching::static_batches
+                                                                          : models::LlmBatching::continuous;
+      if (w["decode_attention"]) inf.gqa_shared_kv = w["decode_attention"].Scalar() == "gqa-shared";
+      if (w["kv_memory_fraction"]) inf.kv_memory_fraction = std::stod(w["kv_memory_fraction"].Scalar());
+      // The KV cache's default precision is the engine's: TensorRT-LLM's FP8 builds quantize it
+      // with the weights (an assumption: its FP8 recipes pass kv_cache_dtype fp8); vLLM's
+      // kv_cache_dtype 'auto' keeps the activations' 16 bits.
+      if (!w["kv_cache"] && inf.llm_engine == "tensorrt-llm" && inf.exec.precision == models::Precision::fp8)
+        inf.kv_cache = models::Precision::fp8;
       if (w["graph"]) error(w["graph"], "workload.graph", "graph applies to inference; llm-serving names a model");
     } else {
       const std::string engine_id = w["engine"] ? w["engine"].Scalar() : "framework";
-      if (auto engine = catalog_.engine(engine_id)) {
+      if (engine_id == "vllm" || engine_id == "tensorrt-llm") {
+        error(w["engine"], "workload.engine", "'" + engine_id + "' serves LLMs (workload.type: llm-serving)",
+              "an inference graph runs framework, tensorflow, onnxruntime or tensorrt");
+      } else if (auto engine = catalog_.engine(engine_id)) {
         inf.exec.engine = *engine;
       } else {
         error(w["engine"] ? w["engine"] : w, "workload.engine", engine.errors().front().message,
@@ -765,11 +783,19 @@ class Loader {
       inf.graph.name = root["name"].Scalar();
     }
     const YAML::Node a = root["arrivals"];
-    if (!a || !a["rate"]) {
+    const bool offline = llm && root["workload"]["offline_requests"];  // every request queued at t = 0
+    if (offline && !a) {
+      // no arrival process: the offline requests are all there at the start
+    } else if (!a || !a["rate"]) {
       error(a ? a : root, a ? "arrivals" : "", "missing required key '" + std::string(a ? "rate" : "arrivals") + "'",
             "requests per second, e.g. arrivals: {kind: poisson, rate: 200}");
     } else {
       inf.arrivals.rate = des::Rate(std::stod(a["rate"].Scalar()));
+      if (a["requests"]) {
+        inf.server_requests = static_cast<int>(as_int(a["requests"]));
+        if (a["kind"] && a["kind"].Scalar() != "poisson")
+          error(a["requests"], "arrivals.requests", "a fixed request count applies to poisson arrivals");
+      }
       const std::string kind = a["kind"] ? a["kind"].Scalar() : "poisson";
       if (kind == "diurnal") {
         inf.arrivals.kind = models::ArrivalSpec::Kind::diurnal;

@@ -228,10 +228,11 @@ SchemaNode build() {
                                                       "1")}),
                                       "inference: the chain of models each request goes through"),
                               8),
-                      choice("engine", {"framework", "tensorflow", "onnxruntime", "tensorrt"},
-                             "inference: the runtime, an efficiency profile in data/catalog/engines.yaml (framework: "
-                             "eager PyTorch)",
-                             "framework"),
+                      choice("engine", {"framework", "tensorflow", "onnxruntime", "tensorrt", "vllm", "tensorrt-llm"},
+                             "the runtime. inference: an efficiency profile in data/catalog/engines.yaml (framework: "
+                             "eager PyTorch; default framework). llm-serving: vllm (its KV cache is 0.9 of the device "
+                             "less the weights) or tensorrt-llm (0.9 of what the weights leave free); default vllm",
+                             "framework (inference), vllm (llm-serving)"),
                       number("engine_speedup", 0, 0,
                              "inference: an override, every latency divided by this measured factor (any positive "
                              "number; the engine profile already models the runtime)",
@@ -255,13 +256,34 @@ SchemaNode build() {
                            "llm-serving: instead of prompt_tokens and output_tokens, a CSV file (relative to the "
                            "scenario) with the header prompt_tokens,output_tokens and one request per line, e.g. a "
                            "dataset's lengths; the simulation's requests take them in order, cycling"),
-                      choice("kv_cache", {"bf16", "fp16", "fp8", "int8"}, "llm-serving: KV cache precision", "bf16"),
+                      choice("kv_cache", {"bf16", "fp16", "fp8", "int8"}, "llm-serving: KV cache precision",
+                             "bf16; fp8 with fp8 weights on tensorrt-llm (assumed: its FP8 builds quantize the cache "
+                             "too; vLLM's 'auto' keeps 16 bits)"),
                       integer("max_num_seqs", 1, 1 << 20,
                               "llm-serving: the engine's cap on running sequences (vLLM max_num_seqs)",
                               "none: the KV cache decides"),
                       integer("max_batched_tokens", 1, 1 << 22,
                               "llm-serving: tokens per engine step with chunked prefill (vLLM max_num_batched_tokens)",
                               "8192"),
+                      choice("kv_admission", {"on-demand", "reserved"},
+                             "llm-serving: how the scheduler admits a request: on-demand (KV blocks as the sequence "
+                             "grows; a full cache preempts the newest and recomputes it later: vLLM, TensorRT-LLM's "
+                             "max_utilization) or reserved (its whole prompt + output KV up front: TensorRT-LLM's "
+                             "guaranteed_no_evict)",
+                             "on-demand"),
+                      choice("batching", {"continuous", "static"},
+                             "llm-serving: continuous (in-flight) batching, or static batches that run to their "
+                             "longest sequence before the next starts (a generate() call on a batch)",
+                             "continuous"),
+                      choice("decode_attention", {"gqa-shared", "per-query-head"},
+                             "llm-serving: decode attention reads a KV head once for its GQA group (FlashAttention, "
+                             "vLLM, TensorRT-LLM's XQA) or once per query head (TensorRT-LLM before v0.7)",
+                             "gqa-shared"),
+                      number("kv_memory_fraction", 0.001, 1,
+                             "llm-serving: the share of memory the engine gives its KV cache (vLLM "
+                             "gpu_memory_utilization: of the device, weights included; TensorRT-LLM "
+                             "free_gpu_memory_fraction: of what the weights leave)",
+                             "0.9"),
                       integer("offline_requests", 1, 1 << 24,
                               "llm-serving: offline max-throughput mode: this many requests queued at t = 0 "
                               "(arrivals are then ignored)",
@@ -426,6 +448,10 @@ SchemaNode build() {
                   {
                       choice("kind", {"poisson", "diurnal", "trace"}, "the arrival process", "poisson"),
                       number("rate", 1e-9, 1e9, "requests per second (diurnal: the base rate)", {}),
+                      integer("requests", 1, 1 << 24,
+                              "llm-serving, poisson: a benchmark client's fixed count: this many requests at the rate, "
+                              "run to the last completion and every one measured (no warm-up or window)",
+                              "none: arrivals for warmup + duration"),
                       list_of("hourly", number("[]", 0, 1e6, "multiplier"),
                               "diurnal: 24 rate multipliers, hour 0 (midnight) first"),
                       leaf("trace", ValueKind::text, "trace: a file of arrival times in seconds, one per line "
@@ -619,7 +645,12 @@ bool key_applies(std::string_view path, std::string_view type) {
   // Keys of one or a few workload types; every other key applies to all.
   static const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> only = {
       {"workload.graph", {"inference"}},
-      {"workload.engine", {"inference"}},
+      {"workload.engine", {"inference", "llm-serving"}},
+      {"workload.kv_admission", {"llm-serving"}},
+      {"workload.batching", {"llm-serving"}},
+      {"workload.decode_attention", {"llm-serving"}},
+      {"workload.kv_memory_fraction", {"llm-serving"}},
+      {"arrivals.requests", {"llm-serving"}},
       {"workload.engine_speedup", {"inference"}},
       {"workload.prompt_tokens", {"llm-serving"}},
       {"workload.output_tokens", {"llm-serving"}},

@@ -106,6 +106,14 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
   spec.max_concurrent = inf.max_num_seqs;
   spec.max_batched_tokens = inf.max_batched_tokens;
   spec.speculation = inf.speculation;
+  spec.kv_admission = inf.kv_admission;
+  spec.batching = inf.batching;
+  spec.gqa_shared_kv = inf.gqa_shared_kv;
+  if (inf.llm_engine == "tensorrt-llm") {  // its KV cache is a share of what the weights leave free
+    spec.kv_budget = models::LlmKvBudget::share_of_free;
+    spec.memory_utilization = models::kTrtllmFreeGpuMemoryFraction;
+  }
+  if (inf.kv_memory_fraction) spec.memory_utilization = *inf.kv_memory_fraction;
   return spec;
 }
 
@@ -134,6 +142,7 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
     options.seed = run.seed;
     options.max_events = run.max_events;
     options.offline_requests = inf.offline_requests;
+    options.server_requests = inf.server_requests;
     r.offline_requests = inf.offline_requests;
     auto sim = models::simulate_llm_serving(spec, inf.mix, options);
     if (!sim) return run_errors(sim.errors(), s);
@@ -202,6 +211,14 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.kv_cache = inf.kv_cache;
     req.max_batched_tokens = inf.max_batched_tokens;
     req.max_num_seqs = inf.max_num_seqs;
+    {  // the engine's policy, as the deployment runs it
+      const models::LlmServingSpec engine = llm_serving_spec(inf, models::ClusterSpec{});
+      req.kv_admission = engine.kv_admission;
+      req.batching = engine.batching;
+      req.kv_budget = engine.kv_budget;
+      req.memory_utilization = engine.memory_utilization;
+      req.gqa_shared_kv = engine.gqa_shared_kv;
+    }
     const des::RunOptions run = run_options(s);  // the plan's simulation is the recommendation's verification
     req.verify_duration = run.duration;
     req.verify_warmup = run.warmup;
@@ -339,10 +356,13 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
     const auto& m = *r.llm;
     j["llm"] = {{"requests_per_second", finite(m.requests_per_second)},
                 {"output_tokens_per_second", finite(m.output_tokens_per_second)},
-                {"completed", m.completed},
                 {"ttft_s", m.completed > 0 ? percentiles_json(m.ttft) : json(nullptr)},
                 {"tpot_s", m.completed > 0 ? percentiles_json(m.tpot) : json(nullptr)},
                 {"end_to_end_s", m.completed > 0 ? percentiles_json(m.end_to_end) : json(nullptr)},
+                {"ttft_mean_s", m.completed > 0 ? finite(m.ttft_mean) : json(nullptr)},
+                {"tpot_mean_s", m.completed > 0 ? finite(m.tpot_mean) : json(nullptr)},
+                {"end_to_end_mean_s", m.completed > 0 ? finite(m.end_to_end_mean) : json(nullptr)},
+                {"makespan_s", finite(m.makespan_s)},
                 {"mean_running", finite(m.mean_running)},
                 {"peak_running", m.peak_running},
                 {"kv_utilization", finite(m.kv_utilization)},

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -351,4 +353,56 @@ TEST_CASE("validate accepts exactly what run accepts, cluster files included") {
     }
   }
   CHECK(refused == static_cast<int>(invalid.size()));
+}
+
+// Issue 46: a validation row is a scenario. `capsim accuracy --scenario ROW` prints it, and
+// piped to the command it names, it gives the figure `capsim accuracy` predicts for the row,
+// to the digit the table prints. Rows of each client mode: offline throughput (TensorRT-LLM
+// with reserved admission), per-GPU throughput, a server-mode latency, a static batch.
+TEST_CASE("capsim accuracy --scenario ROW | capsim simulate reproduces the row's prediction") {
+  const Run all = capsim("accuracy --group llm-serving --format json");
+  REQUIRE(all.exit_code == 0);
+  std::map<std::string, json> rows;
+  const json report = json::parse(all.out);
+  for (const auto& r : report.at("rows")) rows[r.at("id").get<std::string>()] = r;
+  REQUIRE(rows.size() == 467);
+  const std::vector<std::string> ids = {"trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128",
+                                        "amd-vllm091-llama31-70b-mi300x-fp8-tp8-bs1-i128-o2048-latency"};
+  std::vector<std::string> picked = ids;
+  std::set<std::string> seen;  // and one row of each throughput metric the corpus has
+  for (const auto& [id, r] : rows)
+    if (r.contains("predicted") && r.at("metric").get<std::string>().find("_per_s") != std::string::npos &&
+        seen.insert(r.at("metric").get<std::string>()).second)
+      picked.push_back(id);
+  for (const auto& id : picked) {
+    INFO(id);
+    REQUIRE(rows.count(id) == 1);
+    const json& row = rows.at(id);
+    const Run scenario = capsim("accuracy --scenario " + id);
+    REQUIRE(scenario.exit_code == 0);
+    CHECK(scenario.out.starts_with("# The scenario capsim accuracy plans for row " + id));
+    const fs::path file = cli_testing::scratch() / (id + ".yaml");
+    std::ofstream(file) << scenario.out;
+    const Run sim = capsim("simulate --format json " + q(file));
+    REQUIRE(sim.exit_code == 0);
+    const json llm = json::parse(sim.out).at("llm");
+    const std::string metric = row.at("metric");
+    const double predicted = row.at("predicted");
+    double value = 0;
+    const YAML::Node deployment = YAML::Load(scenario.out)["deployment"];
+    const int gpus = deployment["tensor_parallel"].as<int>() * deployment["pipeline_parallel"].as<int>();
+    const YAML::Node workload = YAML::Load(scenario.out)["workload"];
+    const double out = llm.at("output_tokens_per_second");
+    if (metric == "output_tokens_per_s") value = out;
+    else if (metric == "output_tokens_per_s_per_gpu") value = out / gpus;
+    else if (metric == "total_tokens_per_s")
+      value = out * (workload["prompt_tokens"].as<double>() + workload["output_tokens"].as<double>()) /
+              workload["output_tokens"].as<double>();
+    else if (metric == "requests_per_s") value = llm.at("requests_per_second");
+    else if (metric == "e2e_latency_s") value = llm.at("end_to_end_s").at("p50").at("mean");  // the AMD row: p50
+    else FAIL("a metric this test does not read: " << metric);
+    CHECK(value == doctest::Approx(predicted).epsilon(1e-9));
+  }
+  const Run training = capsim("accuracy --scenario megatron-sc21-t1-1.7b");
+  CHECK(training.exit_code == 2);
 }

@@ -252,4 +252,71 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
   return report;
 }
 
+namespace {
+
+// Every row of the directory's files with the kind its file names, in file order.
+struct KindedRow {
+  fs::path file;
+  std::string kind;
+  YAML::Node row;
+};
+Result<std::vector<KindedRow>> validation_rows(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".yaml") files.push_back(it->path());
+  if (ec) return Diagnostic{{dir.string(), 0, 0}, "", "cannot read the validation directory: " + ec.message(), {}};
+  std::sort(files.begin(), files.end());
+  std::vector<KindedRow> out;
+  for (const fs::path& path : files) {
+    try {
+      const YAML::Node doc = YAML::LoadFile(path.string());
+      if (!doc.IsMap() || !doc["rows"] || !doc["rows"].IsSequence()) continue;
+      const std::string kind = doc["kind"] ? doc["kind"].as<std::string>() : "";
+      for (const auto& r : doc["rows"])
+        if (r["id"]) out.push_back({path, kind, r});
+    } catch (const YAML::Exception& e) {
+      return Diagnostic{{path.string(), e.mark.line + 1, e.mark.column + 1}, "", e.msg, {}};
+    }
+  }
+  return out;
+}
+
+Result<AccuracyRowScenario> row_scenario(const KindedRow& k, const hardware::Catalog& catalog) {
+  const std::string id = k.row["id"].as<std::string>();
+  if (k.kind != "llm-serving")
+    return Diagnostic{{k.file.string()}, "--scenario",
+                      "row '" + id + "' is a " + k.kind +
+                          " row: the runner still predicts those outside the plan function, so it has no scenario to "
+                          "print yet (llm-serving rows do)",
+                      ""};
+  auto scenario = accuracy::llm_serving_row_scenario(k.row, catalog);
+  if (!scenario) return scenario.errors();
+  return AccuracyRowScenario{id, k.row["measured"]["metric"].as<std::string>(), scenario->command, scenario->text};
+}
+
+}  // namespace
+
+Result<AccuracyRowScenario> accuracy_row_scenario(const hardware::Catalog& catalog, const fs::path& dir,
+                                                  const std::string& id) {
+  auto rows = validation_rows(dir);
+  if (!rows) return rows.errors();
+  std::vector<std::string> ids;
+  for (const auto& k : *rows) {
+    ids.push_back(k.row["id"].as<std::string>());
+    if (ids.back() == id) return row_scenario(k, catalog);
+  }
+  return Diagnostic{{}, "--scenario", "no validation row with id '" + id + "'", did_you_mean(id, ids)};
+}
+
+Result<std::vector<AccuracyRowScenario>> accuracy_row_scenarios(const hardware::Catalog& catalog, const fs::path& dir) {
+  auto rows = validation_rows(dir);
+  if (!rows) return rows.errors();
+  std::vector<AccuracyRowScenario> out;
+  for (const auto& k : *rows)
+    if (k.kind == "llm-serving")
+      if (auto s = row_scenario(k, catalog)) out.push_back(std::move(s).value());
+  return out;
+}
+
 }  // namespace capsim::scenarios

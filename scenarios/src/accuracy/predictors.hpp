@@ -27,6 +27,16 @@ struct RowPrediction {
   std::string detail;          // one line: layout / bottleneck, for the table
 };
 
+// A row as the scenario a user would write for it, and the command that plans it as the
+// runner does (`capsim accuracy --scenario ROW` prints it).
+struct RowScenario {
+  std::string text;     // scenario YAML
+  std::string command;  // "simulate"
+};
+
+// kind: llm-serving: the row's scenario (predict_llm_serving_row plans exactly this).
+Result<RowScenario> llm_serving_row_scenario(const YAML::Node& row, const hardware::Catalog& catalog);
+
 // kind: training (data/validation/training_*.yaml, megatron_sc21_table1.yaml)
 Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware::Catalog& catalog);
 // kind: cnn-training (cnn_training.yaml)

@@ -99,6 +99,12 @@ LinkModel inter_node_link(const ClusterSpec& c);
 // none (its GPUs then share PCIe: the GPU's PCIe generation, or "" when that is unknown too).
 std::string node_intra_node_id(const hardware::Catalog& catalog, const hardware::Entity& node);
 
+// The catalog node (server or instance id) a measurement that names its GPUs but not its
+// server ran on: the first server, else the first instance, that carries `gpu_id` in groups
+// of at least `gpus_per_node` and states its fabric (any such node for one GPU); "" when
+// the catalog has none.
+std::string catalog_node_for_gpu(const hardware::Catalog& catalog, std::string_view gpu_id, int gpus_per_node);
+
 // The fabric of the catalog's nodes that carry `gpu_id` in groups of at least
 // `gpus_per_node`, for a measurement that names its GPUs but not its server: a server's
 // first (the vendor's own board), else an instance's, each only where the catalog states

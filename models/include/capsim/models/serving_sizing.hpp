@@ -120,6 +120,12 @@ struct LlmSizingRequest {
   int max_batched_tokens = kMaxBatchedTokens;  // tokens per step (workload.max_batched_tokens)
   int max_num_seqs = 0;                 // the engine's cap on running sequences; 0: none
   LlmSpeculation speculation;           // speculative decoding, as the deployment would run it
+  // How the engine runs, as the deployment would run it (workload.engine and its keys).
+  LlmKvAdmission kv_admission = LlmKvAdmission::on_demand;
+  LlmBatching batching = LlmBatching::continuous;
+  LlmKvBudget kv_budget = LlmKvBudget::share_of_device;
+  double memory_utilization = kVllmGpuMemoryUtilization;
+  bool gqa_shared_kv = true;
   int verify_top = 3;
   // The verifying simulations' run: the scenario's simulate: keys, so that the plan's
   // simulated figures are the recommendation's verification, not another run.

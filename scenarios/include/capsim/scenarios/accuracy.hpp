@@ -62,6 +62,24 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog,
                                     const std::filesystem::path& validation_dir,
                                     const std::string& group = {});
 
+// A validation row as the scenario the runner plans for it, and the command that plans it
+// the same way (`capsim accuracy --scenario ROW`): piped to that command, the scenario gives
+// the row's predicted figure. Errors: no row with that id (with "did you mean"), or a row
+// whose kind the runner still predicts outside the plan function (training, cnn-training,
+// vision-inference: issue 46 moves them next).
+struct AccuracyRowScenario {
+  std::string id;
+  std::string metric;   // the row's metric
+  std::string command;  // "simulate"
+  std::string text;     // scenario YAML
+};
+Result<AccuracyRowScenario> accuracy_row_scenario(const hardware::Catalog& catalog,
+                                                  const std::filesystem::path& validation_dir, const std::string& id);
+// Every row that has one (llm-serving rows), in file order; a row whose scenario cannot be
+// written is left out (run_accuracy reports it as not predicted).
+Result<std::vector<AccuracyRowScenario>> accuracy_row_scenarios(const hardware::Catalog& catalog,
+                                                                const std::filesystem::path& validation_dir);
+
 // $CAPSIM_VALIDATION, else <data directory>/validation (see find_data_dir).
 Result<std::filesystem::path> default_validation_dir(const std::filesystem::path& data_dir = {});
 

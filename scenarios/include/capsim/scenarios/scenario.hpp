@@ -105,6 +105,14 @@ struct InferenceSetup {
   int max_num_seqs = 0;                                  // llm-serving: scheduler cap; 0 = the KV cache decides
   int max_batched_tokens = models::kMaxBatchedTokens;    // llm-serving: tokens per step (chunked prefill)
   int offline_requests = 0;                              // llm-serving: offline mode, requests at t = 0
+  int server_requests = 0;  // llm-serving: arrivals.requests, a benchmark client's fixed count (0: a window)
+  // llm-serving: how the engine runs (workload.engine, kv_admission, batching, decode_attention,
+  // kv_memory_fraction): the LlmServingSpec fields they set, vLLM's behaviour by default.
+  std::string llm_engine = "vllm";
+  models::LlmKvAdmission kv_admission = models::LlmKvAdmission::on_demand;
+  models::LlmBatching batching = models::LlmBatching::continuous;
+  bool gqa_shared_kv = true;
+  std::optional<double> kv_memory_fraction;  // none: the engine's
   models::ArrivalSpec arrivals;
   std::optional<Seconds> p99, ttft_p99, tpot_p99;
   // deployment:
