@@ -289,7 +289,7 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, cons
   if (n["scenario"]) {
     // The single-scenario rule for the files a scenario names: inside the file's folder.
     if (auto t = r.text(n["scenario"], path + ".scenario")) {
-      auto confined = named_input_path(file, *t, "scenario", "cluster file's");
+      auto confined = named_input_path(file, *t, "scenario", "cluster file");
       if (confined) w.scenario = *confined;
       else r.error(n["scenario"], path + ".scenario", confined.errors()[0].message, confined.errors()[0].hint);
     }

@@ -52,7 +52,7 @@ class ControlCharacterScan : public YAML::EventHandler {
 }  // namespace
 
 Result<std::filesystem::path> named_input_path(const std::string& referring_file, const std::string& written,
-                                               const std::string& what, const std::string& whose) {
+                                               const std::string& what, const std::string& referrer) {
   const std::filesystem::path as_written = written;
   const std::filesystem::path base = std::filesystem::path(referring_file).parent_path();
   const std::filesystem::path path = as_written.is_relative() ? base / as_written : as_written;
@@ -67,10 +67,9 @@ Result<std::filesystem::path> named_input_path(const std::string& referring_file
   if (as_written.is_absolute() || ec || rel.empty() || *rel.begin() == "..")
     return Diagnostic{{},
                       "",
-                      "the " + what + " '" + written + "' is outside the " + whose + " directory",
-                      "put it beside the " + whose.substr(0, whose.size() - 2) +
-                          " or in a folder below it, or set CAPSIM_ALLOW_TRACE_OUTSIDE=1 for a " +
-                          whose.substr(0, whose.size() - 2) + " you trust"};
+                      "the " + what + " '" + written + "' is outside the " + referrer + "'s directory",
+                      "put it beside the " + referrer + " or in a folder below it, or set CAPSIM_ALLOW_TRACE_OUTSIDE=1 for a " +
+                          referrer + " you trust"};
   return path;
 }
 

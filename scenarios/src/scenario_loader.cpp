@@ -847,7 +847,7 @@ class Loader {
   // A file the scenario names (trace, latency table): relative to the scenario and inside
   // its directory unless CAPSIM_ALLOW_TRACE_OUTSIDE=1; nullopt (and an error) otherwise.
   std::optional<std::filesystem::path> input_path(const YAML::Node& n, const std::string& key, const std::string& what) {
-    auto path = named_input_path(file_, n.Scalar(), what, "scenario's");
+    auto path = named_input_path(file_, n.Scalar(), what, "scenario");
     if (!path) {
       const Diagnostic& d = path.errors().front();
       error(n, key, d.message, d.hint);

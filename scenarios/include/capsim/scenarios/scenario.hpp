@@ -200,10 +200,10 @@ std::optional<Diagnostic> second_document(const std::string& file, const std::st
 // folder or below it (not absolute, no "../" out of it, no link that leads out of it), so a
 // file from a pull request reads no other file of the machine it runs on. The environment
 // variable CAPSIM_ALLOW_TRACE_OUTSIDE=1 lifts the rule for a file you trust. The error says
-// "the <what> '<written>' is outside the <whose> directory" (whose: "scenario's",
-// "cluster file's"); its caller places it at the key.
+// "the <what> '<written>' is outside the <referrer>'s directory" (referrer: "scenario",
+// "cluster file"); its caller places it at the key.
 Result<std::filesystem::path> named_input_path(const std::string& referring_file, const std::string& written,
-                                               const std::string& what, const std::string& whose);
+                                               const std::string& what, const std::string& referrer);
 
 // Every key and value of the first YAML document of `text` that holds a control character
 // (first_control_character: C0 but newline and tab, DEL, C1, bidirectional overrides and
