@@ -128,7 +128,8 @@ std::string printable(const std::string& s) {
 std::string xml_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -139,9 +140,18 @@ std::string xml_escape(const std::string& s) {
       case '\t': out += c; break;
       case '\r': out += "&#13;"; break;
       default:
-        // XML 1.0 allows no other control character, not even as &#N;: show it as \xHH.
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          // XML 1.0 allows no other control character, not even as &#N;: show it as \xHH.
           append_hex_escape(out, static_cast<unsigned char>(c));
+        } else if (static_cast<unsigned char>(c) >= 0x80) {
+          // A C1 control or a bidirectional override is shown as printable() shows it.
+          const auto [code, length] = decode(s, i);
+          if (length > 0 && is_control(code, true)) {
+            out += printable(s.substr(i, length));
+            i += length - 1;
+          } else {
+            out += c;
+          }
         } else {
           out += c;
         }

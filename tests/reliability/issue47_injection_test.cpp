@@ -109,6 +109,7 @@ TEST_CASE("47: printable shows bidirectional overrides and C1 controls; first_co
   CHECK(printable("a\xC2\x85z") == "a\\u0085z");                 // U+0085, a C1 control
   CHECK(printable("caf\xC3\xA9 \xF0\x9F\x9A\x80") == "caf\xC3\xA9 \xF0\x9F\x9A\x80");  // letters and emoji stay
   CHECK(printable("a\x1b[31mb\n") == "a\\x1b[31mb\\n");
+  CHECK(xml_escape("<b>" + rtl + "</b>") == "&lt;b&gt;nb\\u202eexe.txt&lt;/b&gt;");  // HTML reports, JUnit
   const auto found = first_control_character(rtl, true);
   REQUIRE(found);
   CHECK(found->offset == 2);

@@ -15,7 +15,8 @@ std::string significant(double v, int digits = 3);
 // "1 node", "2 nodes", "1 replica": the count and the noun, plural when it is not one.
 std::string plural(long long n, const std::string& noun);
 
-// `s` with & < > " ' replaced by entities, for XML and HTML text and attributes.
+// `s` with & < > " ' replaced by entities, for XML and HTML text and attributes; control
+// characters (first_control_character, newline and tab kept) shown as printable() shows them.
 std::string xml_escape(const std::string& s);
 
 // `s` with control characters shown, not acted on: newline as \n, carriage return as \r,
