@@ -415,6 +415,12 @@ bool is_gke_zone(std::string_view location) {
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
                                       const ExportSettings& settings) {
   if (pools.empty()) return Diagnostic{{}, "export", "no node pools to export", ""};
+  // A pool of another cloud first: the location is not what is wrong with it (its region in
+  // the catalog, the default, may be no GCP name at all).
+  if (format == ExportFormat::gke)
+    if (auto errors = not_gcp(pools, "GKE"); !errors.empty()) return errors;
+  if (format == ExportFormat::terraform)
+    if (auto errors = not_gcp(pools, "Terraform google_container_node_pool"); !errors.empty()) return errors;
   if (auto errors = check_export_settings(settings, format); !errors.empty()) return errors;
   switch (format) {
     case ExportFormat::gke: return gke(pools, settings);

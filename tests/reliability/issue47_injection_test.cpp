@@ -220,6 +220,15 @@ TEST_CASE("47: export_node_pools refuses hostile settings; its script keeps a ho
   auto refused = export_node_pools({gcp_pool()}, ExportFormat::gke, s);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.errors()[0].key_path == "--cluster");
+  // A pool of another cloud is refused for that first: its catalog region, the default
+  // location, need not be a GCP name ("all-regions").
+  NodePool aws = gcp_pool();
+  aws.provider = "aws";
+  s = gcp_settings();
+  s.location = "all regions";
+  auto other_cloud = export_node_pools({aws}, ExportFormat::gke, s);
+  REQUIRE_FALSE(other_cloud.ok());
+  CHECK(other_cloud.errors()[0].message.starts_with("GKE export needs gcp node types"));
   s = gcp_settings();
   s.notes = {{"capsim.dev/cluster-plan", "estate\ntouch pwned\r\n$(touch pwned)"}};
   auto script = export_node_pools({gcp_pool(), gcp_pool()}, ExportFormat::gke, s);
