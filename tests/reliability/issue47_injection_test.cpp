@@ -103,7 +103,7 @@ const hardware::Catalog& catalog() { return testing::shipped_catalog(); }
 
 }  // namespace
 
-TEST_CASE("47: printable shows bidirectional overrides and C1 controls; first_control_character finds them") {
+TEST_CASE("47: printable shows bidirectional overrides and C1 controls, first_control_character finds them") {
   const std::string rtl = "nb\xE2\x80\xAE" "exe.txt";  // U+202E RIGHT-TO-LEFT OVERRIDE
   CHECK(printable(rtl) == "nb\\u202eexe.txt");
   CHECK(printable("a\xC2\x85z") == "a\\u0085z");                 // U+0085, a C1 control
@@ -213,7 +213,7 @@ TEST_CASE("47: flag values are checked as scenario keys are: --cluster, --image,
   CHECK_FALSE(check_gcp_location("europe-west9", catalog()).empty());  // not a region the catalog prices
 }
 
-TEST_CASE("47: export_node_pools refuses hostile settings; its script keeps a hostile note in a comment") {
+TEST_CASE("47: export_node_pools refuses hostile settings, and its script keeps a hostile note in a comment") {
   const auto dir = testing::scratch_dir("issue47-gke");
   ExportSettings s = gcp_settings();
   s.cluster = "x; touch pwned";
