@@ -7,7 +7,9 @@
 # Seeds are the shipped files themselves, so each run starts from today's formats, never
 # from a copy that has fallen behind: data/catalog/ (catalog), scenarios/examples/ and
 # scenarios/clusters/ (scenario), scenarios/examples/ (pipeline), data/calibration/synthetic/
-# (calibration); fuzz/corpus/units/ holds the unit strings, which no shipped file is. Inputs
+# (calibration), scenarios/clusters/ (export); fuzz/corpus/units/ holds the unit strings,
+# which no shipped file is, and fuzz/corpus/export/ cluster files with hostile names and
+# export flag values (export_fuzzer.cpp says how an input carries them). Inputs
 # libFuzzer finds go to build-fuzz/fuzz-corpus/<target>/ so the seeds stay as they are. A
 # crash, leak or timeout stops the run with a non-zero exit and leaves the input in
 # build-fuzz/fuzz-artifacts/; make it a regression test in tests/reliability/. Environment:
@@ -17,7 +19,7 @@ set -euo pipefail
 seconds="${1:-60}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CAPSIM_FUZZ_BUILD:-$root/build-fuzz}"
-targets="${CAPSIM_FUZZ_TARGETS:-fuzz_units fuzz_calibration fuzz_catalog fuzz_scenario fuzz_pipeline}"
+targets="${CAPSIM_FUZZ_TARGETS:-fuzz_units fuzz_calibration fuzz_catalog fuzz_scenario fuzz_pipeline fuzz_export}"
 
 launcher=()
 if command -v ccache >/dev/null; then  # as in setup.sh: another clone of the same sources hits
@@ -37,6 +39,7 @@ seed_dirs() {
     fuzz_catalog) echo "$root/data/catalog" ;;
     fuzz_scenario) echo "$root/scenarios/examples $root/scenarios/clusters" ;;
     fuzz_pipeline) echo "$root/scenarios/examples" ;;
+    fuzz_export) echo "$root/scenarios/clusters $root/fuzz/corpus/export" ;;
     fuzz_calibration) echo "$root/data/calibration/synthetic" ;;
     *) echo "$root/fuzz/corpus/${1#fuzz_}" ;;
   esac

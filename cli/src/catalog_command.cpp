@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 
 #include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
+#include "capsim/core/text.hpp"
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
 #include "capsim/hardware/query.hpp"
@@ -19,6 +22,12 @@
 
 namespace capsim::cli {
 namespace {
+
+// JSON as documents, never by concatenation (issue 47): a profile's device name is the user's
+// text. Invalid UTF-8 is replaced, as every JSON output of capsim does.
+std::string dump(const nlohmann::ordered_json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 using hardware::EntityKind;
 
@@ -65,10 +74,9 @@ int run_summary(const scenarios::Workspace& ws, Format format) {
   for (auto k : hardware::kAllKinds)
     t.rows.push_back({std::string(hardware::section_name(k)), std::to_string(ws.catalog->all(k).size())});
   if (format == Format::json) {
-    std::cout << "{";
-    for (std::size_t i = 0; i < t.rows.size(); ++i)
-      std::cout << (i ? ", " : "") << "\"" << t.rows[i][0] << "\": " << t.rows[i][1];
-    std::cout << "}\n";
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (auto k : hardware::kAllKinds) j[std::string(hardware::section_name(k))] = ws.catalog->all(k).size();
+    std::cout << dump(j) << "\n";
   } else {
     print_table(t, format);
   }
@@ -103,16 +111,6 @@ int run_list(const GlobalOptions& g, const ListOptions& o) {
     print_table(scenarios::entities_table(*kind, *rows, o.all_fields || o.format == Format::csv), o.format);
   }
   return kExitOk;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    else out += c;
-  }
-  return out;
 }
 
 // "989 TFLOP/s", "3.35 TB/s", "2.1 us": three significant digits with an SI prefix.
@@ -193,22 +191,22 @@ scenarios::Table side_by_side(const hardware::Catalog& catalog, const hardware::
   return t;
 }
 
-std::string measured_json(const hardware::Catalog& catalog, const hardware::Entity& e,
-                          const hardware::MeasuredFigures& m) {
-  std::string out = fmt::format("{{\"source\": \"{}\", \"synthetic\": {}, \"figures\": [",
-                                json_escape(m.describe()), m.synthetic ? "true" : "false");
-  const auto rows = comparisons(catalog, e, m);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    out += fmt::format("{}{{\"figure\": \"{}\", \"unit\": \"{}\", \"datasheet\": {}, \"measured\": {}",
-                       i ? ", " : "", json_escape(r.figure), r.unit,
-                       r.datasheet ? fmt::format("{}", *r.datasheet) : "null", fmt::format("{}", *r.measured));
-    if (r.curve != nullptr)
-      out += fmt::format(", \"half_saturation_dim\": {}, \"points\": {}, \"rms_relative_error\": {}",
-                         r.curve->half_saturation_dim, r.curve->points, r.curve->rms_relative_error);
-    out += "}";
+nlohmann::ordered_json measured_json(const hardware::Catalog& catalog, const hardware::Entity& e,
+                                     const hardware::MeasuredFigures& m) {
+  nlohmann::ordered_json out = {{"source", m.describe()}, {"synthetic", m.synthetic}, {"figures", nlohmann::ordered_json::array()}};
+  for (const auto& r : comparisons(catalog, e, m)) {
+    nlohmann::ordered_json row = {{"figure", r.figure},
+                                  {"unit", r.unit},
+                                  {"datasheet", r.datasheet ? nlohmann::ordered_json(*r.datasheet) : nlohmann::ordered_json()},
+                                  {"measured", *r.measured}};
+    if (r.curve != nullptr) {
+      row["half_saturation_dim"] = r.curve->half_saturation_dim;
+      row["points"] = r.curve->points;
+      row["rms_relative_error"] = r.curve->rms_relative_error;
+    }
+    out["figures"].push_back(std::move(row));
   }
-  return out + "]}";
+  return out;
 }
 
 int run_show(const GlobalOptions& g, const ShowOptions& o) {
@@ -224,11 +222,14 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
   const hardware::MeasuredFigures* measured =
       e->kind == EntityKind::gpu ? ws->catalog->find_measured(e->id) : nullptr;
   if (o.format == Format::json) {
-    std::string json = scenarios::entity_json(*e);
     // With a calibration, one more key: "measured", the side-by-side rows.
-    if (measured != nullptr && json.size() >= 2 && json.compare(json.size() - 2, 2, "}\n") == 0)
-      json = json.substr(0, json.size() - 2) + ",\n  \"measured\": " + measured_json(*ws->catalog, *e, *measured) + "\n}\n";
-    std::cout << json;
+    if (measured != nullptr) {
+      auto json = nlohmann::ordered_json::parse(scenarios::entity_json(*e));
+      json["measured"] = measured_json(*ws->catalog, *e, *measured);
+      std::cout << dump(json, 2) << "\n";
+    } else {
+      std::cout << scenarios::entity_json(*e);
+    }
   } else {
     print_table(scenarios::entity_table(*e), o.format);
     if (o.format == Format::table) {
@@ -237,7 +238,7 @@ int run_show(const GlobalOptions& g, const ShowOptions& o) {
     }
     if (measured != nullptr && o.format != Format::csv) {
       std::cout << "\n" << (o.format == Format::md ? "**datasheet and measured**: " : "datasheet and measured: ")
-                << measured->describe() << "\n\n";
+                << printable(measured->describe()) << "\n\n";
       print_table(side_by_side(*ws->catalog, *e, *measured), o.format);
     }
   }
@@ -270,15 +271,17 @@ int run_import(const GlobalOptions& g, const ImportOptions& o) {
   if (!id) return report_errors(id.errors());
   const auto figures = hardware::measured_figures(*profile);
   if (o.format == Format::json) {
-    std::cout << fmt::format(
-        "{{\"profile_id\": {}, \"gpu\": \"{}\", \"device\": \"{}\", \"measurements\": {}, \"synthetic\": {}, "
-        "\"gemm_curves\": {}}}\n",
-        *id, gpu_id, json_escape(profile->device.name), profile->measurements.size(),
-        profile->synthetic ? "true" : "false", figures.gemm_curve.size());
+    std::cout << dump({{"profile_id", *id},
+                       {"gpu", gpu_id},
+                       {"device", profile->device.name},
+                       {"measurements", profile->measurements.size()},
+                       {"synthetic", profile->synthetic},
+                       {"gemm_curves", figures.gemm_curve.size()}})
+              << "\n";
   } else {
     std::cout << fmt::format("imported {} as calibration profile #{} of {} ({}, {} measurements, measured {}{})\n",
-                             o.path, *id, gpu_id, profile->device.name, profile->measurements.size(),
-                             profile->measured_at, profile->synthetic ? ", SYNTHETIC test data" : "");
+                             printable(o.path), *id, gpu_id, printable(profile->device.name), profile->measurements.size(),
+                             printable(profile->measured_at), profile->synthetic ? ", SYNTHETIC test data" : "");
     std::cout << fmt::format("the models now use its measured figures for {}; see 'capsim catalog show {}'\n",
                              gpu_id, gpu_id);
   }
@@ -309,8 +312,7 @@ int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
   for (auto k : hardware::kAllKinds)
     t.rows.push_back({std::string(hardware::section_name(k)), std::to_string(catalog->all(k).size())});
   if (o.format == Format::json) {
-    std::cout << "{\"valid\": true, \"entries\": " << catalog->size() << ", \"hash\": \"" << catalog->content_hash
-              << "\"}\n";
+    std::cout << dump({{"valid", true}, {"entries", catalog->size()}, {"hash", catalog->content_hash}}) << "\n";
   } else {
     std::cout << path.string() << ": valid, " << catalog->size() << " entries\n";
     print_table(t, o.format);

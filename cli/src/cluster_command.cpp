@@ -6,6 +6,7 @@
 #include "capsim/core/files.hpp"
 #include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/cluster_export.hpp"
+#include "capsim/scenarios/export.hpp"
 #ifdef CAPSIM_HAVE_RENDER
 #include "capsim/render/report.hpp"
 #endif
@@ -40,6 +41,14 @@ Status write_cluster_report(const scenarios::ClusterPlan& plan, const std::strin
 int run_cluster_command(const GlobalOptions& g, const ClusterOptions& o) {
   auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
+  // --location as `capsim export` checks it, before the plan is made.
+  if (!o.location.empty() && (o.export_target == "gke" || o.export_target == "terraform")) {
+    scenarios::ExportSettings settings;
+    settings.location = o.location;
+    auto errors = scenarios::check_export_settings(settings, scenarios::ExportFormat::gke);
+    if (errors.empty()) errors = scenarios::check_gcp_location(o.location, *ws->catalog);
+    if (!errors.empty()) return report_errors(errors);
+  }
   auto scenario = scenarios::load_cluster_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
   if (o.export_target.empty()) return print_cluster_plan(*scenario, *ws->catalog, o.format, o.report);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "capsim/scenarios/escape.hpp"
 #include "output.hpp"
 
 namespace capsim::cli {
@@ -34,12 +35,6 @@ std::string words(const Node& n) {
   return out;
 }
 
-std::string single_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // bash (and zsh through bashcompinit): the command path is the words that name subcommands;
 // offer that node's subcommands and options, and files for anything else.
 std::string bash_script(const std::vector<Node>& nodes) {
@@ -51,12 +46,12 @@ std::string bash_script(const std::vector<Node>& nodes) {
       "    w=\"${COMP_WORDS[i]}\"\n"
       "    case \"$path $w\" in\n";
   for (const auto& n : nodes)
-    if (n.path != "capsim") out += "      " + single_quoted(n.path) + ") path=\"$path $w\" ;;\n";
+    if (n.path != "capsim") out += "      " + scenarios::shell_word(n.path) + ") path=\"$path $w\" ;;\n";
   out += "    esac\n"
          "  done\n"
          "  local candidates=\"\"\n"
          "  case \"$path\" in\n";
-  for (const auto& n : nodes) out += "    " + single_quoted(n.path) + ") candidates=" + single_quoted(words(n)) + " ;;\n";
+  for (const auto& n : nodes) out += "    " + scenarios::shell_word(n.path) + ") candidates=" + scenarios::shell_word(words(n)) + " ;;\n";
   out += "  esac\n"
          "  if [[ \"$cur\" == -* ]]; then\n"
          "    mapfile -t COMPREPLY < <(compgen -W \"$candidates\" -- \"$cur\")\n"

@@ -76,7 +76,7 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
                                 : "a service states its GPUs (workload.gpus); there is nothing to size";
     if (o.format == Format::json) {
       std::cout << with_schema(
-          scenarios::with_plan("{\"sizing\": null, \"why\": " + nlohmann::json(why).dump() + "}", *plan), "capsim-size/1");
+          scenarios::with_plan(nlohmann::json{{"sizing", nullptr}, {"why", why}}.dump(), *plan), "capsim-size/1");
     } else {
       std::cout << scenarios::plan_figures_text(plan->plan) << "\nNo sizing: " << why << ".\n";
     }
@@ -160,6 +160,16 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   if (!format) return report_errors(format.errors());
   auto ws = open_workspace(g, hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
+  // The flags first, as a scenario's keys are checked (the plan takes a while).
+  scenarios::ExportSettings settings;
+  settings.cluster = o.cluster;
+  settings.image = o.image;
+  settings.location = o.location;
+  std::vector<Diagnostic> flag_errors = scenarios::check_export_settings(settings, *format);
+  const bool gcp = *format == scenarios::ExportFormat::gke || *format == scenarios::ExportFormat::terraform;
+  if (gcp && !o.location.empty() && flag_errors.empty())
+    for (auto& d : scenarios::check_gcp_location(o.location, *ws->catalog)) flag_errors.push_back(std::move(d));
+  if (!flag_errors.empty()) return report_errors(flag_errors);
   auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
   if (!scenario) return report_errors(scenario.errors());
   if (scenario->training.service)
@@ -192,10 +202,6 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
   if (!node_type.empty() && plan->plan.node_type != node_type)
     return report_errors({{{scenario->file}, "--node-type",
                            "the plan on " + node_type + " runs on " + plan->plan.node_type + " instead", ""}});
-  scenarios::ExportSettings settings;
-  settings.cluster = o.cluster;
-  settings.image = o.image;
-  settings.location = o.location;
   if (settings.location.empty())  // the region the catalog prices the node type in
     if (const auto* e = ws->catalog->find(hardware::EntityKind::instance, plan->plan.node_type))
       if (const std::string region = e->text("region"); !region.empty() && region != "n/a") settings.location = region;
@@ -459,15 +465,18 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   exp->footer("Examples:\n"
               "  capsim export k8s scenarios/examples/llama-70b-pretrain.yaml --image nvcr.io/nvidia/pytorch:24.05-py3\n"
               "  capsim export karpenter scenarios/examples/llama2-70b-chat-h100.yaml -o nodepools.yaml\n"
-              "  capsim export gke scenarios/examples/gke-tpu-v5e-lora.yaml --location us-west4-a\n"
+              "  capsim export gke scenarios/examples/gke-tpu-v5e-lora.yaml --location us-central1-a\n"
               "  capsim export terraform scenarios/examples/resnet101-small-gpus.yaml > pools.tf.json\n"
               "The scenario may be - (standard input). Refusals and validation: docs/exports.md.");
   exp->add_option("--node-type", e->node_type, "Export the plan on this node type instead of the recommended one: a catalog id or the provider's name (e.g. gcp-a3-highgpu-8g, g6e.xlarge)");
-  exp->add_option("--cluster", e->cluster, "Cluster name for GKE and Terraform; Karpenter's EC2NodeClass and discovery tag");
+  exp->add_option("--cluster", e->cluster,
+                  "Cluster name for GKE and Terraform; Karpenter's EC2NodeClass and discovery tag (GKE's rule: a "
+                  "lowercase letter, then at most 39 lowercase letters, digits and '-')");
   exp->add_option("--location", e->location,
-                  "GKE and Terraform: a region (node counts are totals over its zones) or a zone (default: the node "
-                  "type's region in the catalog)");
-  exp->add_option("--image", e->image, "k8s: the workload's container image")->capture_default_str();
+                  "GKE and Terraform: a region of the catalog (node counts are totals over its zones) or a zone of one "
+                  "(default: the node type's region in the catalog)");
+  exp->add_option("--image", e->image, "k8s: the workload's container image (an image reference: "
+                  "[registry/]repository[:tag][@digest])")->capture_default_str();
   exp->callback([&global, &exit_code, e] { exit_code = run_export(global, *e); });
 
   auto m = std::make_shared<MemoryOptions>();

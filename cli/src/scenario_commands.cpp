@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "capsim/core/units.hpp"
 #include "capsim/models/serving.hpp"
@@ -51,7 +52,7 @@ int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
     }
   }
   if (o.format == Format::json) {
-    std::cout << "{\"valid\": " << (errors.empty() ? "true" : "false") << ", \"errors\": " << errors.size() << "}\n";
+    std::cout << nlohmann::ordered_json{{"valid", errors.empty()}, {"errors", errors.size()}}.dump() << "\n";
   }
   return errors.empty() ? kExitOk : report_errors(errors);
 }
@@ -93,10 +94,9 @@ int run_models(Format format) {
                       m.model.source});
   }
   if (format == Format::json) {
-    std::cout << "[";
-    for (std::size_t i = 0; i < t.rows.size(); ++i)
-      std::cout << (i ? ", " : "") << "\"" << t.rows[i][0] << "\"";
-    std::cout << "]\n";
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& row : t.rows) names.push_back(row[0]);
+    std::cout << names.dump() << "\n";
   } else {
     print_table(t, format);
   }

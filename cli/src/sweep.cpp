@@ -20,6 +20,9 @@
 #include <sstream>
 
 #include "capsim/core/files.hpp"
+#include "capsim/core/text.hpp"
+#include "capsim/scenarios/escape.hpp"
+#include "capsim/scenarios/export.hpp"
 #include "capsim/scenarios/history.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/version.hpp"
@@ -339,13 +342,6 @@ struct SweepJobOptions {
   std::string storage = "1Gi";
 };
 
-// `text` as one POSIX shell word: single-quoted, each ' written '\''.
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // `text` as a literal in a container's args: Kubernetes reads $(VAR) there, $$ is a '$'.
 std::string kubernetes_literal(const std::string& text) {
   std::string out;
@@ -443,7 +439,7 @@ std::string indexed_job(const SweepJobOptions& o, const std::string& scenario_te
   return "# capsim sweep as Kubernetes objects: the scenario (ConfigMap), a results volume (PVC) and an\n"
          "# Indexed Job whose pod i runs shard i (image: the Dockerfile of capsim's repository). Afterwards,\n"
          "# in a pod that mounts " + o.name + "-results at /results, run\n"
-         "#   capsim history merge /results/shard-*.db --sweep " + shell_quote(o.spec) + "\n" + std::string(y.c_str()) +
+         "#   capsim history merge /results/shard-*.db --sweep " + scenarios::shell_word(o.spec) + "\n" + std::string(y.c_str()) +
          "\n";
 }
 
@@ -481,11 +477,16 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
     // Control characters would end the manifest's comment line or hide text in it.
     for (const auto& [option, value] : {std::pair<const char*, const std::string*>{"--sweep", &o->spec},
                                         {"scenario", &o->file}, {"--image", &o->image}, {"--name", &o->name}})
-      for (unsigned char c : *value)
-        if (c < 0x20 || c == 0x7f) {
-          exit_code = report_errors({Diagnostic{{}, option, "must not contain control characters", ""}});
-          return;
-        }
+      if (first_control_character(*value, false)) {
+        exit_code = report_errors({Diagnostic{{}, option, "must not contain control characters", ""}});
+        return;
+      }
+    // The image as `capsim export k8s --image` takes it (issue 47).
+    if (!scenarios::is_image_reference(o->image)) {
+      exit_code = report_errors({Diagnostic{{}, "--image", "'" + o->image + "' is no image reference",
+                                            "[registry/]repository[:tag][@digest], e.g. capsim:" CAPSIM_VERSION}});
+      return;
+    }
     if (!valid_object_name(o->name)) {
       exit_code = report_errors({Diagnostic{{}, "--name", "'" + o->name + "' is not a Kubernetes object name",
                                             "lowercase letters, digits and '-', at most 52 characters"}});

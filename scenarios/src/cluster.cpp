@@ -64,6 +64,23 @@ class Reader {
     return n.Scalar();
   }
 
+  // A name: text of one line, as a scenario's name (the exports make object names of it).
+  std::optional<std::string> name(const YAML::Node& n, const std::string& path) {
+    auto t = text(n, path);
+    if (!t) return std::nullopt;
+    if (t->empty()) {
+      error(n, path, "must not be empty");
+      return std::nullopt;
+    }
+    if (t->find_first_of("\n\t") != std::string::npos) {
+      error(n, path, "must be one line (no newline or tab)");
+      return std::nullopt;
+    }
+    return t;
+  }
+
+  SourceLocation where(const YAML::Node& n) const { return {file_, n.Mark().line + 1, n.Mark().column + 1}; }
+
   std::optional<double> number(const YAML::Node& n, const std::string& path, double low, double high) {
     if (!n.IsScalar()) {
       error(n, path, "expected a number");
@@ -240,12 +257,13 @@ void read_pod(Reader& r, const YAML::Node& n, const std::string& path, ClusterWo
 }
 
 void read_workload(Reader& r, const YAML::Node& n, const std::string& path, const hardware::Catalog& catalog,
-                   const std::filesystem::path& folder, ClusterWorkloadSpec& w) {
+                   const std::string& file, ClusterWorkloadSpec& w) {
   r.keys(n, path,
          {"name", "priority", "hours", "scenario", "job", "service", "sharing", "pod", "min_replicas", "spread",
           "may_borrow_serving"});
   if (!n["name"]) r.error(n, path + ".name", "missing key 'name'");
-  else if (auto t = r.text(n["name"], path + ".name")) w.name = *t;
+  else if (auto t = r.name(n["name"], path + ".name")) w.name = *t;
+  if (n["name"]) w.name_where = r.where(n["name"]);
   if (n["priority"]) {
     if (auto p = r.integer(n["priority"], path + ".priority", -1000, 1000)) w.priority = *p;
   }
@@ -269,7 +287,12 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, cons
     w.gpu = *t;
   };
   if (n["scenario"]) {
-    if (auto t = r.text(n["scenario"], path + ".scenario")) w.scenario = folder / *t;
+    // The single-scenario rule for the files a scenario names: inside the file's folder.
+    if (auto t = r.text(n["scenario"], path + ".scenario")) {
+      auto confined = named_input_path(file, *t, "scenario", "cluster file");
+      if (confined) w.scenario = *confined;
+      else r.error(n["scenario"], path + ".scenario", confined.errors()[0].message, confined.errors()[0].hint);
+    }
   } else if (const YAML::Node j = n["job"]; j) {
     w.is_job = true;
     if (!j.IsMap()) {
@@ -373,19 +396,40 @@ void read_owned(Reader& r, const YAML::Node& n, const std::string& path, const s
 
 Result<ClusterScenario> load_cluster(const std::string& file, const std::string& text, const hardware::Catalog& catalog) {
   YAML::Node root;
+  std::vector<Diagnostic> control_characters;
   try {
     root = YAML::Load(text);
     if (auto second = second_document(file, text)) return *second;
+    control_characters = control_character_errors(file, text);
   } catch (const YAML::Exception& e) {
     return Diagnostic{{file, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""};
   }
   Reader r(file);
-  if (!root.IsMap()) return Diagnostic{{file, 1, 1}, "", "expected a cluster scenario (a mapping with name:, cluster:, workloads:)", ""};
+  // Never the content of a file that is not a cluster scenario: it may be any file of the
+  // machine (/etc/passwd, a .env).
+  const std::vector<std::string> top = {"name", "description", "cluster", "workloads"};
+  if (!root.IsMap())
+    return Diagnostic{{file, 1, 1}, "",
+                      std::string("expected a cluster scenario (a mapping with name:, cluster:, workloads:), got ") +
+                          (root.IsNull() ? "nothing" : root.IsSequence() ? "a list" : "a single value") +
+                          (root.IsNull() ? "" : " (the file's content is not shown)"),
+                      ""};
+  if (root.size() > 0 && std::none_of(root.begin(), root.end(), [&](const auto& kv) {
+        return kv.first.IsScalar() && (std::find(top.begin(), top.end(), kv.first.Scalar()) != top.end() ||
+                                       !did_you_mean(kv.first.Scalar(), top).empty());
+      }))
+    return Diagnostic{{file, 1, 1}, "",
+                      "expected a cluster scenario (a mapping with name:, cluster:, workloads:), got a mapping of " +
+                          plural(static_cast<long long>(root.size()), "key") +
+                          ", none of them a cluster scenario's or close to one (the file's content is not shown)",
+                      ""};
+  r.errors = std::move(control_characters);
   ClusterScenario s;
   s.file = file;
-  r.keys(root, "", {"name", "description", "cluster", "workloads"});
+  r.keys(root, "", top);
   if (!root["name"]) r.error(root, "name", "missing key 'name'");
-  else if (auto t = r.text(root["name"], "name")) s.name = *t;
+  else if (auto t = r.name(root["name"], "name")) s.name = *t;
+  if (root["name"]) s.name_where = r.where(root["name"]);
   if (root["description"]) {
     if (auto t = r.text(root["description"], "description")) s.description = *t;
   }
@@ -448,7 +492,6 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
     }
   }
   const YAML::Node ws = root["workloads"];
-  const std::filesystem::path folder = std::filesystem::path(file).parent_path();
   if (!ws || !ws.IsSequence() || ws.size() == 0) {
     r.error(ws ? ws : root, "workloads", "expected a list of workloads");
   } else {
@@ -461,7 +504,7 @@ Result<ClusterScenario> load_cluster(const std::string& file, const std::string&
       }
       ClusterWorkloadSpec w;
       w.where = {file, ws[i].Mark().line + 1, ws[i].Mark().column + 1};
-      read_workload(r, ws[i], path, catalog, folder, w);
+      read_workload(r, ws[i], path, catalog, file, w);
       if (!w.name.empty() && !names.insert(w.name).second) r.error(ws[i]["name"], path + ".name", "workload '" + w.name + "' is named twice");
       s.workloads.push_back(std::move(w));
     }
@@ -511,6 +554,7 @@ Result<Sized> size_workload(const ClusterScenario& s, std::size_t i, const hardw
   p.name = w.name;
   p.priority = w.priority;
   out.plan.name = w.name;
+  out.plan.name_where = w.name_where;
   out.plan.hours_text = w.hours_text;
   bool training = w.is_job;
   std::string gpu = w.gpu;
@@ -725,6 +769,7 @@ Result<std::vector<ClusterOwnedComparison>> compare_owned(const ClusterScenario&
 Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catalog& catalog) {
   ClusterPlan out;
   out.name = s.name;
+  out.name_where = s.name_where;
   out.horizon = s.horizon;
   std::vector<Diagnostic> errors;
   std::vector<std::string> cluster_gpus;

@@ -15,6 +15,7 @@
 
 #include "capsim/core/suggest.hpp"
 #include "capsim/core/text.hpp"
+#include "capsim/scenarios/escape.hpp"
 #include "capsim/scenarios/export.hpp"
 
 namespace capsim::scenarios {
@@ -73,17 +74,25 @@ struct Export {
   std::vector<Workload> workloads;
 };
 
-Diagnostic name_error(const std::string& what, const std::string& message) {
-  return Diagnostic{{}, "export", what + ": " + message, ""};
+Diagnostic name_error(const std::string& what, const std::string& message, const SourceLocation& where = {}) {
+  return Diagnostic{where, "export", what + ": " + message, ""};
 }
 
 // The pool's and workloads' names and placements; errors when a name does not survive.
-Result<Export> gather(const ClusterPlan& plan) {
+// Object names are capsim's own derivation from the names in the cluster file (dns1123_label,
+// deterministic); one that does not make a valid name is an error at that name: key.
+Result<Export> gather(const ClusterPlan& plan, std::string_view target) {
   Export e;
   std::vector<Diagnostic> errors;
   e.queue = dns1123_label(plan.name);
   if (e.queue.empty() || e.queue.size() > 63)
-    errors.push_back(name_error("cluster '" + plan.name + "'", "its name is no DNS-1123 label (1 to 63 letters, digits, '-')"));
+    errors.push_back(name_error("cluster '" + plan.name + "'", "its name is no DNS-1123 label (1 to 63 letters, digits, '-')",
+                                plan.name_where));
+  else if (target != "k8s" && !is_gke_cluster_name(e.queue))
+    errors.push_back(name_error("cluster '" + plan.name + "'",
+                                "its name becomes '" + e.queue + "', which is no cluster name: a letter first and at most "
+                                "40 letters, digits and '-' (GKE's rule; Karpenter's EC2NodeClass and node role take it too)",
+                                plan.name_where));
   std::map<std::string, std::string> instance_of;  // node type id -> label value
   std::set<std::string> pool_names;
   for (const auto& bounds : plan.packing.pools) {
@@ -118,15 +127,18 @@ Result<Export> gather(const ClusterPlan& plan) {
     w.plan = &plan.workloads[i];
     w.name = dns1123_label(w.demand->name);
     const std::string what = "workload '" + w.demand->name + "'";
-    if (w.name.empty()) errors.push_back(name_error(what, "its name has no letter or digit"));
-    else if (w.name.size() > 63) errors.push_back(name_error(what, "a name has at most 63 characters (a DNS-1123 label)"));
-    else if (!names.insert(w.name).second) errors.push_back(name_error(what, "its name '" + w.name + "' is another workload's too"));
+    const SourceLocation& at = w.plan->name_where;
+    if (w.name.empty()) errors.push_back(name_error(what, "its name has no letter or digit", at));
+    else if (w.name.size() > 63) errors.push_back(name_error(what, "a name has at most 63 characters (a DNS-1123 label)", at));
+    else if (!names.insert(w.name).second)
+      errors.push_back(name_error(what, "its name '" + w.name + "' is another workload's too", at));
     // JobSet names its pods <jobset>-workers-<job>-<index>-<5 random characters>, which must
     // be DNS-1035 labels (jobset's webhook): a letter first and at most 63 characters.
     if (w.demand->is_training && !w.name.empty() &&
         (std::isalpha(static_cast<unsigned char>(w.name.front())) == 0 || w.name.size() > 45))
       errors.push_back(name_error(what, "a JobSet's name starts with a letter and has at most 45 characters (its pods are "
-                                        "named <name>-workers-0-<index>-<5 characters>, a DNS-1035 label), '" + w.name + "' does not"));
+                                        "named <name>-workers-0-<index>-<5 characters>, a DNS-1035 label), '" + w.name + "' does not",
+                                  at));
     std::set<std::string> types;
     std::optional<int> efa;  // the fewest EFA interfaces among the gang's node types
     for (const auto& node : plan.packing.nodes)
@@ -498,7 +510,7 @@ std::string k8s(const ClusterPlan& plan, const Export& e) {
     if (w.demand->is_training) jobset(y, w, e);
     else service(y, w);
   }
-  return "# Kubernetes objects for cluster plan " + plan.name +
+  return "# Kubernetes objects for cluster plan " + shell_comment(plan.name) +
          " from capsim: Kueue queues and flavors, a JobSet per training workload, a Deployment,\n"
          "# HorizontalPodAutoscaler and PodDisruptionBudget per service. Replace the image and add the command.\n" +
          std::string(y.c_str()) + "\n";
@@ -651,7 +663,7 @@ Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view tar
                       near.empty() ? "use k8s, karpenter, gke or terraform" : near};
   }
   if (plan.packing.pools.empty()) return Diagnostic{{}, "export", "the plan has no node pool to export", ""};
-  auto e = gather(plan);
+  auto e = gather(plan, target);
   if (!e) return e.errors();
   if (target == "karpenter") return karpenter(*e);
   if (target == "gke") return node_pools(plan, *e, ExportFormat::gke, location);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capsim/core/suggest.hpp"
+#include "capsim/scenarios/escape.hpp"
 
 namespace capsim::scenarios {
 namespace {
@@ -85,12 +86,18 @@ Diagnostic no_location(const std::string& format) {
                     "pass --location, e.g. us-central1 or us-central1-a"};
 }
 
+// The start of a pool's command: the pool, its cluster, location and machine type, each
+// value one shell word whatever it holds (checked before, quoted here all the same).
+std::string gke_create(const NodePool& p, const ExportSettings& s) {
+  return "gcloud container node-pools create " + shell_word(p.name) + " \\\n  --cluster=" + shell_word(s.cluster) +
+         " \\\n  --location=" + shell_word(s.location) + " \\\n  --machine-type=" +
+         shell_word(gce_machine_type(p.instance_type));
+}
+
 // A TPU node pool: the machine type (ct5lp-hightpu-4t, ...) names the TPU version and chip
 // count, so GKE needs no --accelerator; a single-host slice needs no topology either.
 std::string gke_tpu_pool(const NodePool& p, const ExportSettings& s) {
-  return "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + s.cluster + " \\\n  --location=" +
-         s.location + " \\\n  --machine-type=" + gce_machine_type(p.instance_type) + gke_counts(p, s.location) +
-         (p.spot ? " \\\n  --spot" : "") + "\n";
+  return gke_create(p, s) + gke_counts(p, s.location) + (p.spot ? " \\\n  --spot" : "") + "\n";
 }
 
 Diagnostic wrong_provider(const NodePool& p, const std::string& format, const std::string& wanted) {
@@ -113,10 +120,10 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const ExportSettings
   if (s.location.empty()) return no_location("GKE");
   // The shebang first; the plan's figures (export_node_pools) follow it as a comment.
   std::string out = "#!/bin/sh\n";
-  if (!s.notes.empty()) out += "# " + comment_line(s.notes) + "\n";
+  if (!s.notes.empty()) out += "# " + shell_comment(comment_line(s.notes)) + "\n";
   out += "# GKE node pools from capsim (gcloud container node-pools create).\n";
   if (!is_gke_zone(s.location))
-    out += "# " + s.location + " is a region: each pool starts empty and the autoscaler keeps it between the\n"
+    out += "# " + shell_comment(s.location) + " is a region: each pool starts empty and the autoscaler keeps it between the\n"
            "# plan's bounds in total across the region's zones.\n";
   out += "set -e\n";
   std::vector<Diagnostic> errors;
@@ -143,10 +150,8 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const ExportSettings
     }
     std::string acc = "type=" + *accelerator + ",count=" + std::to_string(p.gpus_per_node) + ",gpu-driver-version=default";
     if (p.mig_profile) acc += ",gpu-partition-size=" + *p.mig_profile;
-    out += "gcloud container node-pools create " + p.name + " \\\n  --cluster=" + s.cluster + " \\\n  --location=" +
-           s.location + " \\\n  --machine-type=" + gce_machine_type(p.instance_type) + " \\\n  --accelerator=" + acc +
-           gke_counts(p, s.location) + " \\\n  --node-taints=" + kGpuTaint + "=present:NoSchedule" +
-           (p.spot ? " \\\n  --spot" : "") + "\n";
+    out += gke_create(p, s) + " \\\n  --accelerator=" + shell_word(acc) + gke_counts(p, s.location) +
+           " \\\n  --node-taints=" + kGpuTaint + "=present:NoSchedule" + (p.spot ? " \\\n  --spot" : "") + "\n";
   }
   if (!errors.empty()) return errors;
   return out;
@@ -410,6 +415,13 @@ bool is_gke_zone(std::string_view location) {
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
                                       const ExportSettings& settings) {
   if (pools.empty()) return Diagnostic{{}, "export", "no node pools to export", ""};
+  // A pool of another cloud first: the location is not what is wrong with it (its region in
+  // the catalog, the default, may be no GCP name at all).
+  if (format == ExportFormat::gke)
+    if (auto errors = not_gcp(pools, "GKE"); !errors.empty()) return errors;
+  if (format == ExportFormat::terraform)
+    if (auto errors = not_gcp(pools, "Terraform google_container_node_pool"); !errors.empty()) return errors;
+  if (auto errors = check_export_settings(settings, format); !errors.empty()) return errors;
   switch (format) {
     case ExportFormat::gke: return gke(pools, settings);
     case ExportFormat::karpenter: return karpenter(pools, settings);

@@ -8,6 +8,7 @@
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
+#include "capsim/scenarios/escape.hpp"
 #include "capsim/scenarios/serving_report.hpp"
 #include "capsim/version.hpp"
 
@@ -383,21 +384,27 @@ ReportDocument build_report(const RunResult& run, const hardware::Catalog& catal
   return doc;
 }
 
+// Every text of the document is plain text (the HTML writer escapes it all), names from the
+// user's files among it: Markdown gets it escaped, never as markup (escape.hpp).
 std::string report_markdown(const ReportDocument& doc) {
-  std::string out = "# " + doc.title + "\n\n" + doc.subtitle + "\n";
+  std::string out = "# " + markdown_inline(doc.title) + "\n\n" + markdown_block(doc.subtitle) + "\n";
   for (const auto& s : doc.sections) {
-    out += "\n## " + s.title + "\n\n";
-    for (const auto& p : s.paragraphs) out += p + "\n\n";
-    if (!s.preformatted.empty()) out += "```yaml\n" + s.preformatted + (s.preformatted.ends_with("\n") ? "" : "\n") + "```\n\n";
+    out += "\n## " + markdown_inline(s.title) + "\n\n";
+    for (const auto& p : s.paragraphs) out += markdown_block(p) + "\n\n";
+    if (!s.preformatted.empty()) {
+      const std::string fence = markdown_fence(s.preformatted);
+      out += fence + "yaml\n" + s.preformatted + (s.preformatted.ends_with("\n") ? "" : "\n") + fence + "\n\n";
+    }
     for (const auto& t : s.tables) out += render_markdown(t) + "\n";
   }
-  return out + "---\n" + doc.footer + "\n";
+  return out + "---\n" + markdown_block(doc.footer) + "\n";
 }
 
 std::string report_csv(const ReportDocument& doc) {
   std::string out;
   for (const auto& s : doc.sections)
-    for (const auto& t : s.tables) out += "# " + s.id + ": " + s.title + "\r\n" + render_csv(t) + "\r\n";
+    for (const auto& t : s.tables)
+      out += "# " + shell_comment(s.id + ": " + s.title) + "\r\n" + render_csv(t) + "\r\n";
   return out;
 }
 

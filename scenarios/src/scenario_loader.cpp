@@ -51,6 +51,31 @@ std::string describe(const YAML::Node& n) {
   }
 }
 
+// What a file's top level is, without its content: "a single value (not shown)".
+std::string describe_root(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a mapping of " + plural(static_cast<long long>(n.size()), "key") +
+             ", none of them a scenario's or close to one (the file's content is not shown)";
+    case YAML::NodeType::Sequence: return "a list (the file's content is not shown)";
+    case YAML::NodeType::Scalar: return "a single value (the file's content is not shown)";
+    default: return "nothing";
+  }
+}
+
+// Whether a top-level mapping is a scenario at all: one of its keys is a scenario's, or close
+// enough to one to be a typo of it. A mapping that is not (a JSON credentials file, a
+// docker config) gets one error that shows none of its keys.
+bool has_scenario_key(const YAML::Node& root) {
+  const std::vector<std::string> known = scenario_schema().child_names();
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string& key = it->first.Scalar();
+    if (std::find(known.begin(), known.end(), key) != known.end() || !did_you_mean(key, known).empty()) return true;
+  }
+  return false;
+}
+
 bool parse_double(const std::string& s, double& out) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc{} && end == s.data() + s.size() && std::isfinite(out);
@@ -129,7 +154,12 @@ class Loader {
         errors_.push_back({{file_, 1, 1}, "", "expected a scenario (a mapping with name:, workload:, hardware:), got nothing", ""});
         return errors_;
       }
-      error(root, "", "expected a scenario (a mapping with name:, workload:, hardware:), got " + describe(root));
+      // Never the content: the file may be any file of the machine (/etc/passwd, a .env).
+      error(root, "", "expected a scenario (a mapping with name:, workload:, hardware:), got " + describe_root(root));
+      return errors_;
+    }
+    if (root.size() > 0 && !has_scenario_key(root)) {
+      error(root, "", "expected a scenario (a mapping with name:, workload:, hardware:), got " + describe_root(root));
       return errors_;
     }
     check_shape(root);
@@ -296,15 +326,10 @@ class Loader {
       return;
     }
     const std::string& text = node.Scalar();
-    // ESC, CR, NUL and the like would reach terminals, reports and JUnit XML raw.
-    if (const auto bad = std::find_if(text.begin(), text.end(), [](char c) {
-          const auto u = static_cast<unsigned char>(c);
-          return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
-        });
-        bad != text.end()) {
-      static const char* hex = "0123456789ABCDEF";
-      const auto u = static_cast<unsigned char>(*bad);
-      error(node, path, std::string("contains the control character U+00") + hex[u >> 4] + hex[u & 15],
+    // ESC, CR, NUL, a right-to-left override and the like would reach terminals, reports
+    // and JUnit XML raw.
+    if (const auto bad = first_control_character(text, true)) {
+      error(node, path, "contains the control character " + code_point_name(bad->code),
             "remove it; scenario text is printed to terminals and written to reports");
       return;
     }
@@ -885,23 +910,13 @@ class Loader {
   // A file the scenario names (trace, latency table): relative to the scenario and inside
   // its directory unless CAPSIM_ALLOW_TRACE_OUTSIDE=1; nullopt (and an error) otherwise.
   std::optional<std::filesystem::path> input_path(const YAML::Node& n, const std::string& key, const std::string& what) {
-    const std::filesystem::path written = n.Scalar();
-    const std::filesystem::path base = std::filesystem::path(file_).parent_path();
-    const std::filesystem::path path = written.is_relative() ? base / written : written;
-    const char* allow = std::getenv("CAPSIM_ALLOW_TRACE_OUTSIDE");
-    if (allow == nullptr || std::string(allow) != "1") {
-      std::error_code ec;
-      // Absolute first: weakly_canonical leaves a relative path of a missing file relative.
-      const auto root = std::filesystem::weakly_canonical(std::filesystem::absolute(base.empty() ? "." : base, ec), ec);
-      const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-      const auto rel = target.lexically_relative(root);
-      if (written.is_absolute() || ec || rel.empty() || *rel.begin() == "..") {
-        error(n, key, "the " + what + " '" + written.string() + "' is outside the scenario's directory",
-              "put it beside the scenario, or set CAPSIM_ALLOW_TRACE_OUTSIDE=1 for a scenario you trust");
-        return std::nullopt;
-      }
+    auto path = named_input_path(file_, n.Scalar(), what, "scenario");
+    if (!path) {
+      const Diagnostic& d = path.errors().front();
+      error(n, key, d.message, d.hint);
+      return std::nullopt;
     }
-    return path;
+    return *path;
   }
 
   // A file the scenario names (input_path's rules), read whole: its path for errors and its

@@ -1,6 +1,8 @@
 #include "capsim/scenarios/table.hpp"
 
+#include "capsim/core/text.hpp"
 #include "capsim/core/units.hpp"
+#include "capsim/scenarios/escape.hpp"
 
 #include <fmt/format.h>
 
@@ -25,16 +27,6 @@ std::size_t width(const std::string& s) {
 std::string pad(const std::string& s, std::size_t w, bool right) {
   const std::string fill(w > width(s) ? w - width(s) : 0, ' ');
   return right ? fill + s : s + fill;
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 // A cell of a display table read back as a number in a unit: "5.53 USD" -> 5.53, "USD";
@@ -90,10 +82,15 @@ enum class CsvColumn { text, uniform, with_unit_column };
 }  // namespace
 
 std::string render_text(const Table& t) {
-  std::vector<std::size_t> w(t.columns.size());
-  for (std::size_t c = 0; c < t.columns.size(); ++c) {
-    w[c] = width(t.columns[c]);
-    for (const auto& row : t.rows) w[c] = std::max(w[c], width(row[c]));
+  // Control characters shown, not acted on (a name from a user's file reaches a terminal).
+  Table shown = t;
+  for (auto& c : shown.columns) c = printable(c);
+  for (auto& row : shown.rows)
+    for (auto& cell : row) cell = printable(cell);
+  std::vector<std::size_t> w(shown.columns.size());
+  for (std::size_t c = 0; c < shown.columns.size(); ++c) {
+    w[c] = width(shown.columns[c]);
+    for (const auto& row : shown.rows) w[c] = std::max(w[c], width(row[c]));
   }
   auto right = [&](std::size_t c) { return c < t.right_align.size() && t.right_align[c]; };
   std::string out;
@@ -103,11 +100,11 @@ std::string render_text(const Table& t) {
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + '\n';
   };
-  line(t.columns);
+  line(shown.columns);
   std::vector<std::string> rule;
   for (std::size_t c = 0; c < w.size(); ++c) rule.emplace_back(w[c], '-');
   line(rule);
-  for (const auto& row : t.rows) line(row);
+  for (const auto& row : shown.rows) line(row);
   return out;
 }
 
@@ -171,20 +168,15 @@ std::string render_csv(const Table& t) {
 }
 
 std::string render_markdown(const Table& t) {
-  auto escape = [](std::string s) {
-    std::string out;
-    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c == '\n' ? ' ' : c);
-    return out;
-  };
   std::string out = "|";
-  for (const auto& c : t.columns) out += " " + escape(c) + " |";
+  for (const auto& c : t.columns) out += " " + markdown_inline(c) + " |";
   out += "\n|";
   for (std::size_t c = 0; c < t.columns.size(); ++c)
     out += (c < t.right_align.size() && t.right_align[c]) ? " ---: |" : " --- |";
   out += "\n";
   for (const auto& row : t.rows) {
     out += "|";
-    for (const auto& cell : row) out += " " + escape(cell) + " |";
+    for (const auto& cell : row) out += " " + markdown_inline(cell) + " |";
     out += "\n";
   }
   return out;

@@ -35,6 +35,11 @@ struct BadInput {
   bool copy_catalog = false;  // copy data/catalog to catalog/ first (cases that add entries)
   std::string location;       // what the first error line must start with: "bad.yaml:3:" or "error: --params"
   int exit_code = 2;          // 2: bad input; 3: the environment (a corrupt database, a full disk)
+  // Exit 0 (an output that keeps what it is given as text): the message is the line of this
+  // file of the case directory ("-": standard output) that holds `needle`.
+  std::string output = {};
+  std::string needle = {};
+  std::string never_shown = {};  // text of the input that no output or message may show
 };
 
 // ---- Inputs the cases start from ----
@@ -232,6 +237,73 @@ void issue22_cases(std::vector<BadInput>& c, AddScenario scenario) {
   }
 }
 
+// issue 47: injection and file leaks. A cluster file with the given workloads (and name).
+std::string cluster_with(const std::string& workloads, const std::string& name = "estate",
+                         const std::string& node_types = "[gcp-a2-highgpu-1g]") {
+  return "name: " + name + "\ncluster:\n  node_types: " + node_types +
+         "\n  system_reserve: {cpu: 0.5, memory: 2 GiB}\nworkloads:\n" + workloads;
+}
+
+const std::string kNotebooks = "  - name: notebooks\n    service: {gpu: a100-sxm-40gb, replicas: 2}\n    hours: always\n";
+
+std::string scenario_workload(const std::string& path) {
+  return "  - name: w\n    scenario: " + path + "\n    hours: always\n";
+}
+
+void issue47_injection_cases(std::vector<BadInput>& c) {
+  auto cluster = [&](std::string input, std::string text, std::string args, std::string where,
+                     std::vector<File> more = {}) {
+    more.insert(more.begin(), File{"c.yaml", std::move(text)});
+    c.push_back({std::move(input), std::move(more), std::move(args), false, std::move(where)});
+  };
+  cluster("47.1: newline in a cluster's name (became a line of the plan --export gke script)",
+          cluster_with(kNotebooks, "\"estate\\ntouch pwned\""), "plan --export gke c.yaml", "c.yaml:1:7:");
+  cluster("47.1: newline in a workload's name (added a Kubernetes object to plan --export k8s)",
+          cluster_with("  - name: \"nb\\n---\\nkind: Secret\"\n    service: {gpu: a100-sxm-40gb, replicas: 1}\n"
+                       "    hours: always\n"),
+          "plan --export k8s c.yaml", "c.yaml:6:11:");
+  const std::string gcp_scenario = capsim::testing::read_file(capsim::testing::example_scenario("resnet101-small-gpus"));
+  auto flag = [&](std::string input, std::string args, std::string where) {
+    c.push_back({std::move(input), {{"gcp.yaml", gcp_scenario}}, std::move(args), false, std::move(where)});
+  };
+  flag("47.1: --cluster 'x; touch pwned' (a second command in the gke script)",
+       "export gke gcp.yaml --cluster 'x; touch pwned'", "error: --cluster");
+  flag("47.1: --cluster 'Bad Cluster'", "export gke gcp.yaml --cluster 'Bad Cluster'", "error: --cluster");
+  flag("47.1: --image ' x'", "export k8s gcp.yaml --image ' x'", "error: --image");
+  flag("47.1: --location nowhere", "export gke gcp.yaml --location nowhere", "error: --location");
+  flag("47.1: --location us-centrl1 (a typo)", "export terraform gcp.yaml --location us-centrl1", "error: --location");
+  cluster("47.1: plan --export gke --location nowhere",
+          cluster_with(kNotebooks), "plan --export gke --location nowhere c.yaml", "error: --location");
+  cluster("47.2: absolute scenario: path in a cluster file (/etc/passwd)", cluster_with(scenario_workload("/etc/passwd")),
+          "plan c.yaml", "c.yaml:7:15:");
+  cluster("47.2: scenario: path escaping the cluster file's folder (../)",
+          cluster_with(scenario_workload("../../../../../../etc/passwd")), "plan c.yaml", "c.yaml:7:15:");
+  c.push_back({"47.2: a cluster workload's scenario: that is no scenario (a .env of secrets; its content is not shown)",
+               {{"c.yaml", cluster_with(scenario_workload("secrets.env"))},
+                {"secrets.env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}},
+               "plan c.yaml", false, "secrets.env:1:1:", 2, "", "", "wJalrXUtnFEMI"});
+  c.push_back({"47.2: a scenario file that is a mapping of secrets (none of its keys is shown)",
+               {{"bad.yaml", "{\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\"}\n"}},
+               "validate bad.yaml", false, "bad.yaml:1:1:", 2, "", "", "private_key"});
+  cluster("47.2: a right-to-left override (U+202E) in a cluster's name and a workload's",
+          cluster_with("  - name: \"nb\\u202Eexe.txt\"\n    service: {gpu: a100-sxm-40gb, replicas: 1}\n    hours: always\n",
+                       "\"estate\\u202E\""),
+          "plan c.yaml", "c.yaml:1:7:");
+  c.push_back({"47.2: a right-to-left override (U+202E) in a scenario's description",
+               {{"bad.yaml", training_with("description: \"abc\\u202Efdp.exe\"\n")}}, "validate bad.yaml", false,
+               "bad.yaml:"});
+  c.push_back({"47.1: a workload named =HYPERLINK(...) in the CSV report (written as text, not a formula)",
+               {{"c.yaml", cluster_with("  - name: '=HYPERLINK(\"http://example.com\",\"x\")'\n"
+                                        "    service: {gpu: a100-sxm-40gb, replicas: 1}\n    hours: always\n")}},
+               "plan c.yaml --report r.csv", false, "", 0, "r.csv", "HYPERLINK"});
+  c.push_back({"47.1: a cost option named =cmd|' /C calc'!A0 in the CSV report",
+               {{"bad.yaml", cost_with("    - {name: \"=cmd|' /C calc'!A0\", instance: aws-p4d-24xlarge}\n")}},
+               "report bad.yaml -o r.csv --table cost", false, "", 0, "r.csv", "cmd"});
+  c.push_back({"47.1: raw HTML in a cluster's name, Markdown report (written as &amp;lt; entities)",
+               {{"c.yaml", cluster_with(kNotebooks, "'<img src=x onerror=alert(1)>'")}},
+               "plan c.yaml --report r.md", false, "", 0, "r.md", "# Cluster plan"});
+}
+
 std::vector<BadInput> catalogue() {
   std::vector<BadInput> c;
   auto scenario = [&](std::string input, std::string text, std::string command = "validate", std::string where = "") {
@@ -405,6 +477,8 @@ std::vector<BadInput> catalogue() {
                 {"bad.yaml", cost_with("    - {name: free, instance: test-inst}\n")}},
                "--catalog catalog cost bad.yaml", true, "catalog/zz-test.yaml:"});
   issue22_cases(c, scenario);
+  // issue 47: injection and file leaks
+  issue47_injection_cases(c);
   return c;
 }
 
@@ -590,7 +664,8 @@ TEST_CASE("bad inputs: each fails with exit 2, a location and a message, in boun
       "Generated by `tests/reliability/bad_inputs_test.cpp` (do not edit; `CAPSIM_UPDATE_GOLDEN=1` rewrites it). "
       "Every input a user could get wrong, run through the real `capsim` binary in a directory of its own "
       "under `timeout 20` and `ulimit -v 4000000`. Each must exit with code 2 and a message that names the file, "
-      "line and column (or the flag) within the limits.\n\n"
+      "line and column (or the flag) within the limits. The rows of exit 0 are outputs that keep hostile text as text "
+      "(issue 47); their message is the line of the output it became.\n\n"
       "| # | input | command | exit | message |\n|---|---|---|---|---|\n";
   int index = 0;
   for (const auto& bad : cases) {
@@ -605,7 +680,22 @@ TEST_CASE("bad inputs: each fails with exit 2, a location and a message, in boun
     }
     const int limit = capsim::testing::kTimeLimitSeconds;
     const auto run = run_capsim(dir, bad.args, bad.copy_catalog ? "capsim.db" : (root / "shared.db").string(), limit);
-    const std::string message = message_of(run.err, dir);
+    std::string message = message_of(run.err, dir);
+    if (!bad.needle.empty()) {  // exit 0: the output line that shows what became of the input
+      const std::string text = bad.output == "-" ? run.out : capsim::testing::read_file(dir / bad.output);
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);)
+        if (line.find(bad.needle) != std::string::npos) {
+          if (!line.empty() && line.back() == '\r') line.pop_back();
+          message = bad.output + ": `" + line + "`";
+          break;
+        }
+      CHECK_MESSAGE(message.starts_with(bad.output + ": `"), bad.needle);
+    }
+    if (!bad.never_shown.empty()) {
+      CHECK(run.err.find(bad.never_shown) == std::string::npos);
+      CHECK(run.out.find(bad.never_shown) == std::string::npos);
+    }
     CAPTURE(index);
     CAPTURE(bad.input);
     CAPTURE(bad.args);

@@ -297,3 +297,19 @@ TEST_CASE("cluster: spread zone places the replicas over cluster.zones, and with
         "workload 'api' fits no node type: aws-g5-xlarge: spread: zone needs a node type with zones, it lists none");
   CHECK(refused.errors()[0].hint == "list the zones in cluster.zones");
 }
+
+// Issue 47: a cluster file reads scenarios from its own folder only, so the shipped clusters
+// keep the examples they use in scenarios/clusters/workloads/; they are the examples, byte
+// for byte (copy scenarios/examples/NAME.yaml over the one there when an example changes).
+TEST_CASE("cluster: the shipped clusters' workload scenarios are the shipped examples") {
+  const auto folder = testing::cluster_scenario("team-ml-estate").parent_path() / "workloads";
+  int copies = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    CAPTURE(entry.path());
+    const auto example = testing::example_scenario(entry.path().stem().string());
+    REQUIRE(std::filesystem::exists(example));
+    CHECK(testing::read_file(entry.path()) == testing::read_file(example));
+    ++copies;
+  }
+  CHECK(copies == 3);
+}

@@ -11,7 +11,7 @@
 //     horizon: 12 months                                              # for the totals
 //   workloads:
 //     - name: weekly-finetune
-//       scenario: ../examples/lora-7b-one-node.yaml   # sized; a training run from the
+//       scenario: workloads/lora-7b-one-node.yaml      # sized; a training run from the
 //       hours: {days: sat, from: 0, to: 24}           # window's start, for its planned time
 //       pod: {cpu: 4, memory: 32 GiB}                 # per GPU (training), per replica (service)
 //     - name: notebooks
@@ -48,12 +48,16 @@ inline constexpr const char* kClusterPlanSchema = "capsim-cluster-plan/1";
 
 struct ClusterWorkloadSpec {
   SourceLocation where;  // of the workload's entry, for errors found while planning
+  SourceLocation name_where;  // of its name: (the exports derive object names from it)
   std::string name;
   int priority = 0;
   models::WeekHours hours;
   std::string hours_text;  // "Sat 00-24", "Mon-Fri 09-18", "always"
   // One of:
-  std::filesystem::path scenario;  // resolved against the cluster file's folder
+  // Resolved against the cluster file's folder, and inside it (as a scenario's trace file is
+  // inside the scenario's: no absolute path, no "../" out of it, no link out of it) unless
+  // CAPSIM_ALLOW_TRACE_OUTSIDE=1.
+  std::filesystem::path scenario;
   bool is_job = false;             // job: / a training scenario
   // job: or service: stated by hand
   std::string gpu;                 // catalog GPU id
@@ -84,6 +88,7 @@ struct ClusterScenario {
   std::string name;
   std::string description;
   std::string file;
+  SourceLocation name_where;  // of its name: (the exports derive the queue and cluster names from it)
   std::vector<std::string> node_types;  // catalog instance ids
   std::vector<SourceLocation> node_type_where;
   models::SystemReserve reserve;
@@ -94,13 +99,17 @@ struct ClusterScenario {
 };
 
 // Errors (all at once, file:line:column, key path, "did you mean"): unknown keys, missing
-// ones, bad hours, quantities of the wrong dimension, unknown node types or GPUs.
+// ones, bad hours, quantities of the wrong dimension, unknown node types or GPUs, a control
+// character anywhere (as in a scenario: control_character_errors), a name of more than one
+// line, a scenario: path outside the cluster file's folder (named_input_path). A file that
+// is not a cluster scenario is said to be one without its content being shown.
 Result<ClusterScenario> load_cluster(const std::string& file, const std::string& text, const hardware::Catalog& catalog);
 Result<ClusterScenario> load_cluster_file(const std::filesystem::path& path, const hardware::Catalog& catalog);
 
 // What each workload turned into before packing.
 struct ClusterWorkloadPlan {
   std::string name;
+  SourceLocation name_where;  // of its name: in the cluster file
   std::string source;        // "lora-7b-one-node.yaml: 1 x a10g, 3.2 h per run" or "stated"
   std::string kind;          // "training" or "service"
   std::string gpu;           // catalog GPU id
@@ -152,6 +161,7 @@ struct ClusterNodeTypeSource {
 
 struct ClusterPlan {
   std::string name;
+  SourceLocation name_where;  // of its name: in the cluster file
   std::string currency_note;  // "USD"
   std::vector<ClusterWorkloadPlan> workloads;
   models::PackingProblem problem;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capsim/core/result.hpp"
+#include "capsim/hardware/catalog.hpp"
 
 namespace capsim::scenarios {
 
@@ -72,8 +73,40 @@ Result<ExportFormat> parse_export_format(std::string_view name);
 std::optional<std::string> gke_accelerator(const std::string& gpu_id);
 
 
-// Errors: a GKE/Terraform export of a pool that is not a GCP machine or without a location,
-// a Karpenter export of one that is not AWS, a GPU GKE does not offer.
+// ---- What the receiving tools accept (issue 47): every value an export writes that does not
+// come from the catalog is checked against these before it is written.
+
+// A DNS-1123 label (a Kubernetes object name): 1 to 63 lowercase letters, digits and '-',
+// starting and ending with a letter or digit.
+bool is_dns1123_label(std::string_view s);
+// A DNS-1123 subdomain: at most 253 characters, DNS-1123 labels joined by '.'.
+bool is_dns1123_subdomain(std::string_view s);
+// A GKE cluster name: a lowercase letter, then at most 39 lowercase letters, digits and '-',
+// not ending in '-' (GKE refuses others: "Must be a match of regex
+// '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)'"). Also a DNS-1123 label, and short enough for
+// the IAM role "KarpenterNodeRole-<cluster>" (at most 64 characters).
+bool is_gke_cluster_name(std::string_view s);
+// An OCI image reference as Kubernetes and containerd parse it (distribution/reference):
+// [registry[:port]/]repository[:tag][@digest], e.g. nvcr.io/nvidia/pytorch:24.05-py3.
+bool is_image_reference(std::string_view s);
+
+// The settings an export writes, checked as a scenario's keys are, each error naming its
+// flag and the rule: --cluster a GKE cluster name (every target: GKE and Terraform join it,
+// Karpenter names its EC2NodeClass and node role after it); --location (gke, terraform) a
+// lowercase region or zone name; --image (k8s) an image reference. Empty: all hold.
+std::vector<Diagnostic> check_export_settings(const ExportSettings& s, ExportFormat format);
+
+// The GCP regions the catalog knows: those the gcp provider lists (providers.yaml
+// `regions`) and those its instances are priced in, sorted.
+std::vector<std::string> gcp_regions(const hardware::Catalog& catalog);
+// A --location for gke and terraform: one of gcp_regions, or a zone of one (the region and a
+// letter, "us-central1-a"). The error lists the regions and has a "did you mean".
+Status check_gcp_location(std::string_view location, const hardware::Catalog& catalog);
+
+// Errors: settings check_export_settings refuses, a GKE/Terraform export of a pool that is
+// not a GCP machine or without a location, a Karpenter export of one that is not AWS, a GPU
+// GKE does not offer. Every value in the gke script is one shell word (shell_word), every
+// comment one line (shell_comment); YAML and JSON are built with yaml-cpp and nlohmann::json.
 Result<std::string> export_node_pools(const std::vector<NodePool>& pools, ExportFormat format,
                                       const ExportSettings& settings);
 

@@ -201,6 +201,26 @@ Result<Scenario> load_scenario_file(const std::filesystem::path& path, const har
 // Throws YAML::Exception on YAML the parser rejects, like YAML::Load.
 std::optional<Diagnostic> second_document(const std::string& file, const std::string& text);
 
+// The rules for what a scenario or cluster file names and holds, one function each for both
+// loaders (issue 22, issue 47; scenarios/src/input_rules.cpp):
+//
+// A file named by `referring_file` (a trace, a latency table, a cluster's workload scenario),
+// `written` as the file writes it: relative to the referring file's folder, and inside that
+// folder or below it (not absolute, no "../" out of it, no link that leads out of it), so a
+// file from a pull request reads no other file of the machine it runs on. The environment
+// variable CAPSIM_ALLOW_TRACE_OUTSIDE=1 lifts the rule for a file you trust. The error says
+// "the <what> '<written>' is outside the <referrer>'s directory" (referrer: "scenario",
+// "cluster file"); its caller places it at the key.
+Result<std::filesystem::path> named_input_path(const std::string& referring_file, const std::string& written,
+                                               const std::string& what, const std::string& referrer);
+
+// Every key and value of the first YAML document of `text` that holds a control character
+// (first_control_character: C0 but newline and tab, DEL, C1, bidirectional overrides and
+// the like), one error each at its line and column: "contains the control character U+202E".
+// Scalars are read as the parser decodes them ("\e" and "\u202e" in double quotes count), each
+// once (an alias is not expanded). Throws YAML::Exception on YAML the parser rejects.
+std::vector<Diagnostic> control_character_errors(const std::string& file, const std::string& text);
+
 // The largest scenario file capsim reads (real ones are a few KB): 4 MiB.
 inline constexpr std::uintmax_t kMaxScenarioBytes = 4ull * 1024 * 1024;
 // A scenario file's text: a regular file of at most kMaxScenarioBytes (not /dev/zero).
