@@ -435,6 +435,7 @@ class Loader {
     const std::string type = root["workload"]["type"].Scalar();
     if (type == "inference" || type == "llm-serving") {
       s.inference = build_inference(root, type == "llm-serving");
+      if (const YAML::Node d = root["deployment"]) check_stated_gpus(d, *s.inference, s.hardware, root["hardware"]);
       if (const YAML::Node sim = root["simulate"]) {
         // For serving, simulate: only sets the run: length, warm-up and seed.
         SimulationSetup run;
@@ -773,7 +774,80 @@ class Loader {
     }
     if (!root["deployment"] && !(root["hardware"] && root["hardware"]["gpus"]))
       error(root, "", "an inference scenario needs a deployment: to simulate or hardware.gpus to size");
+    if (!llm) check_requests_per_batch(root, inf);
     return inf;
+  }
+
+  // hardware.max_gpus bounds a stated deployment as it bounds a recommendation (10^6 LLM
+  // replicas planned 8,000,000 GPUs): the GPUs the deployment's own numbers give are checked
+  // here, at the key that states them. MIG packs replicas onto GPUs by their slices, so its
+  // count is known after plan_deployment (simulate_serving_scenario checks it there).
+  void check_stated_gpus(const YAML::Node& d, const InferenceSetup& inf, const HardwareChoice& hw, const YAML::Node& h) {
+    const std::string limit = "hardware.max_gpus (" + std::to_string(hw.max_gpus) +
+                              (h && h["max_gpus"] ? ")" : ", its default)");
+    const std::string hint = "state fewer replicas, or raise hardware.max_gpus";
+    if (inf.llm) {
+      const double gpus = static_cast<double>(inf.replicas) * inf.tensor_parallel * inf.pipeline_parallel;
+      if (gpus > hw.max_gpus)
+        error(d["replicas"] ? d["replicas"] : d, d["replicas"] ? "deployment.replicas" : "deployment",
+              plural(inf.replicas, "replica") + " of " + std::to_string(inf.tensor_parallel * inf.pipeline_parallel) +
+                  " GPUs (tensor_parallel " + std::to_string(inf.tensor_parallel) +
+                  (inf.pipeline_parallel > 1 ? " x pipeline_parallel " + std::to_string(inf.pipeline_parallel) : "") +
+                  ") are " + number_text(gpus) + " GPUs, more than " + limit,
+              hint);
+      return;
+    }
+    const YAML::Node stages = d["stages"];
+    if (!stages || inf.stages.size() != stages.size() || inf.sharing == models::SharingMode::mig) return;
+    if (inf.sharing == models::SharingMode::exclusive) {
+      double gpus = 0;
+      for (const auto& st : inf.stages) gpus += st.replicas;
+      if (gpus > hw.max_gpus)
+        error(stages, "deployment.stages",
+              "the stages' replicas take a GPU each (exclusive): " + number_text(gpus) + " GPUs, more than " + limit, hint);
+      return;
+    }
+    // MPS and time-slicing: GPU g hosts replica g of every stage, so the most replicas decide.
+    for (std::size_t i = 0; i < stages.size(); ++i)
+      if (inf.stages[i].replicas > hw.max_gpus) {
+        const YAML::Node r = stages[i]["replicas"];
+        error(r ? r : stages[i], "deployment.stages[" + std::to_string(i) + "]" + (r ? ".replicas" : ""),
+              std::to_string(inf.stages[i].replicas) + " replicas, one per GPU (" +
+                  std::string(models::sharing_mode_name(inf.sharing)) + "), more than " + limit,
+              hint);
+        return;
+      }
+  }
+
+  // A batch of max_batch model inputs at fan-out f < 1 holds max_batch / f requests, each a
+  // row of the stage's latency curve and an item the simulation carries (fan_out 0.000001
+  // grew to 24 GB): past models::kMaxRequestsPerBatch, the stated deployment's batch or the
+  // sizing's largest (search.max_batch) is refused at the stage's fan_out.
+  void check_requests_per_batch(const YAML::Node& root, const InferenceSetup& inf) {
+    const YAML::Node graph = root["workload"]["graph"];
+    if (!graph || !graph.IsSequence()) return;
+    const bool sized = root["hardware"] && root["hardware"]["gpus"];
+    const int searched = inf.max_batch.empty() ? 1 : *std::max_element(inf.max_batch.begin(), inf.max_batch.end());
+    for (std::size_t i = 0; i < graph.size(); ++i) {
+      const YAML::Node f = graph[i]["fan_out"];
+      double fan_out = 1;
+      if (!f || !parse_double(f.Scalar(), fan_out) || !(fan_out > 0)) continue;
+      const std::string stage = "deployment.stages[" + std::to_string(i) + "].max_batch";
+      std::vector<std::pair<int, std::string>> batches;  // max_batch, the key it comes from
+      if (inf.stages.size() == graph.size()) batches.emplace_back(inf.stages[i].batching.max_batch, stage);
+      if (sized) batches.emplace_back(searched, root["search"] && root["search"]["max_batch"] ? "search.max_batch"
+                                                                                           : "the sizing's default batches");
+      for (const auto& [batch, from] : batches) {
+        const double requests = models::requests_per_batch(batch, fan_out);
+        if (requests <= models::kMaxRequestsPerBatch) continue;
+        error(f, "workload.graph[" + std::to_string(i) + "].fan_out",
+              "a batch of " + std::to_string(batch) + " model inputs (" + from + ") at fan-out " + f.Scalar() + " holds " +
+                  number_text(requests) + " requests, more than the requests-per-batch limit of " +
+                  number_text(models::kMaxRequestsPerBatch),
+              "a fan-out of at least " + number_text(batch / models::kMaxRequestsPerBatch) + ", or a smaller max_batch");
+        break;
+      }
+    }
   }
 
   static models::SharingMode sharing_mode(const std::string& s) {

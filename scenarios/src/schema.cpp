@@ -223,7 +223,14 @@ SchemaNode build() {
                                       section("[]", "One model of the chain",
                                               {leaf("name", ValueKind::text, "stage name", {}, true),
                                                served_model_node(),
-                                               number("fan_out", 1e-6, 1e6, "model calls per request (crops per image)",
+                                               // At least one call in 10,000 requests: below that a
+                                               // batch of max_batch inputs is max_batch / fan_out
+                                               // requests (fan_out 0.000001 grew to 24 GB), and
+                                               // plan_deployment refuses past 65536 of them.
+                                               number("fan_out", 1e-4, 1e6,
+                                                      "model calls per request (crops per image); a batch of "
+                                                      "max_batch inputs holds max_batch / fan_out requests, at most "
+                                                      "65536",
                                                       "1")}),
                                       "inference: the chain of models each request goes through"),
                               8),

@@ -156,6 +156,13 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   d.stages = inf.stages;
   auto plan = models::plan_deployment(inf.graph, d);
   if (!plan) return placed(s, plan.errors());
+  // The loader checks the GPUs a deployment states; MIG's are known once its slices are packed.
+  if (plan->gpus > s.hardware.max_gpus)
+    return placed(s, {Diagnostic{{}, "deployment.stages",
+                                 "the deployment's replicas take " + std::to_string(plan->gpus) + " GPUs (" +
+                                     std::string(models::sharing_mode_name(plan->sharing)) +
+                                     "), more than hardware.max_gpus (" + std::to_string(s.hardware.max_gpus) + ")",
+                                 "state fewer replicas, or raise hardware.max_gpus"}});
   auto sim = models::simulate_serving(*plan, inf.arrivals, run, progress);
   if (!sim) return run_errors(sim.errors(), s);
   r.graph = std::move(sim).value();
