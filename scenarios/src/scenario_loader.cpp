@@ -702,6 +702,7 @@ class Loader {
         else
           read_request_lengths(f, inf);
       }
+      check_context_length(w, inf);
       if (w["kv_cache"]) inf.kv_cache = *models::precision_from_name(w["kv_cache"].Scalar());
       if (w["max_num_seqs"]) inf.max_num_seqs = static_cast<int>(as_int(w["max_num_seqs"]));
       if (w["max_batched_tokens"]) inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
@@ -976,11 +977,35 @@ class Loader {
 
   // Per-request lengths: a CSV with the header prompt_tokens,output_tokens and one request
   // per line, relative to the scenario and inside its directory (the trace file's rules).
+  // The model's context (TransformerPreset::context_length): 0 when the preset gives none.
+  static int context_of(const models::TransformerShape& shape) {
+    const auto* preset = models::find_transformer_preset(shape.name);
+    return preset ? preset->context_length : 0;
+  }
+
+  // A request attends over its prompt and its output: longer than the released model's
+  // context, no engine runs it (a 1,000,000-token prompt on a 131,072-token model passed).
+  // The request_lengths file is checked line by line as it is read.
+  void check_context_length(const YAML::Node& w, const InferenceSetup& inf) {
+    const int context = context_of(inf.shape);
+    if (context <= 0 || w["request_lengths"]) return;
+    const long long tokens = static_cast<long long>(inf.mix.prompt_tokens) + inf.mix.output_tokens;
+    if (tokens <= context) return;
+    const bool prompt_alone = inf.mix.prompt_tokens > context || !w["output_tokens"];
+    const YAML::Node at = prompt_alone ? w["prompt_tokens"] : w["output_tokens"];
+    error(at ? at : w, at ? (prompt_alone ? "workload.prompt_tokens" : "workload.output_tokens") : "workload",
+          "a request of " + std::to_string(inf.mix.prompt_tokens) + " prompt and " + std::to_string(inf.mix.output_tokens) +
+              " output tokens is " + std::to_string(tokens) + " tokens, more than " + inf.shape.name + "'s context of " +
+              std::to_string(context) + " tokens",
+          "the model attends over at most " + std::to_string(context) + " tokens, prompt and output together");
+  }
+
   void read_request_lengths(const YAML::Node& n, InferenceSetup& inf) {
     constexpr std::uintmax_t kMaxLengthsBytes = 64ull * 1024 * 1024;
     constexpr long long kMaxTokens = 1 << 22;  // workload.prompt_tokens' bound
     constexpr int kMaxReported = 20;
     const std::string key = "workload.request_lengths";
+    const int context = context_of(inf.shape);
     auto read = read_named_file(n, key, "request lengths file", kMaxLengthsBytes);
     if (!read) return;
     const std::string& file = read->first;
@@ -1019,6 +1044,12 @@ class Loader {
                                  std::to_string(kMaxTokens) + " (its text is not shown)", "");
           ok = false;
         }
+      }
+      if (ok && context > 0 && v[0] + v[1] > context) {
+        report(1, "the request's prompt_tokens + output_tokens are more than " + inf.shape.name + "'s context of " +
+                      std::to_string(context) + " tokens (its text is not shown)",
+               "the model attends over at most " + std::to_string(context) + " tokens, prompt and output together");
+        ok = false;
       }
       if (ok) requests.push_back({static_cast<int>(v[0]), static_cast<int>(v[1])});
     }

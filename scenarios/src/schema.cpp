@@ -242,7 +242,10 @@ SchemaNode build() {
                              "inference: an override, every latency divided by this measured factor (any positive "
                              "number; the engine profile already models the runtime)",
                              {}),
-                      integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
+                      integer("prompt_tokens", 1, 1 << 22,
+                              "llm-serving: prompt tokens per request; with output_tokens at most the model's context "
+                              "(131072 for llama-3.1, 4096 for llama-2)",
+                              "512"),
                       integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
                       section("speculative",
                               "llm-serving: speculative decoding: a draft proposes tokens, the model verifies them "
