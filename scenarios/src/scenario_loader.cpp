@@ -1208,6 +1208,14 @@ class Loader {
                            "latency must be a number greater than zero (in " + unit_name + ")", ""});
         continue;
       }
+      if (v * unit < kMinBatchLatencySeconds || v * unit > kMaxBatchLatencySeconds) {
+        errors_.push_back({{file, line, static_cast<int>(cells[0].size() + cells[1].size()) + 3}, key,
+                           "latency must be between 1 us and 60 min (in " + unit_name + ": " +
+                               number_text(kMinBatchLatencySeconds / unit) + " to " +
+                               number_text(kMaxBatchLatencySeconds / unit) + ")",
+                           "a batch faster than a kernel launch is usually a unit slip"});
+        continue;
+      }
       add_latency_row(tables, at, cells[0], static_cast<int>(batch), v * unit, {file, line, 1}, key);
     }
     if (unit == 0) errors_.push_back({{file, 1, 1}, key, "the latency file is empty", "header gpu,batch,latency_ms"});
@@ -1276,9 +1284,20 @@ class Loader {
     if (n["storage"]) c.storage = price_rate(n["storage"]);
     if (n["egress"]) c.egress = price_rate(n["egress"]);
     if (const YAML::Node rates = n["exchange_rates"])
-      for (std::size_t i = 0; i < rates.size(); ++i)
-        c.usd_per_unit.emplace_back(parse_currency_code(rates[i]["currency"].Scalar()).value_or(Currency::none),
-                                    std::stod(rates[i]["usd"].Scalar()));
+      for (std::size_t i = 0; i < rates.size(); ++i) {
+        const Currency currency = parse_currency_code(rates[i]["currency"].Scalar()).value_or(Currency::none);
+        // A second rate of one currency was ignored without a word: the first one converted.
+        const auto first = std::find_if(c.usd_per_unit.begin(), c.usd_per_unit.end(),
+                                        [&](const auto& r) { return r.first == currency; });
+        if (first != c.usd_per_unit.end()) {
+          error(rates[i]["currency"], "cost.exchange_rates[" + std::to_string(i) + "].currency",
+                "a second " + rates[i]["currency"].Scalar() + " rate (cost.exchange_rates[" +
+                    std::to_string(first - c.usd_per_unit.begin()) + "] gives one): which converts would be ambiguous",
+                "give one rate per currency");
+          continue;
+        }
+        c.usd_per_unit.emplace_back(currency, std::stod(rates[i]["usd"].Scalar()));
+      }
     const YAML::Node options = n["options"];
     for (std::size_t i = 0; i < options.size(); ++i) c.options.push_back(build_cost_option(options[i], i));
     return c;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capsim/core/text.hpp"
+#include "capsim/hardware/schema.hpp"
 
 #include <algorithm>
 
@@ -104,7 +105,8 @@ SchemaNode served_model_node() {
   SchemaNode row = section("[]", "One measured batch",
                            {leaf("gpu", ValueKind::catalog_id, "the GPU it was measured on (catalog id)", {}, true),
                             integer("batch", 1, 1 << 16, "batch size", {}),
-                            quantity("latency", dims::seconds, "latency of one batch, e.g. '4.6 ms'")});
+                            bounded(quantity("latency", dims::seconds, "latency of one batch, e.g. '4.6 ms'"),
+                                    kMinBatchLatencySeconds, kMaxBatchLatencySeconds)});
   row.children[1].required = true;
   row.children[2].required = true;
   n.children = {
@@ -178,7 +180,8 @@ SchemaNode cost_section() {
       });
   SchemaNode rate = section("[]", "An exchange rate to the comparison's currency",
                             {choice("currency", {"EUR", "GBP", "RUB"}, "the foreign currency", {}, true),
-                             number("usd", 1e-6, 1e6, "US dollars per unit of it", {}),
+                             number("usd", hardware::kMinUsdPerUnit, hardware::kMaxUsdPerUnit,
+                                    "US dollars per unit of it (one rate per currency)", {}),
                              leaf("source", ValueKind::text, "where the rate comes from", {}, true)});
   rate.children[1].required = true;
   return section(
