@@ -141,6 +141,13 @@ void verify(SizedDeployment& d, const ServingSizingRequest& r) {
     auto rep = simulate_serving(d.plan, peak, r.verify_run, r.progress);
     if (!rep) return;
     d.verified = true;
+    // No request reached the end in the window: its p99 is not 0 s but not measured, which
+    // meets no bound; more replicas would not make the window longer.
+    if (rep->simulation.latency_cdf.empty()) {
+      d.simulated_latency.reset();
+      d.meets_slo = false;
+      return;
+    }
     d.simulated_latency = rep->latency;
     d.meets_slo = rep->latency.p99.mean <= r.p99_bound.value();
     if (d.meets_slo || attempt == kMaxVerifyRepairs) return;
@@ -222,7 +229,12 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
                            ") meets the " + ms(r.p99_bound) + " bound at " + significant(peak) + " requests/s: " + d.summary;
       break;
     }
-  if (!out.recommended) out.recommendation = "none of the verified candidates met the bound in simulation";
+  if (!out.recommended)
+    out.recommendation = std::any_of(out.verified.begin(), out.verified.end(),
+                                     [](const SizedDeployment& d) { return d.verified && !d.simulated_latency; })
+                             ? "none of the verified candidates met the bound in simulation (some completed no request "
+                               "in the simulated window: lengthen simulate.duration)"
+                             : "none of the verified candidates met the bound in simulation";
   return out;
 }
 
@@ -356,6 +368,12 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       if (!sim) break;
       d.verified = true;
       d.simulation = *sim;
+      // Percentiles of no completed request are not measured: they meet no bound, and more
+      // replicas would not make the window longer.
+      if (sim->completed == 0) {
+        d.meets_slo = false;
+        break;
+      }
       d.meets_slo = sim->ttft.p99.mean <= r.ttft_p99.value() && sim->tpot.p99.mean <= r.tpot_p99.value();
       if (d.meets_slo) break;
       fill_nodes(d, d.spec.cluster.gpus_per_node, d.replicas + 1);
@@ -367,7 +385,12 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       out.recommendation = "the cheapest layout verified by simulation: " + d.summary;
     }
   }
-  if (!out.recommended) out.recommendation = "none of the verified candidates met the bounds in simulation";
+  if (!out.recommended)
+    out.recommendation = std::any_of(out.candidates.begin(), out.candidates.end(),
+                                     [](const auto& d) { return d.simulation && d.simulation->completed == 0; })
+                             ? "none of the verified candidates met the bounds in simulation (some completed no "
+                               "request in the simulated window: lengthen simulate.duration)"
+                             : "none of the verified candidates met the bounds in simulation";
   return out;
 }
 

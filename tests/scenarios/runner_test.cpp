@@ -202,5 +202,12 @@ TEST_CASE("a serving run that completes no request measures no throughput: every
     const std::string junit = junit_xml(*r, 0.0);
     CHECK(junit.find("failures=\"" + std::to_string(r->expectations.size()) + "\"") != std::string::npos);
     CHECK(junit.find("throughput was not measured by this run") != std::string::npos);
+    // The sizing verifies its candidates in the same window: a simulation that completed no
+    // request verifies nothing (it recommended a layout whose TTFT and TPOT were not measured).
+    if (r->serving_sizing && r->serving_sizing->llm) {
+      CHECK_FALSE(r->serving_sizing->llm->recommended.has_value());
+      CHECK(r->serving_sizing->llm->recommendation.find("completed no request in the simulated window") !=
+            std::string::npos);
+    }
   }
 }
