@@ -356,7 +356,7 @@ SchemaNode build() {
                               "price instances of these providers (default: all with a price)"),
                       list_of("instances", instance_id, "only these instance types (default: every instance with a candidate GPU)"),
                       list_of("servers", server_id, "owned server types to consider as well"),
-                      integer("max_gpus", 1, 1e6, "largest cluster to consider", "4096"),
+                      integer("max_gpus", 1, 1e6, "largest cluster to consider; also bounds the GPUs a stated deployment takes", "4096"),
                       integer("min_gpus", 1, 1e6, "smallest cluster to consider", "1"),
                   },
                   false),
