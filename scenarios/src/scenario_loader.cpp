@@ -975,8 +975,6 @@ class Loader {
     if (arrivals.trace.empty()) error(n, "arrivals.trace", "the trace file holds no arrivals");
   }
 
-  // Per-request lengths: a CSV with the header prompt_tokens,output_tokens and one request
-  // per line, relative to the scenario and inside its directory (the trace file's rules).
   // The model's context (TransformerPreset::context_length): 0 when the preset gives none.
   static int context_of(const models::TransformerShape& shape) {
     const auto* preset = models::find_transformer_preset(shape.name);
@@ -1000,6 +998,9 @@ class Loader {
           "the model attends over at most " + std::to_string(context) + " tokens, prompt and output together");
   }
 
+  // Per-request lengths: a CSV with the header prompt_tokens,output_tokens and one request
+  // per line, relative to the scenario and inside its directory (the trace file's rules);
+  // a line longer than the model's context is refused at its line.
   void read_request_lengths(const YAML::Node& n, InferenceSetup& inf) {
     constexpr std::uintmax_t kMaxLengthsBytes = 64ull * 1024 * 1024;
     constexpr long long kMaxTokens = 1 << 22;  // workload.prompt_tokens' bound
