@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -160,6 +161,12 @@ class FileLoader {
             has_sms ? "an SM count needs 'boost_clock' beside it" : "a boost clock needs 'sm_count' beside it",
             "the models divide the peaks by SMs x clock: give both or neither");
     }
+
+    if (kind == EntityKind::exchange_rate)
+      if (const FieldValue* usd = entity.find("usd"); usd && (usd->number < kMinUsdPerUnit || usd->number > kMaxUsdPerUnit))
+        errors_.push_back({usd->where, path + ".usd",
+                           "must be between 0.000001 and 1000000 US dollars per unit, got '" + usd->text + "'",
+                           "US dollars per one unit of the currency, e.g. 0.011833 for RUB"});
 
     if (entity.id.empty()) return;
     // An id counts as taken even when its entry has errors, so a later duplicate is still found.
@@ -420,6 +427,25 @@ void check_references(const Catalog& catalog, const std::map<std::string, Declar
   }
 }
 
+// Two rates of one currency on one date: which converts would depend on the order of the
+// files (the cost model takes the latest as_of). The second is refused, naming the first.
+void check_exchange_rates(const Catalog& catalog, std::vector<Diagnostic>& errors) {
+  std::map<std::pair<std::string, std::string>, const Entity*> seen;  // (currency, as_of) -> first
+  for (const auto& rate : catalog.all(EntityKind::exchange_rate)) {
+    const FieldValue* usd = rate.find("usd");
+    if (usd == nullptr) continue;
+    const std::string as_of = usd->provenance ? usd->provenance->as_of : std::string();
+    const auto [first, inserted] = seen.emplace(std::pair{rate.text("currency"), as_of}, &rate);
+    if (inserted) continue;
+    const FieldValue* other = first->second->find("usd");
+    errors.push_back({rate.where, "exchange_rates[" + rate.id + "]",
+                      "a second " + rate.text("currency") + " rate as of " + as_of + " ('" + first->second->id +
+                          "' gives one): which converts would be ambiguous",
+                      "keep one of them, or date each by the day it was published (first at " + other->where.file + ":" +
+                          std::to_string(other->where.line) + ")"});
+  }
+}
+
 }  // namespace
 
 Result<Catalog> load_catalog(const std::vector<CatalogSource>& sources) {
@@ -437,6 +463,7 @@ Result<Catalog> load_catalog(const std::vector<CatalogSource>& sources) {
     FileLoader(source.name, errors, catalog, first_seen).load(root);
   }
   check_references(catalog, first_seen, errors);
+  check_exchange_rates(catalog, errors);
   if (!errors.empty()) return errors;
   catalog.content_hash = catalog_hash(sources);
   return catalog;

@@ -983,11 +983,47 @@ Result<Solved> solve_heuristic(const PackingProblem& p, const std::vector<Unit>&
   return std::move(*best);
 }
 
+// Pods to place: a gang counts as its parts on the node type that splits it most.
+int pod_count(const std::vector<Unit>& units) {
+  int pods = 0;
+  for (const auto& u : units) {
+    std::size_t most = 1;
+    for (const auto& parts : u.parts) most = std::max(most, parts.size());
+    pods += static_cast<int>(most);
+  }
+  return pods;
+}
+
+// The units, or why there are too many for the heuristic's budget (kMaxPackingPods). The
+// fewest pods the workloads can make (a gang on the widest node type) are counted before the
+// units are made: a gang of a million GPUs would otherwise make a million parts per type.
+Result<std::vector<Unit>> units_within_budget(const PackingProblem& p) {
+  int widest = 1;
+  for (const auto& t : p.node_types) widest = std::max(widest, t.gpus_per_node);
+  long long replicas = 0;
+  bool gangs = false;
+  for (const auto& w : p.workloads) {
+    gangs = gangs || w.is_training;
+    replicas += w.is_training ? (std::max(1, w.training.gpus) + widest - 1) / widest : std::max(0, w.service.replicas);
+  }
+  auto over = [](long long pods, bool at_least) {
+    return invalid("workloads", "the workloads have " + std::string(at_least ? "at least " : "") + std::to_string(pods) +
+                                    " pods to pack (a gang counted as its parts on the node type that splits it "
+                                    "most), more than the packer's limit of " +
+                                    std::to_string(kMaxPackingPods) + " pods");
+  };
+  if (replicas > kMaxPackingPods) return over(replicas, gangs);
+  auto units = make_units(p);
+  if (!units) return units.errors();
+  if (const int pods = pod_count(*units); pods > kMaxPackingPods) return over(pods, false);
+  return units;
+}
+
 }  // namespace
 
 Result<PackingPlan> pack_heuristic(const PackingProblem& problem) {
   if (auto errors = validate(problem); !errors.empty()) return errors;
-  auto units = make_units(problem);
+  auto units = units_within_budget(problem);
   if (!units) return units.errors();
   auto solved = solve_heuristic(problem, *units);
   return make_plan(problem, solved->cluster, "heuristic: " + solved->name);
@@ -995,14 +1031,9 @@ Result<PackingPlan> pack_heuristic(const PackingProblem& problem) {
 
 Result<PackingPlan> pack_exact(const PackingProblem& problem) {
   if (auto errors = validate(problem); !errors.empty()) return errors;
-  auto units = make_units(problem);
+  auto units = units_within_budget(problem);
   if (!units) return units.errors();
-  int pods = 0;
-  for (const auto& u : *units) {
-    std::size_t most = 1;  // a gang counts as its parts on the type that splits it most
-    for (const auto& parts : u.parts) most = std::max(most, parts.size());
-    pods += static_cast<int>(most);
-  }
+  const int pods = pod_count(*units);
   if (pods > kExactMaxPods)
     return invalid("workloads", "the exact solver takes at most " + std::to_string(kExactMaxPods) + " pods, the instance has " +
                                     std::to_string(pods));

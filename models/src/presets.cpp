@@ -36,7 +36,7 @@ TransformerPreset gpt3(const char* name, int layers, int hidden, int heads, doub
                      .vocab = 50257,
                      .seq_len = 2048,
                      .tied_embeddings = true};
-  return {s, params, kGpt3Source, "2020-05"};
+  return {s, params, kGpt3Source, "2020-05", 2048};
 }
 
 // Llama family: SwiGLU MLP, RMSNorm, rotary positions, untied embeddings, no biases.
@@ -64,7 +64,7 @@ TransformerPreset bert(const char* name, int layers, int hidden, int heads, doub
                      .seq_len = 512,
                      .tied_embeddings = true,  // the MLM head reuses the token table
                      .encoder_only = true};
-  return {s, params, kBertSource, "2018-10"};
+  return {s, params, kBertSource, "2018-10", 512};  // 512 position embeddings (Sec. 3)
 }
 
 TransformerPreset mixtral_8x7b() {
@@ -74,7 +74,7 @@ TransformerPreset mixtral_8x7b() {
   return {s, 46.7e9,
           "Jiang et al. 2024, Mixtral of Experts, Sec. 2 and Table 1 (46.7B total, 12.9B active "
           "per token, 32k-token context), https://arxiv.org/abs/2401.04088",
-          "2024-01"};
+          "2024-01", 32768};
 }
 
 // Table 2.1 of the GPT-3 paper gives d_head 128 for every size.
@@ -104,25 +104,28 @@ std::array<TransformerPreset, 20> make_transformer_presets() {
       // The paper names the smallest model "7B"; 6.74e9 is the released checkpoint's count
       // (13,476,839,424 bytes of bf16 weights), which Meta's model card rounds to 7B.
       {llama("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, 4096), 6.74e9, kLlama2Source,
-       "2023-07"},
+       "2023-07", 4096},
       {llama("llama-2-13b", 40, 5120, 40, 40, 13824, 32000, 4096), 13e9, kLlama2Source,
-       "2023-07"},
+       "2023-07", 4096},
       {llama("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 4096), 70e9, kLlama2Source,
-       "2023-07"},
+       "2023-07", 4096},
       {llama("llama-3-8b", 32, 4096, 32, 8, 14336, 128256, 8192), 8e9, kLlama3Source,
-       "2024-04"},
+       "2024-04", 8192},
       {llama("llama-3-70b", 80, 8192, 64, 8, 28672, 128256, 8192), 70e9, kLlama3Source,
-       "2024-04"},
+       "2024-04", 8192},
       {llama("llama-3.1-8b", 32, 4096, 32, 8, 14336, 128256, 8192), 8e9, kLlama31Source,
-       "2024-07"},
+       "2024-07", 131072},
       {llama("llama-3.1-70b", 80, 8192, 64, 8, 28672, 128256, 8192), 70e9, kLlama31Source,
-       "2024-07"},
+       "2024-07", 131072},
       {llama("llama-3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192), 405e9, kLlama31Source,
-       "2024-07"},
+       "2024-07", 131072},
       {with_window(llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192), 4096), 7.3e9,
        "Jiang et al. 2023, Mistral 7B, Table 1 (context 8192, sliding window 4096), "
-       "https://arxiv.org/abs/2310.06825; 7.3B from https://mistral.ai/news/announcing-mistral-7b",
-       "2023-10"},
+       "https://arxiv.org/abs/2310.06825; 7.3B from https://mistral.ai/news/announcing-mistral-7b. The context a "
+       "request may have is the sliding window's span, not the 8192 trained on: 'with a window size of W = 4096, we "
+       "have a theoretical attention span of approximately 131K tokens' (sec. 2), 32 layers x 4096; TensorRT-LLM "
+       "v0.17 served it at 20000 + 2000 tokens (data/validation/llm_serving.yaml)",
+       "2023-10", 131072},
       mixtral_8x7b(),
       bert("bert-base", 12, 768, 12, 110e6),
       bert("bert-large", 24, 1024, 16, 340e6),

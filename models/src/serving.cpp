@@ -103,6 +103,10 @@ LatencyCurve LatencyCurve::scaled(double k, std::string why) const {
   return c;
 }
 
+double requests_per_batch(int max_batch, double fan_out) {
+  return std::max(1.0, std::floor(max_batch / fan_out + 1e-9));
+}
+
 LatencyCurve LatencyCurve::per_request(double items_per_request) const {
   LatencyCurve c;
   const int max_requests = std::max(1, static_cast<int>(std::floor(max_batch() / items_per_request + 1e-9)));
@@ -388,6 +392,12 @@ Status check_stage(const GraphStage& s, const StageDeployment& d, const std::str
   Status e;
   if (s.name.empty()) e.push_back(invalid(key + ".name", "a stage needs a name"));
   if (!(s.fan_out > 0)) e.push_back(invalid(key + ".fan_out", "must be greater than zero (got " + significant(s.fan_out) + ")"));
+  else if (d.batching.max_batch >= 1 && requests_per_batch(d.batching.max_batch, s.fan_out) > kMaxRequestsPerBatch)
+    e.push_back(invalid(key + ".fan_out", "stage '" + s.name + "': a batch of " + std::to_string(d.batching.max_batch) +
+                                              " model inputs at fan-out " + significant(s.fan_out) + " holds " +
+                                              significant(requests_per_batch(d.batching.max_batch, s.fan_out), 12) +
+                                              " requests, more than the requests-per-batch limit of " +
+                                              significant(kMaxRequestsPerBatch, 12)));
   if (d.replicas < 1) e.push_back(invalid(key + ".replicas", "must be at least 1"));
   if (d.instances_per_replica < 1) e.push_back(invalid(key + ".instances_per_replica", "must be at least 1"));
   if (d.batching.max_batch < 1) e.push_back(invalid(key + ".max_batch", "must be at least 1"));
@@ -548,7 +558,7 @@ Result<DeploymentPlan> plan_deployment(const InferenceGraph& graph, const Deploy
     PlannedStage p{.name = s.name,
                    .fan_out = s.fan_out,
                    .servers = d.replicas * d.instances_per_replica,
-                   .max_batch_requests = std::max(1, static_cast<int>(std::floor(d.batching.max_batch / s.fan_out + 1e-9))),
+                   .max_batch_requests = static_cast<int>(requests_per_batch(d.batching.max_batch, s.fan_out)),
                    .max_queue_delay = d.batching.max_queue_delay,
                    .model_curve = *curve,
                    .request_curve = curve->per_request(s.fan_out),

@@ -141,6 +141,13 @@ void verify(SizedDeployment& d, const ServingSizingRequest& r) {
     auto rep = simulate_serving(d.plan, peak, r.verify_run, r.progress);
     if (!rep) return;
     d.verified = true;
+    // No request reached the end in the window: its p99 is not 0 s but not measured, which
+    // meets no bound; more replicas would not make the window longer.
+    if (rep->simulation.latency_cdf.empty()) {
+      d.simulated_latency.reset();
+      d.meets_slo = false;
+      return;
+    }
     d.simulated_latency = rep->latency;
     d.meets_slo = rep->latency.p99.mean <= r.p99_bound.value();
     if (d.meets_slo || attempt == kMaxVerifyRepairs) return;
@@ -227,7 +234,11 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
     for (const auto& d : out.verified)
       if (d.simulated_latency && (!out.closest || d.simulated_latency->p99.mean < out.closest->simulated_latency->p99.mean))
         out.closest = d;
-    out.recommendation = "none of the verified candidates met the bound in simulation";
+    out.recommendation = std::any_of(out.verified.begin(), out.verified.end(),
+                                     [](const SizedDeployment& d) { return d.verified && !d.simulated_latency; })
+                             ? "none of the verified candidates met the bound in simulation (some completed no request "
+                               "in the simulated window: lengthen simulate.duration)"
+                             : "none of the verified candidates met the bound in simulation";
     if (out.closest)
       out.recommendation += "; the closest: " + out.closest->summary + ", simulated p99 " +
                             ms(Seconds(out.closest->simulated_latency->p99.mean)) + " against " + ms(r.p99_bound) + " (" +
@@ -402,8 +413,13 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       if (!sim) break;
       d.verified = true;
       d.simulation = *sim;
-      d.meets_slo = sim->completed > 0 && sim->ttft.p99.mean <= r.ttft_p99.value() &&
-                    sim->tpot.p99.mean <= r.tpot_p99.value();
+      // Percentiles of no completed request are not measured: they meet no bound, and more
+      // replicas would not make the window longer.
+      if (sim->completed == 0) {
+        d.meets_slo = false;
+        break;
+      }
+      d.meets_slo = sim->ttft.p99.mean <= r.ttft_p99.value() && sim->tpot.p99.mean <= r.tpot_p99.value();
       if (d.meets_slo || attempt == kMaxVerifyRepairs) break;
       fill_nodes(d, d.spec.cluster.gpus_per_node, d.replicas + 1);
       d.repairs += 1;
@@ -422,7 +438,11 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       const double ratio = llm_slo_ratio(d, r);
       if (d.verified && std::isfinite(ratio) && (!out.closest || ratio < llm_slo_ratio(*out.closest, r))) out.closest = d;
     }
-    out.recommendation = "none of the verified candidates met the bounds in simulation";
+    out.recommendation = std::any_of(out.candidates.begin(), out.candidates.end(),
+                                     [](const auto& d) { return d.simulation && d.simulation->completed == 0; })
+                             ? "none of the verified candidates met the bounds in simulation (some completed no "
+                               "request in the simulated window: lengthen simulate.duration)"
+                             : "none of the verified candidates met the bounds in simulation";
     if (out.closest)
       out.recommendation += "; the closest: " + out.closest->summary + ", against bounds of TTFT p99 " +
                             ms(r.ttft_p99) + " and TPOT p99 " + ms(r.tpot_p99) + " (" +

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "capsim/core/text.hpp"
@@ -19,7 +20,16 @@ std::string money_text(double usd) {  // "66.15 USD", "12,700 USD": no exponent,
   return significant(usd, std::fabs(usd) >= 100 ? 4 : 3) + " USD";
 }
 
+// "not measured (no request completed in the simulated window)"
+std::string not_measured_text(const PlanFigures& p) {
+  return "not measured" + (p.not_measured_reason.empty() ? std::string() : " (" + p.not_measured_reason + ")");
+}
+
 }  // namespace
+
+bool PlanFigures::measured(std::string_view figure) const {
+  return std::find(not_measured.begin(), not_measured.end(), figure) == not_measured.end();
+}
 
 std::string plan_figures_json(const PlanFigures& p) {
   json j;
@@ -67,6 +77,11 @@ std::string plan_figures_json(const PlanFigures& p) {
   for (const auto& c : p.conversions) j["conversions"].push_back(c);
   j["warnings"] = json::array();
   for (const auto& w : p.warnings) j["warnings"].push_back(w);
+  // Only when a simulated figure has no observation: its value above is null, this says why.
+  if (!p.not_measured.empty()) {
+    j["not_measured"] = json::object();
+    for (const auto& figure : p.not_measured) j["not_measured"][figure] = p.not_measured_reason;
+  }
   return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
@@ -79,9 +94,13 @@ std::string plan_figures_text(const PlanFigures& p) {
     out += "  memory per GPU  " + to_string(*p.memory_per_gpu) + " of " + to_string(*p.gpu_memory) + "\n";
   if (p.time) out += "  time per run    " + to_string(*p.time) + " (" + p.time_basis + ")\n";
   if (p.throughput) out += "  throughput      " + human_count(*p.throughput) + " " + p.throughput_unit + "\n";
+  else if (!p.measured("throughput")) out += "  throughput      " + not_measured_text(p) + "\n";
   if (p.p99) out += "  p99 latency     " + to_string(*p.p99) + " (" + p.latency_basis + ")\n";
+  else if (!p.measured("p99_seconds")) out += "  p99 latency     " + not_measured_text(p) + "\n";
   if (p.ttft_p99) out += "  TTFT p99        " + to_string(*p.ttft_p99) + " (" + p.latency_basis + ")\n";
+  else if (!p.measured("ttft_p99_seconds")) out += "  TTFT p99        " + not_measured_text(p) + "\n";
   if (p.tpot_p99) out += "  TPOT p99        " + to_string(*p.tpot_p99) + " (" + p.latency_basis + ")\n";
+  else if (!p.measured("tpot_p99_seconds")) out += "  TPOT p99        " + not_measured_text(p) + "\n";
   if (p.cost_per_run) out += "  cost per run    " + money_text(p.cost_per_run->value()) + "\n";
   if (p.cost_per_month) out += "  cost per month  " + money_text(p.cost_per_month->value() * units::month) + "\n";
   if ((p.cost_per_run || p.cost_per_month) && !p.cost_basis.empty()) out += "  cost basis      " + p.cost_basis + "\n";

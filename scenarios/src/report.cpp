@@ -88,10 +88,15 @@ ReportSection plan_section(const RunResult& run) {
   Table t{{"figure", "value"}, {}, {false, false}};
   t.rows.push_back({"GPUs", plural(p.gpus, "GPU") + " on " + plural(p.nodes, "node")});
   if (p.time) t.rows.push_back({"time per run", to_string(*p.time) + " (" + p.time_basis + ")"});
+  const std::string not_measured = "not measured (" + p.not_measured_reason + ")";
   if (p.throughput) t.rows.push_back({"throughput", human_count(*p.throughput) + " " + p.throughput_unit});
+  else if (!p.measured("throughput")) t.rows.push_back({"throughput", not_measured});
   if (p.p99) t.rows.push_back({"p99 latency", to_string(*p.p99) + " (" + p.latency_basis + ")"});
+  else if (!p.measured("p99_seconds")) t.rows.push_back({"p99 latency", not_measured});
   if (p.ttft_p99) t.rows.push_back({"TTFT p99", to_string(*p.ttft_p99) + " (" + p.latency_basis + ")"});
+  else if (!p.measured("ttft_p99_seconds")) t.rows.push_back({"TTFT p99", not_measured});
   if (p.tpot_p99) t.rows.push_back({"TPOT p99", to_string(*p.tpot_p99) + " (" + p.latency_basis + ")"});
+  else if (!p.measured("tpot_p99_seconds")) t.rows.push_back({"TPOT p99", not_measured});
   if (p.cost_per_run) t.rows.push_back({"cost per run (USD)", human_count(p.cost_per_run->value())});
   if (p.cost_per_month) t.rows.push_back({"cost per month (USD)", human_count(p.cost_per_month->value() * units::month)});
   if (!p.cost_basis.empty()) t.rows.push_back({"cost basis", p.cost_basis});
@@ -195,12 +200,13 @@ ReportSection serving_simulation(const RunResult& run) {
     sec.paragraphs.push_back("Request by request, with continuous batching and the KV cache as the limit on concurrent "
                              "sequences, at " + to_string(ParsedQuantity{s.rate, {}, {}}) + " requests/s on " + s.node + ".");
     // A percentile of no completed request is not 0 ms: say it was not measured.
-    auto observed = [&](double v) {
-      return s.llm->completed == 0 ? std::string("not measured (no request completed)") : ms(v);
+    auto observed = [&](double v, bool seconds = true) {
+      if (s.llm->completed == 0) return std::string("not measured (no request completed)");
+      return seconds ? ms(v) : to_string(ParsedQuantity{v, {}, {}});
     };
     t.rows.push_back({"time to first token p99", observed(s.llm->ttft.p99.mean), ms(s.llm_estimate->ttft_unloaded.value()) + " unloaded"});
     t.rows.push_back({"time per output token p99", observed(s.llm->tpot.p99.mean), ms(s.llm_estimate->tpot_single.value()) + " at one sequence"});
-    t.rows.push_back({"output tokens/s", to_string(ParsedQuantity{s.llm->output_tokens_per_second, {}, {}}),
+    t.rows.push_back({"output tokens/s", observed(s.llm->output_tokens_per_second, false),
                       to_string(ParsedQuantity{s.llm_estimate->output_tokens_per_second * s.replicas, {}, {}}) + " capacity"});
     t.rows.push_back({"concurrent sequences (peak)", std::to_string(s.llm->peak_running),
                       std::to_string(s.llm_estimate->max_concurrent_sequences) + " fit"});
@@ -210,10 +216,13 @@ ReportSection serving_simulation(const RunResult& run) {
     sec.charts.push_back(ChartKind::latency_cdf);
     sec.paragraphs.push_back("Request by request at " + to_string(ParsedQuantity{s.rate, {}, {}}) + " requests/s on " +
                              s.node + ": the constraint is " + g.simulation.constraint + ".");
-    t.rows.push_back({"throughput (requests/s)", to_string(ParsedQuantity{g.simulated_throughput, {}, {}}),
+    // No request reached the end of the graph: its rate and latencies were not measured.
+    const bool measured = !g.simulation.latency_cdf.empty();
+    auto observed = [&](std::string text) { return measured ? text : std::string("not measured (no request completed)"); };
+    t.rows.push_back({"throughput (requests/s)", observed(to_string(ParsedQuantity{g.simulated_throughput, {}, {}})),
                       to_string(ParsedQuantity{g.analytic.capacity, {}, {}}) + " capacity"});
-    t.rows.push_back({"latency p50", ms(g.latency.p50.mean), ""});
-    t.rows.push_back({"latency p99", ms(g.latency.p99.mean), ms(g.analytic.p99_latency.value()) + " (estimate)"});
+    t.rows.push_back({"latency p50", observed(ms(g.latency.p50.mean)), ""});
+    t.rows.push_back({"latency p99", observed(ms(g.latency.p99.mean)), ms(g.analytic.p99_latency.value()) + " (estimate)"});
     if (!g.analytic_note.empty()) sec.paragraphs.push_back("Note: " + g.analytic_note + ".");
     Table stages{{"stage", "servers", "batch", "utilization"}, {}, {false, true, true, true}};
     for (std::size_t i = 0; i < g.plan.stages.size(); ++i)

@@ -17,6 +17,9 @@
 namespace capsim::scenarios {
 namespace {
 
+// Why a serving run's rate and latencies are "not measured".
+constexpr const char* kNoRequestCompleted = "no request completed in the simulated window";
+
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -212,6 +215,12 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
                 scenario.commitment == Commitment::spot, std::nullopt, 1, node->cluster.gpu.vendor == "google",
                 false, 1};
   p.latency_basis = "simulated";
+  // No request completed in the measured window: the simulated rate and latencies describe
+  // nothing. They stay empty (not 0), and every view and expectation says "not measured".
+  auto not_measured = [&](std::vector<std::string> figures) {
+    p.not_measured = std::move(figures);
+    p.not_measured_reason = kNoRequestCompleted;
+  };
   if (sim.llm) {
     const int tp = simulated.inference->tensor_parallel, pp = simulated.inference->pipeline_parallel;
     const int replica_gpus = tp * pp;
@@ -220,8 +229,10 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     if (sim.llm->completed > 0) {
       p.ttft_p99 = Seconds(sim.llm->ttft.p99.mean);
       p.tpot_p99 = Seconds(sim.llm->tpot.p99.mean);
+      p.throughput = sim.llm->requests_per_second;
+    } else {
+      not_measured({"throughput", "ttft_p99_seconds", "tpot_p99_seconds"});
     }
-    p.throughput = sim.llm->requests_per_second;
     // A replica of more than a node runs as one pod per node it spans.
     pool.gpus_per_pod = std::min(replica_gpus, per_node);
     pool.pods_per_replica = replica_gpus / pool.gpus_per_pod;
@@ -233,8 +244,12 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     const auto& g = *sim.graph;
     p.gpus = g.plan.gpus;
     p.nodes = nodes_for(p.gpus, per_node);
-    if (!g.simulation.latency_cdf.empty()) p.p99 = Seconds(g.latency.p99.mean);
-    p.throughput = g.simulated_throughput;
+    if (!g.simulation.latency_cdf.empty()) {  // empty when no request reached the end
+      p.p99 = Seconds(g.latency.p99.mean);
+      p.throughput = g.simulated_throughput;
+    } else {
+      not_measured({"throughput", "p99_seconds"});
+    }
     p.configuration = plural(p.gpus, "GPU") + " (" + p.gpu + ") on " + plural(p.nodes, "node") + " of " + node->name +
                       " (" + node->id + ")";
     if (r.simulated_recommendation && planned_graph(*r.serving_sizing)) {
@@ -472,18 +487,21 @@ void plan_measurements(RunResult& r) {
   }
   if (r.serving_simulation) {
     const auto& s = *r.serving_simulation;
-    constexpr const char* kNoRequest = "no request completed in the simulated window (0 samples)";
-    auto statistic_or = [&](const char* metric, std::optional<Seconds> v) {
-      if (v) add(metric, v->value(), dims::seconds);
-      else r.unmeasured.push_back({metric, kNoRequest});
+    const std::string no_request = std::string(kNoRequestCompleted) + " (0 samples)";
+    auto observed_or = [&](const char* metric, std::optional<double> v, Dim dim) {
+      if (v) add(metric, *v, dim);
+      else r.unmeasured.push_back({metric, no_request});
     };
+    auto seconds = [](const std::optional<Seconds>& v) { return v ? std::optional(v->value()) : std::nullopt; };
     if (s.llm) {
-      statistic_or("ttft_p99", p.ttft_p99);
-      statistic_or("tpot_p99", p.tpot_p99);
+      observed_or("ttft_p99", seconds(p.ttft_p99), dims::seconds);
+      observed_or("tpot_p99", seconds(p.tpot_p99), dims::seconds);
     } else {
-      statistic_or("p99_latency", p.p99);
+      observed_or("p99_latency", seconds(p.p99), dims::seconds);
     }
-    if (p.throughput) add("throughput", *p.throughput, dims::none);
+    // A run that completed nothing has no throughput: an upper bound on it must fail, not
+    // pass on a 0 (the shipped 'throughput < 3380' passed a run of no requests).
+    observed_or("throughput", p.throughput, dims::none);
   }
 }
 
@@ -604,6 +622,11 @@ std::string run_json(const RunResult& r) {
     j["measurements"][m.metric] = {{"value", m.value.value_si},
                                    {"unit", si_unit(m.value.dim, m.value.currency)},
                                    {"display", display_measurement(m.metric, m.value)}};
+  // Metrics the run tried to measure and observed nothing for (absent from measurements).
+  if (!r.unmeasured.empty()) {
+    j["not_measured"] = json::object();
+    for (const auto& u : r.unmeasured) j["not_measured"][u.metric] = u.reason;
+  }
   j["expectations"] = json::array();
   for (const auto& e : r.expectations)
     j["expectations"].push_back({{"expect", e.expectation.text},

@@ -461,6 +461,7 @@ class Loader {
     const std::string type = root["workload"]["type"].Scalar();
     if (type == "inference" || type == "llm-serving") {
       s.inference = build_inference(root, type == "llm-serving");
+      if (const YAML::Node d = root["deployment"]) check_stated_gpus(d, *s.inference, s.hardware, root["hardware"]);
       if (const YAML::Node sim = root["simulate"]) {
         // For serving, simulate: only sets the run: length, warm-up and seed.
         SimulationSetup run;
@@ -755,6 +756,7 @@ class Loader {
         else
           read_request_lengths(f, inf);
       }
+      check_context_length(w, inf);
       if (w["kv_cache"]) inf.kv_cache = *models::precision_from_name(w["kv_cache"].Scalar());
       if (w["max_num_seqs"]) inf.max_num_seqs = static_cast<int>(as_int(w["max_num_seqs"]));
       if (w["max_batched_tokens"]) inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
@@ -861,7 +863,80 @@ class Loader {
     }
     if (!root["deployment"] && !(root["hardware"] && root["hardware"]["gpus"]))
       error(root, "", "an inference scenario needs a deployment: to simulate or hardware.gpus to size");
+    if (!llm) check_requests_per_batch(root, inf);
     return inf;
+  }
+
+  // hardware.max_gpus bounds a stated deployment as it bounds a recommendation (10^6 LLM
+  // replicas planned 8,000,000 GPUs): the GPUs the deployment's own numbers give are checked
+  // here, at the key that states them. MIG packs replicas onto GPUs by their slices, so its
+  // count is known after plan_deployment (simulate_serving_scenario checks it there).
+  void check_stated_gpus(const YAML::Node& d, const InferenceSetup& inf, const HardwareChoice& hw, const YAML::Node& h) {
+    const std::string limit = "hardware.max_gpus (" + std::to_string(hw.max_gpus) +
+                              (h && h["max_gpus"] ? ")" : ", its default)");
+    const std::string hint = "state fewer replicas, or raise hardware.max_gpus";
+    if (inf.llm) {
+      const double gpus = static_cast<double>(inf.replicas) * inf.tensor_parallel * inf.pipeline_parallel;
+      if (gpus > hw.max_gpus)
+        error(d["replicas"] ? d["replicas"] : d, d["replicas"] ? "deployment.replicas" : "deployment",
+              plural(inf.replicas, "replica") + " of " + std::to_string(inf.tensor_parallel * inf.pipeline_parallel) +
+                  " GPUs (tensor_parallel " + std::to_string(inf.tensor_parallel) +
+                  (inf.pipeline_parallel > 1 ? " x pipeline_parallel " + std::to_string(inf.pipeline_parallel) : "") +
+                  ") are " + number_text(gpus) + " GPUs, more than " + limit,
+              hint);
+      return;
+    }
+    const YAML::Node stages = d["stages"];
+    if (!stages || inf.stages.size() != stages.size() || inf.sharing == models::SharingMode::mig) return;
+    if (inf.sharing == models::SharingMode::exclusive) {
+      double gpus = 0;
+      for (const auto& st : inf.stages) gpus += st.replicas;
+      if (gpus > hw.max_gpus)
+        error(stages, "deployment.stages",
+              "the stages' replicas take a GPU each (exclusive): " + number_text(gpus) + " GPUs, more than " + limit, hint);
+      return;
+    }
+    // MPS and time-slicing: GPU g hosts replica g of every stage, so the most replicas decide.
+    for (std::size_t i = 0; i < stages.size(); ++i)
+      if (inf.stages[i].replicas > hw.max_gpus) {
+        const YAML::Node r = stages[i]["replicas"];
+        error(r ? r : stages[i], "deployment.stages[" + std::to_string(i) + "]" + (r ? ".replicas" : ""),
+              std::to_string(inf.stages[i].replicas) + " replicas, one per GPU (" +
+                  std::string(models::sharing_mode_name(inf.sharing)) + "), more than " + limit,
+              hint);
+        return;
+      }
+  }
+
+  // A batch of max_batch model inputs at fan-out f < 1 holds max_batch / f requests, each a
+  // row of the stage's latency curve and an item the simulation carries (fan_out 0.000001
+  // grew to 24 GB): past models::kMaxRequestsPerBatch, the stated deployment's batch or the
+  // sizing's largest (search.max_batch) is refused at the stage's fan_out.
+  void check_requests_per_batch(const YAML::Node& root, const InferenceSetup& inf) {
+    const YAML::Node graph = root["workload"]["graph"];
+    if (!graph || !graph.IsSequence()) return;
+    const bool sized = root["hardware"] && root["hardware"]["gpus"];
+    const int searched = inf.max_batch.empty() ? 1 : *std::max_element(inf.max_batch.begin(), inf.max_batch.end());
+    for (std::size_t i = 0; i < graph.size(); ++i) {
+      const YAML::Node f = graph[i]["fan_out"];
+      double fan_out = 1;
+      if (!f || !parse_double(f.Scalar(), fan_out) || !(fan_out > 0)) continue;
+      const std::string stage = "deployment.stages[" + std::to_string(i) + "].max_batch";
+      std::vector<std::pair<int, std::string>> batches;  // max_batch, the key it comes from
+      if (inf.stages.size() == graph.size()) batches.emplace_back(inf.stages[i].batching.max_batch, stage);
+      if (sized) batches.emplace_back(searched, root["search"] && root["search"]["max_batch"] ? "search.max_batch"
+                                                                                           : "the sizing's default batches");
+      for (const auto& [batch, from] : batches) {
+        const double requests = models::requests_per_batch(batch, fan_out);
+        if (requests <= models::kMaxRequestsPerBatch) continue;
+        error(f, "workload.graph[" + std::to_string(i) + "].fan_out",
+              "a batch of " + std::to_string(batch) + " model inputs (" + from + ") at fan-out " + f.Scalar() + " holds " +
+                  number_text(requests) + " requests, more than the requests-per-batch limit of " +
+                  number_text(models::kMaxRequestsPerBatch),
+              "a fan-out of at least " + number_text(batch / models::kMaxRequestsPerBatch) + ", or a smaller max_batch");
+        break;
+      }
+    }
   }
 
   static models::SharingMode sharing_mode(const std::string& s) {
@@ -978,13 +1053,38 @@ class Loader {
     if (arrivals.trace.empty()) error(n, "arrivals.trace", "the trace file holds no arrivals");
   }
 
+  // The model's context (TransformerPreset::context_length): 0 when the preset gives none.
+  static int context_of(const models::TransformerShape& shape) {
+    const auto* preset = models::find_transformer_preset(shape.name);
+    return preset ? preset->context_length : 0;
+  }
+
+  // A request attends over its prompt and its output: longer than the released model's
+  // context, no engine runs it (a 1,000,000-token prompt on a 131,072-token model passed).
+  // The request_lengths file is checked line by line as it is read.
+  void check_context_length(const YAML::Node& w, const InferenceSetup& inf) {
+    const int context = context_of(inf.shape);
+    if (context <= 0 || w["request_lengths"]) return;
+    const long long tokens = static_cast<long long>(inf.mix.prompt_tokens) + inf.mix.output_tokens;
+    if (tokens <= context) return;
+    const bool prompt_alone = inf.mix.prompt_tokens > context || !w["output_tokens"];
+    const YAML::Node at = prompt_alone ? w["prompt_tokens"] : w["output_tokens"];
+    error(at ? at : w, at ? (prompt_alone ? "workload.prompt_tokens" : "workload.output_tokens") : "workload",
+          "a request of " + std::to_string(inf.mix.prompt_tokens) + " prompt and " + std::to_string(inf.mix.output_tokens) +
+              " output tokens is " + std::to_string(tokens) + " tokens, more than " + inf.shape.name + "'s context of " +
+              std::to_string(context) + " tokens",
+          "the model attends over at most " + std::to_string(context) + " tokens, prompt and output together");
+  }
+
   // Per-request lengths: a CSV with the header prompt_tokens,output_tokens and one request
-  // per line, relative to the scenario and inside its directory (the trace file's rules).
+  // per line, relative to the scenario and inside its directory (the trace file's rules);
+  // a line longer than the model's context is refused at its line.
   void read_request_lengths(const YAML::Node& n, InferenceSetup& inf) {
     constexpr std::uintmax_t kMaxLengthsBytes = 64ull * 1024 * 1024;
     constexpr long long kMaxTokens = 1 << 22;  // workload.prompt_tokens' bound
     constexpr int kMaxReported = 20;
     const std::string key = "workload.request_lengths";
+    const int context = context_of(inf.shape);
     auto read = read_named_file(n, key, "request lengths file", kMaxLengthsBytes);
     if (!read) return;
     const std::string& file = read->first;
@@ -1023,6 +1123,12 @@ class Loader {
                                  std::to_string(kMaxTokens) + " (its text is not shown)", "");
           ok = false;
         }
+      }
+      if (ok && context > 0 && v[0] + v[1] > context) {
+        report(1, "the request's prompt_tokens + output_tokens are more than " + inf.shape.name + "'s context of " +
+                      std::to_string(context) + " tokens (its text is not shown)",
+               "the model attends over at most " + std::to_string(context) + " tokens, prompt and output together");
+        ok = false;
       }
       if (ok) requests.push_back({static_cast<int>(v[0]), static_cast<int>(v[1])});
     }
@@ -1181,6 +1287,14 @@ class Loader {
                            "latency must be a number greater than zero (in " + unit_name + ")", ""});
         continue;
       }
+      if (v * unit < kMinBatchLatencySeconds || v * unit > kMaxBatchLatencySeconds) {
+        errors_.push_back({{file, line, static_cast<int>(cells[0].size() + cells[1].size()) + 3}, key,
+                           "latency must be between 1 us and 60 min (in " + unit_name + ": " +
+                               number_text(kMinBatchLatencySeconds / unit) + " to " +
+                               number_text(kMaxBatchLatencySeconds / unit) + ")",
+                           "a batch faster than a kernel launch is usually a unit slip"});
+        continue;
+      }
       add_latency_row(tables, at, cells[0], static_cast<int>(batch), v * unit, {file, line, 1}, key);
     }
     if (unit == 0) errors_.push_back({{file, 1, 1}, key, "the latency file is empty", "header gpu,batch,latency_ms"});
@@ -1249,9 +1363,20 @@ class Loader {
     if (n["storage"]) c.storage = price_rate(n["storage"]);
     if (n["egress"]) c.egress = price_rate(n["egress"]);
     if (const YAML::Node rates = n["exchange_rates"])
-      for (std::size_t i = 0; i < rates.size(); ++i)
-        c.usd_per_unit.emplace_back(parse_currency_code(rates[i]["currency"].Scalar()).value_or(Currency::none),
-                                    std::stod(rates[i]["usd"].Scalar()));
+      for (std::size_t i = 0; i < rates.size(); ++i) {
+        const Currency currency = parse_currency_code(rates[i]["currency"].Scalar()).value_or(Currency::none);
+        // A second rate of one currency was ignored without a word: the first one converted.
+        const auto first = std::find_if(c.usd_per_unit.begin(), c.usd_per_unit.end(),
+                                        [&](const auto& r) { return r.first == currency; });
+        if (first != c.usd_per_unit.end()) {
+          error(rates[i]["currency"], "cost.exchange_rates[" + std::to_string(i) + "].currency",
+                "a second " + rates[i]["currency"].Scalar() + " rate (cost.exchange_rates[" +
+                    std::to_string(first - c.usd_per_unit.begin()) + "] gives one): which converts would be ambiguous",
+                "give one rate per currency");
+          continue;
+        }
+        c.usd_per_unit.emplace_back(currency, std::stod(rates[i]["usd"].Scalar()));
+      }
     const YAML::Node options = n["options"];
     for (std::size_t i = 0; i < options.size(); ++i) c.options.push_back(build_cost_option(options[i], i));
     return c;

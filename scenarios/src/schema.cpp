@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capsim/core/text.hpp"
+#include "capsim/hardware/schema.hpp"
 
 #include <algorithm>
 
@@ -104,7 +105,8 @@ SchemaNode served_model_node() {
   SchemaNode row = section("[]", "One measured batch",
                            {leaf("gpu", ValueKind::catalog_id, "the GPU it was measured on (catalog id)", {}, true),
                             integer("batch", 1, 1 << 16, "batch size", {}),
-                            quantity("latency", dims::seconds, "latency of one batch, e.g. '4.6 ms'")});
+                            bounded(quantity("latency", dims::seconds, "latency of one batch, e.g. '4.6 ms'"),
+                                    kMinBatchLatencySeconds, kMaxBatchLatencySeconds)});
   row.children[1].required = true;
   row.children[2].required = true;
   n.children = {
@@ -178,7 +180,8 @@ SchemaNode cost_section() {
       });
   SchemaNode rate = section("[]", "An exchange rate to the comparison's currency",
                             {choice("currency", {"EUR", "GBP", "RUB"}, "the foreign currency", {}, true),
-                             number("usd", 1e-6, 1e6, "US dollars per unit of it", {}),
+                             number("usd", hardware::kMinUsdPerUnit, hardware::kMaxUsdPerUnit,
+                                    "US dollars per unit of it (one rate per currency)", {}),
                              leaf("source", ValueKind::text, "where the rate comes from", {}, true)});
   rate.children[1].required = true;
   return section(
@@ -224,7 +227,14 @@ SchemaNode build() {
                                       section("[]", "One model of the chain",
                                               {leaf("name", ValueKind::text, "stage name", {}, true),
                                                served_model_node(),
-                                               number("fan_out", 1e-6, 1e6, "model calls per request (crops per image)",
+                                               // At least one call in 10,000 requests: below that a
+                                               // batch of max_batch inputs is max_batch / fan_out
+                                               // requests (fan_out 0.000001 grew to 24 GB), and
+                                               // plan_deployment refuses past 65536 of them.
+                                               number("fan_out", 1e-4, 1e6,
+                                                      "model calls per request (crops per image); a batch of "
+                                                      "max_batch inputs holds max_batch / fan_out requests, at most "
+                                                      "65536",
                                                       "1")}),
                                       "inference: the chain of models each request goes through"),
                               8),
@@ -237,7 +247,10 @@ SchemaNode build() {
                              "inference: an override, every latency divided by this measured factor (any positive "
                              "number; the engine profile already models the runtime)",
                              {}),
-                      integer("prompt_tokens", 1, 1 << 22, "llm-serving: prompt tokens per request", "512"),
+                      integer("prompt_tokens", 1, 1 << 22,
+                              "llm-serving: prompt tokens per request; with output_tokens at most the model's context "
+                              "(131072 for llama-3.1, 4096 for llama-2)",
+                              "512"),
                       integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
                       section("speculative",
                               "llm-serving: speculative decoding: a draft proposes tokens, the model verifies them "
@@ -370,7 +383,7 @@ SchemaNode build() {
                               "pin the node types: only these instances or servers (one or several); sizing, estimate, "
                               "cost and the plan use no other. Their GPUs are the candidates when hardware.gpus is "
                               "left out"),
-                      integer("max_gpus", 1, 1e6, "largest cluster to consider", "4096"),
+                      integer("max_gpus", 1, 1e6, "largest cluster to consider; also bounds the GPUs a stated deployment takes", "4096"),
                       integer("min_gpus", 1, 1e6, "smallest cluster to consider", "1"),
                   },
                   false),

@@ -160,6 +160,13 @@ Result<ServingSimulationReport> simulate_serving_scenario(const Scenario& s, con
   d.stages = inf.stages;
   auto plan = models::plan_deployment(inf.graph, d);
   if (!plan) return placed(s, plan.errors());
+  // The loader checks the GPUs a deployment states; MIG's are known once its slices are packed.
+  if (plan->gpus > s.hardware.max_gpus)
+    return placed(s, {Diagnostic{{}, "deployment.stages",
+                                 "the deployment's replicas take " + std::to_string(plan->gpus) + " GPUs (" +
+                                     std::string(models::sharing_mode_name(plan->sharing)) +
+                                     "), more than hardware.max_gpus (" + std::to_string(s.hardware.max_gpus) + ")",
+                                 "state fewer replicas, or raise hardware.max_gpus"}});
   auto sim = models::simulate_serving(*plan, inf.arrivals, run, progress);
   if (!sim) return run_errors(sim.errors(), s);
   r.graph = std::move(sim).value();
@@ -263,12 +270,13 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
     const auto& e = *r.llm_estimate;
     const auto& m = *r.llm;
     Table t{{"", "simulated", "analytic"}, {}, {false, true, true}};
-    t.rows.push_back({"requests/s", num(m.requests_per_second), num(e.requests_per_second * r.replicas) + " capacity"});
-    t.rows.push_back({"output tokens/s", num(m.output_tokens_per_second),
-                      num(e.output_tokens_per_second * r.replicas) + " capacity"});
-    // Percentiles of no completed request are not 0 ms: they were not measured.
+    // Rates and percentiles of no completed request are not 0: they were not measured.
     const bool measured = m.completed > 0;
     const std::string none = "not measured (no request completed)";
+    t.rows.push_back({"requests/s", measured ? num(m.requests_per_second) : none,
+                      num(e.requests_per_second * r.replicas) + " capacity"});
+    t.rows.push_back({"output tokens/s", measured ? num(m.output_tokens_per_second) : none,
+                      num(e.output_tokens_per_second * r.replicas) + " capacity"});
     t.rows.push_back({"time to first token p50 / p99", measured ? ms(m.ttft.p50.mean) + " / " + ms(m.ttft.p99.mean) : none,
                       ms(e.ttft_unloaded.value()) + " unloaded"});
     t.rows.push_back({"time per output token p50 / p99", measured ? ms(m.tpot.p50.mean) + " / " + ms(m.tpot.p99.mean) : none,
@@ -297,8 +305,9 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
       t.rows.push_back({"preemptions (KV cache full, recomputed)", std::to_string(m.preemptions), ""});
     out += render_text(t);
     if (m.saturated)
-      out += "\nSATURATED: " + num(r.rate) + " requests/s offered, " + num(m.requests_per_second) +
-             " completed; the queue grows by " + num(m.queue_growth_per_second) + " requests/s (" +
+      out += "\nSATURATED: " + num(r.rate) + " requests/s offered, " +
+             (measured ? num(m.requests_per_second) + " completed" : std::string("none completed")) +
+             "; the queue grows by " + num(m.queue_growth_per_second) + " requests/s (" +
              std::to_string(m.waiting_at_end) +
              " waiting at the end). Latencies are of the requests that finished; add replicas or GPUs.\n";
     out += "\nPer replica: " + to_string(e.weights_per_gpu) + " of weights per GPU; " + e.formula + "\n";
@@ -324,12 +333,15 @@ std::string serving_simulation_text(const ServingSimulationReport& r) {
   }
   const auto& g = *r.graph;
   Table t{{"", "simulated (95 % CI)", "analytic"}, {}, {false, true, true}};
-  t.rows.push_back({"throughput (requests/s)", num(g.simulated_throughput),
+  // No request reached the end of the graph: its rate and latencies were not measured.
+  const bool measured = !g.simulation.latency_cdf.empty();
+  auto observed = [&](std::string text) { return measured ? text : std::string("not measured (no request completed)"); };
+  t.rows.push_back({"throughput (requests/s)", observed(num(g.simulated_throughput)),
                     num(g.analytic.capacity) + " capacity (" + g.analytic.constraint + ")"});
-  t.rows.push_back({"latency p50", interval_ms(g.latency.p50), ""});
-  t.rows.push_back({"latency p95", interval_ms(g.latency.p95), ""});
-  t.rows.push_back({"latency p99", interval_ms(g.latency.p99), ms(g.analytic.p99_latency.value()) + " (estimate)"});
-  t.rows.push_back({"latency mean", ms(g.simulation.latency.mean), ms(g.analytic.mean_latency.value())});
+  t.rows.push_back({"latency p50", observed(interval_ms(g.latency.p50)), ""});
+  t.rows.push_back({"latency p95", observed(interval_ms(g.latency.p95)), ""});
+  t.rows.push_back({"latency p99", observed(interval_ms(g.latency.p99)), ms(g.analytic.p99_latency.value()) + " (estimate)"});
+  t.rows.push_back({"latency mean", observed(ms(g.simulation.latency.mean)), ms(g.analytic.mean_latency.value())});
   out += render_text(t);
   if (!g.analytic_note.empty()) out += "Note: " + g.analytic_note + ".\n";
   Table stages{{"stage", "servers", "batch", "share", "utilization (sim)", "utilization (analytic)", "capacity (req/s)"},
@@ -354,8 +366,9 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
   json j{{"scenario", r.scenario}, {"node", r.node}, {"rate", r.rate}};
   if (r.llm) {
     const auto& m = *r.llm;
-    j["llm"] = {{"requests_per_second", finite(m.requests_per_second)},
-                {"output_tokens_per_second", finite(m.output_tokens_per_second)},
+    const bool measured = m.completed > 0;  // else the rates are null, not 0
+    j["llm"] = {{"requests_per_second", measured ? finite(m.requests_per_second) : json(nullptr)},
+                {"output_tokens_per_second", measured ? finite(m.output_tokens_per_second) : json(nullptr)},
                 {"ttft_s", m.completed > 0 ? percentiles_json(m.ttft) : json(nullptr)},
                 {"tpot_s", m.completed > 0 ? percentiles_json(m.tpot) : json(nullptr)},
                 {"end_to_end_s", m.completed > 0 ? percentiles_json(m.end_to_end) : json(nullptr)},
@@ -381,8 +394,9 @@ std::string serving_simulation_json(const ServingSimulationReport& r) {
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   const auto& g = *r.graph;
-  j["throughput"] = finite(g.simulated_throughput);
-  j["latency_s"] = percentiles_json(g.latency);
+  const bool measured = !g.simulation.latency_cdf.empty();  // else null, not 0
+  j["throughput"] = measured ? finite(g.simulated_throughput) : json(nullptr);
+  j["latency_s"] = measured ? percentiles_json(g.latency) : json(nullptr);
   j["constraint"] = g.simulation.constraint;
   j["analytic"] = {{"capacity", finite(g.analytic.capacity)},
                    {"constraint", g.analytic.constraint},

@@ -197,6 +197,51 @@ TEST_CASE("duplicate ids and dangling references are rejected across files") {
                        }));
 }
 
+TEST_CASE("exchange rates outside [1e-6, 1e6] USD and two of one currency on one date are refused (issue 47)") {
+  // 1e-300 printed "1 RUB = 0 USD"; a second rate of the same day was taken or not by file order.
+  const char* rates = R"(exchange_rates:
+  - id: rub-a
+    currency: RUB
+    usd: 0.011833
+    source: s
+    as_of: 2026-09-18
+  - id: rub-tiny
+    currency: RUB
+    usd: 1e-300
+    source: s
+    as_of: 2026-09-19
+  - id: gbp-huge
+    currency: GBP
+    usd: 1e300
+    source: s
+    as_of: 2026-09-19
+)";
+  const char* again = R"(exchange_rates:
+  - id: rub-b
+    currency: RUB
+    usd: 0.0119
+    source: s
+    as_of: 2026-09-18
+  - id: rub-c
+    currency: RUB
+    usd: 0.0120
+    source: s
+    as_of: 2026-09-20
+)";
+  auto r = load_catalog({{"rates.yaml", rates}, {"more.yaml", again}});
+  REQUIRE_FALSE(r.ok());
+  CHECK(messages(r) ==
+        lines({
+            "rates.yaml:9:10: error: exchange_rates[1].usd: must be between 0.000001 and 1000000 US dollars per unit, got "
+            "'1e-300' (US dollars per one unit of the currency, e.g. 0.011833 for RUB)",
+            "rates.yaml:14:10: error: exchange_rates[2].usd: must be between 0.000001 and 1000000 US dollars per unit, got "
+            "'1e300' (US dollars per one unit of the currency, e.g. 0.011833 for RUB)",
+            "more.yaml:2:5: error: exchange_rates[rub-b]: a second RUB rate as of 2026-09-18 ('rub-a' gives one): which "
+            "converts would be ambiguous (keep one of them, or date each by the day it was published (first at "
+            "rates.yaml:4))",
+        }));
+}
+
 TEST_CASE("every problem is reported at once") {
   const char* bad = R"(gpus:
   - {id: a, name: A, vendor: nvidia, architecture: x, form_factor: pcie, segment: consumer, memroy: 8 GB,

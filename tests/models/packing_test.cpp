@@ -370,3 +370,43 @@ TEST_CASE("packing: a workload sized for a GPU runs only on node types that carr
         "workload 'ocr' fits no node type: a10gx1: its GPU a10g is not the workload's (l4); t4x1: its GPU t4 is not the "
         "workload's (l4)");
 }
+
+TEST_CASE("packing: the system reserve's memory pushes a replica to a second node (issue 47)") {
+  // 256 GB nodes keeping 16 GB for the system: 240 GB allocatable < 2 x 125 GB = 250 GB, so
+  // the two replicas take two nodes, 2 x $10 x 168 = $3,360; without the reserve one node
+  // holds both, $1,680.
+  PackingProblem p;
+  p.node_types = {node_type("a100x4", "a100-sxm-80gb", 4, 10)};
+  p.node_types[0].memory = Bytes(256e9);
+  p.node_types[0].reserve.memory = Bytes(16e9);
+  p.workloads = {service("embed", 2, whole(), WeekHours::always())};
+  p.workloads[0].service.memory_per_replica = Bytes(125e9);
+  PackingPlan plan = both_agree(p);
+  CHECK(plan.nodes.size() == 2);
+  CHECK(usd_of(plan.weekly_cost) == doctest::Approx(3360));
+  p.node_types[0].reserve.memory = Bytes(0.0);
+  plan = both_agree(p);
+  CHECK(plan.nodes.size() == 1);
+  CHECK(usd_of(plan.weekly_cost) == doctest::Approx(1680));
+}
+
+TEST_CASE("packing: more pods than kMaxPackingPods are refused, naming the limit (issue 47)") {
+  // 4 services x 10,000 replicas took 21 s to pack, 10,000 workloads 237 s.
+  PackingProblem p;
+  p.node_types = {node_type("l4x1", "l4", 1, 0.8), node_type("l4x8", "l4", 8, 6.4)};
+  p.workloads = {service("a", kMaxPackingPods, whole(8), WeekHours::business_days())};
+  auto at_limit = pack_heuristic(p);
+  REQUIRE_MESSAGE(at_limit.ok(), format_diagnostics(at_limit.errors()));
+  p.workloads.push_back(service("b", 1, whole(8), nights_and_weekends()));
+  auto over = pack_heuristic(p);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.errors()[0].key_path == "workloads");
+  CHECK(over.errors()[0].message ==
+        "the workloads have 1001 pods to pack (a gang counted as its parts on the node type that splits it most), more "
+        "than the packer's limit of 1000 pods");
+  // A gang of 16,000 GPUs is at least 2,000 parts on 8-GPU nodes: refused before its parts are made.
+  p.workloads = {training("huge", 16000, WeekHours::always())};
+  auto gang = pack_exact(p);
+  REQUIRE_FALSE(gang.ok());
+  CHECK(gang.errors()[0].message.starts_with("the workloads have at least 2000 pods to pack"));
+}

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "capsim/core/queueing.hpp"
+#include "capsim/models/cnn.hpp"
 #include "capsim/models/serving.hpp"
 #include "support/test_support.hpp"
 
@@ -244,4 +245,77 @@ TEST_CASE("serving OCR graph with fan-out runs end to end and agrees with the es
   MESSAGE("analytic mean " << r->analytic.mean_latency.value() * 1e3 << " ms, p99 " << r->analytic.p99_latency.value() * 1e3
                            << " ms; simulated mean " << r->simulation.latency.mean * 1e3 << " ms, p99 "
                            << r->latency.p99.mean * 1e3 << " ms");
+}
+
+TEST_CASE("serving a batch of more requests than kMaxRequestsPerBatch is refused at the stage's fan_out (issue 47)") {
+  // fan_out 0.000001 with max_batch 64 made a curve of 64 million request batches (24 GB).
+  InferenceGraph g{"rare", {{"fallback", *find_reference_served_model("text-recognition-0012"), 0.001}}};
+  Deployment d;
+  d.gpu = gpu("t4");
+  StageDeployment s;
+  s.batching = {64, Seconds(0.0)};
+  d.stages = {s};
+  // 64 inputs / 0.001 = 64,000 requests: within the 65,536.
+  auto within = plan_deployment(g, d);
+  REQUIRE_MESSAGE(within.ok(), format_diagnostics(within.errors()));
+  CHECK(within->stages[0].max_batch_requests == 64000);
+  // 128 / 0.001 = 128,000 requests.
+  d.stages[0].batching.max_batch = 128;
+  auto over = plan_deployment(g, d);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.errors()[0].key_path == "stages[0].fan_out");
+  CHECK(over.errors()[0].message ==
+        "stage 'fallback': a batch of 128 model inputs at fan-out 0.001 holds 128000 requests, more than the "
+        "requests-per-batch limit of 65536");
+  CHECK(requests_per_batch(1, 1e-6) == 1e6);
+  CHECK(requests_per_batch(8, 3) == 2);
+  CHECK(requests_per_batch(2, 3) == 1);  // a request's crops run together even past the batch
+}
+
+TEST_CASE("serving a MIG slice or an MPS share streams memory at its share of the bandwidth, not the whole GPU's (issue 47)") {
+  const auto a100 = gpu("a100-sxm-80gb");
+  auto mig = plan_gpu_sharing(a100, SharingMode::mig, {{"m", gigabytes(5), 1, "1g.10gb", 0}});
+  REQUIRE(mig.ok());
+  // 1g.10gb: 1/7 of the compute slices, 10 of the 80 GB, and the bandwidth of its memory slices.
+  CHECK(mig->shares[0].compute_fraction == doctest::Approx(1.0 / 7));
+  CHECK(mig->shares[0].bandwidth_fraction == doctest::Approx(10.0 / 80));
+  auto mps = plan_gpu_sharing(a100, SharingMode::mps, {{"m", gigabytes(5), 1, "", 0.25}});
+  REQUIRE(mps.ok());
+  CHECK(mps->shares[0].bandwidth_fraction == doctest::Approx(0.25));
+
+  // The per-sample roofline: a model of 1e9 fp16 weights and 1 MFLOP per sample is memory
+  // bound, so a batch of 1 takes 2 GB / (bandwidth x share x 0.8): 8 x the whole GPU's on
+  // the 1g.10gb slice, 4 x on an MPS quarter.
+  ServedModel weights_only;
+  weights_only.model.name = "weights-only";
+  weights_only.model.params = 1e9;
+  weights_only.model.forward_flops_per_sample = 1e6;
+  const ExecutionOptions bare{Precision::fp16, std::nullopt, std::nullopt};
+  auto whole = roofline_latency_curve(weights_only, a100, bare, 1);
+  auto on_slice = roofline_latency_curve(weights_only, a100, bare, 1, mig->shares[0]);
+  auto on_quarter = roofline_latency_curve(weights_only, a100, bare, 1, mps->shares[0]);
+  REQUIRE((whole.ok() && on_slice.ok() && on_quarter.ok()));
+  CHECK(whole->latency(1).value() == doctest::Approx(2e9 / (a100.memory_bandwidth.value() * 0.8)));
+  CHECK(on_slice->latency(1).value() == doctest::Approx(8 * whole->latency(1).value()));
+  CHECK(on_quarter->latency(1).value() == doctest::Approx(4 * whole->latency(1).value()));
+
+  // Layer by layer (ResNet-50 on TensorRT): the curve on a share is the layer model on a GPU
+  // whose peaks are the compute fraction of the A100's and whose bandwidth and L2 cache are
+  // the bandwidth fraction of its own.
+  const auto engine = testing::shipped_catalog().engine("tensorrt");
+  REQUIRE(engine.ok());
+  const ExecutionOptions trt{Precision::fp16, *engine, std::nullopt};
+  for (const GpuShare& share : {mig->shares[0], mps->shares[0]}) {
+    hardware::GpuSpec seen = a100;
+    for (auto& [precision, peak] : seen.peak_dense) peak = peak * share.compute_fraction;
+    seen.memory_bandwidth = a100.memory_bandwidth * share.bandwidth_fraction;
+    seen.l2_cache = a100.l2_cache * share.bandwidth_fraction;
+    auto curve = roofline_latency_curve(*find_reference_served_model("resnet-50"), a100, trt, 8, share);
+    REQUIRE(curve.ok());
+    for (int b : {1, 8}) {
+      auto step = cnn_inference(*find_cnn("resnet50"), b, seen, Precision::fp16, *engine);
+      REQUIRE(step.ok());
+      CHECK(curve->latency(b).value() == doctest::Approx(step->time.value()));
+    }
+  }
 }

@@ -61,8 +61,14 @@ TEST_CASE("every transformer preset counts within 3% of its published parameters
     CHECK_FALSE(p.as_of.empty());
     CHECK(p.shape.kv_heads >= 1);
     CHECK(p.shape.heads % p.shape.kv_heads == 0);
+    // Serving refuses a request longer than the context (issue 47): every preset gives one,
+    // at least its training length.
+    CHECK(p.context_length >= p.shape.seq_len);
   }
   CHECK(names.size() == 20);
+  // The release is longer than the training length where the source says so.
+  CHECK(find_transformer_preset("llama-3.1-8b")->context_length == 131072);
+  CHECK(find_transformer_preset("llama-3.1-8b")->shape.seq_len == 8192);
 }
 
 TEST_CASE("the presets users ask for by name exist") {

@@ -304,6 +304,8 @@ void issue47_injection_cases(std::vector<BadInput>& c) {
                "plan c.yaml --report r.md", false, "", 0, "r.md", "# Cluster plan"});
 }
 
+std::string replaced(std::string text, const std::string& from, const std::string& to);
+
 std::vector<BadInput> catalogue() {
   std::vector<BadInput> c;
   auto scenario = [&](std::string input, std::string text, std::string command = "validate", std::string where = "") {
@@ -479,6 +481,84 @@ std::vector<BadInput> catalogue() {
   issue22_cases(c, scenario);
   // issue 47: injection and file leaks
   issue47_injection_cases(c);
+  // -- issue 47: budgets, not measured, degenerate data
+  {
+    const std::string ocr = capsim::testing::read_file(capsim::testing::example_scenario("road-sign-ocr"));
+    scenario("47: fan_out 0.000001, the schema's old minimum (grew to 24 GB until killed)",
+             replaced(ocr, "fan_out: 3}", "fan_out: 0.000001}"), "size");
+    scenario("47: fan_out 0.0005: a deployed batch of 64 inputs is 128,000 requests",
+             replaced(ocr, "fan_out: 3}", "fan_out: 0.0005}"), "simulate");
+    std::string sized = replaced(ocr, "fan_out: 3}", "fan_out: 0.0001}");
+    sized.erase(sized.find("deployment:"), sized.find("simulate:") - sized.find("deployment:"));
+    scenario("47: fan_out 0.0001 sized with the default batches (up to 32 inputs: 320,000 requests)", sized, "size");
+  }
+  auto cluster_with = [](const std::string& node_types, const std::string& workloads) {
+    return "name: c\ncluster:\n  node_types: [" + node_types + "]\n  system_reserve: {cpu: 0.5, memory: 2 GiB}\nworkloads:\n" +
+           workloads;
+  };
+  {
+    std::string many, big;
+    for (int i = 0; i < 1001; ++i)
+      many += "  - {name: w" + std::to_string(i) + ", service: {gpu: l4, replicas: 1, gpu_memory: 18 GiB}, hours: business}\n";
+    for (int i = 0; i < 4; ++i)
+      big += "  - {name: s" + std::to_string(i) + ", service: {gpu: l4, replicas: 10000, gpu_memory: 18 GiB}, hours: business}\n";
+    scenario("47: a cluster of 1,001 workloads (10,000 took 237 s to pack)", cluster_with("aws-g6-xlarge", many), "plan");
+    scenario("47: a cluster of 4 services x 10,000 replicas (21 s to pack)", cluster_with("aws-g6-xlarge", big), "plan");
+    scenario("47: a cluster job of 2,000 GPUs on one-GPU nodes (2,000 pods, counted before they are made)",
+             cluster_with("aws-g6-xlarge", "  - {name: big, job: {gpu: l4, gpus: 2000, run_time: 3 h}, hours: always}\n"),
+             "plan");
+  }
+  {
+    const std::string llm = capsim::testing::read_file(capsim::testing::example_scenario("llama2-70b-chat-h100"));
+    scenario("47: a stated deployment of 10^6 LLM replicas (planned 8,000,000 GPUs past max_gpus)",
+             replaced(llm, "replicas: 1}", "replicas: 1000000}"), "simulate");
+    scenario("47: stated stages of 5,000 exclusive replicas, past the default max_gpus of 4096",
+             replaced(inference_with("{p99: 100 ms}"), "{replicas: 1,", "{replicas: 5000,"), "simulate");
+    scenario("47: stated MIG replicas that pack onto 5 GPUs beside max_gpus: 2",
+             replaced(inference_with("{p99: 100 ms}"), "deployment:\n  node: aws-g4dn-xlarge\n  stages:\n    - {replicas: 1,",
+                      "hardware: {max_gpus: 2}\ndeployment:\n  node: aws-p4d-24xlarge\n  sharing: mig\n  stages:\n"
+                      "    - {replicas: 30, mig_profile: 1g.5gb,"),
+             "simulate");
+  }
+  {
+    const std::string l31 = "name: l\nworkload: {type: llm-serving, model: llama-3.1-8b, precision: bf16, prompt_tokens: 1000000, "
+                            "output_tokens: 256}\narrivals: {kind: poisson, rate: 1}\nslo: {ttft_p99: 2 s, tpot_p99: 100 ms}\n"
+                            "deployment: {node: aws-p5-48xlarge, tensor_parallel: 8, replicas: 1}\n";
+    scenario("47: a 1,000,000-token prompt on llama-3.1-8b (context 131,072)", l31);
+    c.push_back({"47: a request_lengths line longer than llama-3.1-8b's context",
+                 {{"bad.yaml", replaced(l31, "prompt_tokens: 1000000, output_tokens: 256", "request_lengths: l.csv")},
+                  {"l.csv", "prompt_tokens,output_tokens\n100,20\n131000,200\n"}},
+                 "validate bad.yaml", false, "l.csv:3:"});
+  }
+  scenario("47: a measured vision latency of 1e-300 s (printed p99 0 s and passed)",
+           own_model("{latency: [{gpu: t4, batch: 1, latency: 1e-300 s}]}"));
+  scenario("47: a measured vision latency of 1e300 s", own_model("{latency: [{gpu: t4, batch: 1, latency: 1e300 s}]}"));
+  c.push_back({"47: a latency_file row of 1e-300 ms",
+               {{"bad.yaml", own_model("{latency_file: t4.csv}")}, {"t4.csv", "gpu,batch,latency_ms\nt4,1,1e-300\n"}},
+               "validate bad.yaml", false, "t4.csv:2:"});
+  auto rates = [](const std::string& list) {
+    return "name: c\nworkload: {type: service, gpus: 1}\ncost:\n  horizon: 24 months\n  exchange_rates:\n" + list +
+           "  options:\n    - {name: y, instance: yandex-standard-v3-t4-4vcpu-16gb}\n";
+  };
+  scenario("47: a scenario exchange rate of 1e-300 USD per RUB", rates("    - {currency: RUB, usd: 1e-300, source: x}\n"), "cost");
+  scenario("47: a scenario exchange rate of 1e300 USD per RUB", rates("    - {currency: RUB, usd: 1e300, source: x}\n"), "cost");
+  scenario("47: two scenario rates for RUB (the first won silently)",
+           rates("    - {currency: RUB, usd: 0.011833, source: x}\n    - {currency: RUB, usd: 0.02, source: y}\n"), "cost");
+  auto rate_entry = [](const std::string& id, const std::string& usd) {
+    return "  - id: " + id + "\n    currency: RUB\n    usd: " + usd + "\n    source: \"test\"\n    as_of: 2026-09-18\n";
+  };
+  catalog_file("47: catalog exchange rate of 1e-300 USD per RUB (printed '1 RUB = 0 USD')",
+               "exchange_rates:\n" + rate_entry("rub-tiny", "1e-300"));
+  catalog_file("47: catalog exchange rate of 1e300 USD per RUB", "exchange_rates:\n" + rate_entry("rub-huge", "1e300"));
+  catalog_file("47: two catalog RUB rates as of the same day",
+               "exchange_rates:\n" + rate_entry("rub-a", "0.011833") + rate_entry("rub-b", "0.02"));
+  {
+    std::string row = capsim::testing::read_file(CAPSIM_TEST_DATA_DIR "/validation/vision_inference.yaml");
+    row = row.substr(0, row.find("\n  - id:", row.find("rows:\n") + 6));  // the header and the first row
+    c.push_back({"47: a validation row with batch: 1e9 (predicted at +8.7e9 %)",
+                 {{"val/v.yaml", replaced(row, "batch: 1\n", "batch: 1e9\n") + "\n"}}, "accuracy --dir val", false,
+                 "val/v.yaml:"});
+  }
   return c;
 }
 
@@ -591,6 +671,10 @@ std::vector<EnvironmentCase> environment_cases() {
        "echo old > real.md && ln -s real.md link.md", "", "report '" + lora + "' -o link.md", 2, ""},
       {"47: an output path that is a symbolic link to nothing (refused, exit 2)", "ln -s missing.xml link.xml", "",
        "run --no-history '" + lora + "' --junit link.xml", 2, ""},
+      // -- issue 47: budgets, not measured, degenerate data
+      {"47: TensorRT ResNet-50 whose 1 ms window completes no request: the shipped 'throughput < 3380' passed at 0; "
+       "run --check",
+       "", "", "run --check --no-history short-vision.yaml", 1, "throughput < 3380"},
   };
 }
 
@@ -602,6 +686,9 @@ std::string environment_table() {
   llm.replace(sim, std::string("simulate: {duration: 300 s, warmup: 60 s, seed: 1}").size(),
               "simulate: {duration: 1 ms, warmup: 1 ms, seed: 1}");
   const std::string lora = capsim::testing::read_file(capsim::testing::example_scenario("lora-7b-one-node"));
+  const std::string vision =
+      replaced(capsim::testing::read_file(capsim::testing::example_scenario("resnet50-t4-tensorrt-fp16")),
+               "simulate: {duration: 30 s, warmup: 5 s, seed: 1}", "simulate: {duration: 1 ms, warmup: 1 ms, seed: 1}");
   const std::string training = replaced(
       replaced(capsim::testing::read_file(capsim::testing::example_scenario("resnet50-1080ti-4vcpu")),
                "duration: 5 min", "duration: 2 ms"),
@@ -621,6 +708,7 @@ std::string environment_table() {
     std::ofstream(dir / "short-llm.yaml") << llm;
     std::ofstream(dir / "short-training.yaml") << training;
     std::ofstream(dir / "lora.yaml") << lora;
+    std::ofstream(dir / "short-vision.yaml") << vision;
     const std::string cmd = "cd '" + dir.string() + "' && export CAPSIM_DB=capsim.db && " +
                             (c.setup.empty() ? "" : c.setup + " && ") + c.env + (c.env.empty() ? "" : " ") + "'" +
                             CAPSIM_BINARY + "' " + c.args + " > .stdout 2> .stderr < /dev/null";

@@ -274,8 +274,43 @@ rows:
   const std::string text = format_diagnostics(report.errors());
   CHECK(text.find("training.yaml:9:39: error: rows[bad-vp]: a value of the wrong type (yaml-cpp: bad conversion)") !=
         std::string::npos);
-  CHECK(text.find("vision.yaml:8:12: error: rows[bad-batch]: a value of the wrong type (yaml-cpp: bad conversion)") !=
-        std::string::npos);
+  CHECK(text.find("vision.yaml:8:12: error: rows[bad-batch].batch: batch must be a whole number from 1 to 65536, got "
+                  "'many'") != std::string::npos);
+}
+
+TEST_CASE("accuracy: a row's batch beyond 65536 is refused at its line, not predicted (issue 47)") {
+  // batch: 1000000000 was predicted (a latency of 900 million ms, +8.7e9 %).
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-accuracy-batch-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "vision.yaml") << R"(kind: vision-inference
+rows:
+  - id: huge-batch
+    source: "test fixture"
+    model: resnet50
+    gpu: t4
+    precision: fp16
+    batch: 1000000000
+    measured: {images_per_s: 100}
+)";
+  std::ofstream(dir / "cnn.yaml") << R"(kind: cnn-training
+rows:
+  - id: zero-batch
+    source: "test fixture"
+    model: resnet50
+    gpu: t4
+    batch_per_gpu: 0
+    measured: {images_per_s: 100}
+)";
+  auto report = scenarios::run_accuracy(*catalog, dir, "");
+  std::filesystem::remove_all(dir);
+  REQUIRE_FALSE(report.ok());
+  CHECK(format_diagnostics(report.errors()) ==
+        dir.string() + "/cnn.yaml:7:20: error: rows[zero-batch].batch_per_gpu: batch_per_gpu must be a whole number from "
+                       "1 to 65536, got '0'\n" +
+            dir.string() + "/vision.yaml:8:12: error: rows[huge-batch].batch: batch must be a whole number from 1 to 65536, "
+                           "got '1000000000'\n");
 }
 
 TEST_CASE("accuracy: a vision row fed by a host input pipeline waits for it when the GPU is faster") {

@@ -5,6 +5,8 @@
 
 #include "capsim/core/text.hpp"
 #include "capsim/scenarios/history.hpp"
+#include "capsim/scenarios/junit.hpp"
+#include "capsim/scenarios/report.hpp"
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #include "support/test_support.hpp"
@@ -147,7 +149,7 @@ TEST_CASE("every shipped scenario runs and meets its expectations") {
 // and fails its SLO as an expectation.
 TEST_CASE("a serving plan that misses its SLO shows the closest deployment and fails its SLO") {
   const std::string text = R"(name: long-prompts
-workload: {type: llm-serving, model: llama-2-70b, precision: bf16, prompt_tokens: 8192, output_tokens: 256}
+workload: {type: llm-serving, model: llama-3.1-70b, precision: bf16, prompt_tokens: 8192, output_tokens: 256}
 arrivals: {kind: poisson, rate: 20}
 slo: {ttft_p99: 5 s, tpot_p99: 100 ms}
 hardware: {gpus: [h100-sxm-80gb]}
@@ -228,4 +230,75 @@ TEST_CASE("Llama 3 70B at TP 8 on 8 x MI300X serves within 2x of eight TP 1 repl
   const double tp8 = completed(8), tp1 = completed(1);
   CHECK(tp8 > 0.5 * tp1);
   CHECK(tp8 < 2.0 * tp1);
+}
+
+namespace {
+
+// A shipped serving example whose simulated window is too short for any request to finish.
+Scenario completing_nothing(const char* example, const std::string& window) {
+  std::string text = testing::read_file(testing::example_scenario(example));
+  const auto at = text.find(window);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, window.size(), "simulate: {duration: 1 ms, warmup: 1 ms, seed: 1}");
+  text += "  - throughput < 1000000\n";
+  auto s = load_scenario(std::string(example) + ".yaml", text, testing::shipped_catalog());
+  if (!s.ok()) FAIL(format_diagnostics(s.errors()));
+  return std::move(s).value();
+}
+
+}  // namespace
+
+TEST_CASE("a serving run that completes no request measures no throughput: every bound on it fails, no view shows 0 (issue 47)") {
+  // The shipped 'throughput < 3380' passed on a run of no requests ("ok throughput = 0").
+  for (const auto& [example, window] :
+       {std::pair<const char*, const char*>{"resnet50-t4-tensorrt-fp16", "simulate: {duration: 30 s, warmup: 5 s, seed: 1}"},
+        {"llama2-70b-chat-h100", "simulate: {duration: 300 s, warmup: 60 s, seed: 1}"}}) {
+    CAPTURE(example);
+    auto r = run_scenario(completing_nothing(example, window), testing::shipped_catalog());
+    REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+    CHECK_FALSE(r->plan.throughput.has_value());
+    int on_throughput = 0;
+    for (const auto& e : r->expectations) {
+      CAPTURE(e.message);
+      CHECK_FALSE(e.passed);  // the upper bounds too: nothing observed meets no bound
+      if (e.expectation.metric == "throughput") {
+        ++on_throughput;
+        CHECK(e.message.starts_with("throughput was not measured by this run: no request completed"));
+      }
+    }
+    CHECK(on_throughput >= 1);
+    // Text: "not measured", never a rate of 0.
+    const std::string text = run_summary_text(*r);
+    CHECK(text.find("  throughput      not measured (no request completed in the simulated window)") != std::string::npos);
+    for (const char* zero : {"throughput      0", "requests/s                                                         0",
+                             "throughput (requests/s)                    0", "output tokens/s                    0"})
+      CHECK_MESSAGE(text.find(zero) == std::string::npos, zero);
+    // JSON: the figures are null, the plan and the run say why.
+    const auto j = nlohmann::json::parse(run_json(*r));
+    CHECK(j.at("plan").at("throughput").is_null());
+    CHECK(j.at("plan").at("not_measured").at("throughput") == "no request completed in the simulated window");
+    CHECK_FALSE(j.at("measurements").contains("throughput"));
+    CHECK(j.at("not_measured").contains("throughput"));
+    const auto& sim = j.at("serving_simulation");
+    if (sim.contains("llm")) {
+      CHECK(sim.at("llm").at("requests_per_second").is_null());
+      CHECK(sim.at("llm").at("output_tokens_per_second").is_null());
+    } else {
+      CHECK(sim.at("throughput").is_null());
+      CHECK(sim.at("latency_s").is_null());
+    }
+    // CSV (the report's tables) and JUnit.
+    const std::string csv = report_csv(build_report(*r, testing::shipped_catalog()));
+    CHECK(csv.find("throughput,not measured (no request completed in the simulated window)") != std::string::npos);
+    const std::string junit = junit_xml(*r, 0.0);
+    CHECK(junit.find("failures=\"" + std::to_string(r->expectations.size()) + "\"") != std::string::npos);
+    CHECK(junit.find("throughput was not measured by this run") != std::string::npos);
+    // The sizing verifies its candidates in the same window: a simulation that completed no
+    // request verifies nothing (it recommended a layout whose TTFT and TPOT were not measured).
+    if (r->serving_sizing && r->serving_sizing->llm) {
+      CHECK_FALSE(r->serving_sizing->llm->recommended.has_value());
+      CHECK(r->serving_sizing->llm->recommendation.find("completed no request in the simulated window") !=
+            std::string::npos);
+    }
+  }
 }

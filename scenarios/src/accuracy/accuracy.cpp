@@ -114,6 +114,24 @@ void summarise_into(AccuracySummary& s, const std::vector<const AccuracyRow*>& r
   if (s.fit > 0) s.fit_mean_abs = fit_sum / s.fit;
 }
 
+// A row's batch is one a GPU ran: a whole number from 1 to 65536, the bound a scenario's
+// max_batch has. A batch of 1e9 was predicted (900 million ms) instead of refused.
+bool batch_in_range(const std::string& file, const YAML::Node& r, const std::string& id, std::vector<Diagnostic>& errors) {
+  constexpr long long kMaxRowBatch = 1 << 16;
+  bool ok = true;
+  for (const char* key : {"batch", "batch_per_gpu"}) {
+    const YAML::Node b = r[key];
+    if (!b) continue;
+    long long v = 0;
+    if (b.IsScalar() && YAML::convert<long long>::decode(b, v) && v >= 1 && v <= kMaxRowBatch) continue;
+    errors.push_back(at(file, b, "rows[" + id + "]." + key,
+                        std::string(key) + " must be a whole number from 1 to " + std::to_string(kMaxRowBatch) +
+                            (b.IsScalar() ? ", got '" + b.Scalar() + "'" : std::string())));
+    ok = false;
+  }
+  return ok;
+}
+
 }  // namespace
 
 Result<fs::path> default_validation_dir(const fs::path& data_dir) {
@@ -184,6 +202,7 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
           continue;
         }
         row.id = r["id"].as<std::string>();
+        if (!batch_in_range(path.string(), r, row.id, errors)) continue;
         row.source = r["source"].as<std::string>();
         if (r["where"]) row.where = r["where"].as<std::string>();
         row.fit = r["fit"] && r["fit"].as<bool>();

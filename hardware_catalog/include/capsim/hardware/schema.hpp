@@ -25,6 +25,13 @@ inline constexpr EntityKind kAllKinds[] = {EntityKind::gpu,      EntityKind::cpu
                                            EntityKind::facility, EntityKind::provider,
                                            EntityKind::exchange_rate, EntityKind::engine};
 
+// An exchange rate's US dollars per unit of its currency (the catalog's exchange_rates and a
+// scenario's cost.exchange_rates): the weakest currencies in circulation trade near 1e-5 USD,
+// the strongest near 3.3 USD, so a rate outside [1e-6, 1e6] is a typo; at 1e-300 a price
+// printed as "1 RUB = 0 USD", and at 1e300 prices overflow.
+inline constexpr double kMinUsdPerUnit = 1e-6;
+inline constexpr double kMaxUsdPerUnit = 1e6;
+
 std::string_view kind_name(EntityKind k);     // "gpu"
 std::string_view section_name(EntityKind k);  // "gpus" (the YAML top-level key)
 std::optional<EntityKind> kind_from_section(std::string_view section);  // "gpus" -> gpu

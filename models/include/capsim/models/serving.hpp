@@ -258,6 +258,15 @@ struct InferenceGraph {
   std::vector<GraphStage> stages;  // at least one
 };
 
+// Requests in a full batch of `max_batch` model inputs at a stage of fan-out `fan_out`:
+// max(1, floor(max_batch / fan_out)). Below a fan-out of 1 a batch holds more requests than
+// model inputs, and each is a row of the stage's per-request latency curve and an item the
+// simulation carries: fan_out 0.000001 with max_batch 64 made 64 million rows and grew to
+// 24 GB. plan_deployment refuses a stage past kMaxRequestsPerBatch (the largest batch the
+// schema allows in model inputs, deployment.stages[].max_batch <= 65536), naming the limit.
+inline constexpr double kMaxRequestsPerBatch = 65536;
+double requests_per_batch(int max_batch, double fan_out);
+
 struct BatchingPolicy {
   int max_batch = 1;                // >= 1, in model inputs (crops for a fan-out stage); 1 = off
   Seconds max_queue_delay{0.0};     // >= 0: how long the oldest request may wait for a batch
@@ -309,6 +318,8 @@ struct DeploymentPlan {
 
 // Builds the stage curves and placements; every problem at once, each naming the stage.
 // Memory is checked per GPU with plan_gpu_sharing (errors name the model and the GPU).
+// A stage whose batch holds more than kMaxRequestsPerBatch requests is refused
+// ("stages[i].fan_out").
 Result<DeploymentPlan> plan_deployment(const InferenceGraph& graph, const Deployment& deployment);
 
 // --- Arrivals --------------------------------------------------------------------------

@@ -68,6 +68,11 @@ struct TransformerPreset {
   double published_params = 0;  // as the model's authors state it
   std::string source;           // paper or model card
   std::string as_of;
+  // Tokens the released model attends over, prompt and output together (its position
+  // embeddings or max_position_embeddings), from `source`; shape.seq_len is the training
+  // length, which can be shorter (Llama 3.1: 8192 trained, 131072 released). LLM serving
+  // refuses a request longer than this. Every shipped preset gives one.
+  int context_length = 0;
 };
 std::span<const TransformerPreset> transformer_presets();
 const TransformerPreset* find_transformer_preset(std::string_view name);  // e.g. "llama-3.1-70b"

@@ -96,13 +96,16 @@ struct ClusterScenario {
   Seconds horizon = Seconds(12 * units::month);
   std::vector<ClusterOwnedOption> owned;
   std::vector<ClusterWorkloadSpec> workloads;
+  SourceLocation workloads_where;  // of the workloads: key, for the packer's budget
 };
 
 // Errors (all at once, file:line:column, key path, "did you mean"): unknown keys, missing
 // ones, bad hours, quantities of the wrong dimension, unknown node types or GPUs, a control
 // character anywhere (as in a scenario: control_character_errors), a name of more than one
-// line, a scenario: path outside the cluster file's folder (named_input_path). A file that
-// is not a cluster scenario is said to be one without its content being shown.
+// line, a scenario: path outside the cluster file's folder (named_input_path), and more
+// workloads or stated service replicas than the packer's budget (models::kMaxPackingPods:
+// every workload is at least one pod). A file that is not a cluster scenario is said to be
+// one without its content being shown.
 Result<ClusterScenario> load_cluster(const std::string& file, const std::string& text, const hardware::Catalog& catalog);
 Result<ClusterScenario> load_cluster_file(const std::filesystem::path& path, const hardware::Catalog& catalog);
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capsim/core/units.hpp"
@@ -45,6 +46,12 @@ struct PlanFigures {
   std::vector<NodePool> node_pools;
   std::vector<std::string> conversions;  // "1 EUR = 1.0411 USD (source)"
   std::vector<std::string> warnings;     // what a reader must not miss
+  // Simulated figures with no observation, by their JSON name ("throughput", "p99_seconds",
+  // "ttft_p99_seconds", "tpot_p99_seconds"), and why (no request completed in the simulated
+  // window). Each is left empty above and shown as "not measured": never as 0.
+  std::vector<std::string> not_measured;
+  std::string not_measured_reason;
+  bool measured(std::string_view figure) const;  // false when `figure` is in not_measured
 };
 
 std::string plan_figures_json(const PlanFigures& p);  // {"schema": kPlanSchema, ...}: finite numbers, null where none

@@ -42,6 +42,13 @@ struct SchemaNode {
 };
 
 // The root of a scenario file.
+// A measured latency of one batch (workload.graph[].model.latency, latency_file): at least
+// 1 us, as no GPU runs a model's batch faster than a kernel launches (about 5 us; a value
+// below is a unit slip, and 1e-300 s printed a p99 of 0 s), at most an hour (longer is not
+// serving, and 1e300 s overflows the queueing formulas).
+inline constexpr double kMinBatchLatencySeconds = 1e-6;
+inline constexpr double kMaxBatchLatencySeconds = 3600;
+
 const SchemaNode& scenario_schema();
 
 // Whether a key path ("workload.lora_rank", "arrivals") means anything for a workload type
