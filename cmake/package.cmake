@@ -50,7 +50,9 @@ add_custom_command(OUTPUT ${CAPSIM_COMPLETIONS}
   DEPENDS capsim VERBATIM)
 set(CAPSIM_SYSTEM_FILES "${CAPSIM_SYSTEM_DIR}/changelog.gz" ${CAPSIM_COMPLETIONS})
 find_program(CAPSIM_HELP2MAN help2man)
-if(CAPSIM_HELP2MAN)
+# Not in a sanitizer build: nothing installs or packages it (its suite leaves ship.* out), and
+# help2man would run the instrumented binaries some thirty times.
+if(CAPSIM_HELP2MAN AND NOT CAPSIM_SANITIZE)
   set(capsim_man_programs $<TARGET_FILE:capsim>)
   set(capsim_man_depends capsim)
   if(CAPSIM_BUILD_GUI)
@@ -65,7 +67,7 @@ if(CAPSIM_HELP2MAN)
   list(APPEND CAPSIM_SYSTEM_FILES "${CAPSIM_SYSTEM_DIR}/man1/capsim.1.gz")
   install(DIRECTORY "${CAPSIM_SYSTEM_DIR}/man1" DESTINATION "${CMAKE_INSTALL_MANDIR}" COMPONENT system
           FILES_MATCHING PATTERN "*.1.gz")
-else()
+elseif(NOT CAPSIM_SANITIZE)
   message(STATUS "capsim: no help2man; the man pages are not built (Debian: help2man)")
 endif()
 add_custom_target(capsim_system_files ALL DEPENDS ${CAPSIM_SYSTEM_FILES})
