@@ -28,8 +28,12 @@ RUN apt-get update \
       libsimgrid3.32 libyaml-cpp0.7 libsqlite3-0 libfmt9 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /install/ /
-RUN useradd --create-home --uid 10001 capsim
-USER capsim
+# The user by number: the kubelet refuses runAsNonRoot for an image whose USER is a name (it
+# cannot tell whether that is root), and capsim's pods name the same ids (runAsUser/runAsGroup,
+# scenarios/include/capsim/scenarios/pod_security.hpp).
+RUN groupadd --gid 10001 capsim \
+ && useradd --create-home --uid 10001 --gid 10001 capsim
+USER 10001:10001
 WORKDIR /home/capsim
 # The data is found beside the executable (/usr/bin/capsim -> /usr/share/capsim).
 RUN capsim --version && capsim size /usr/share/capsim/examples/lora-7b-one-node.yaml > /dev/null

@@ -43,14 +43,18 @@ packages=(
 # (tests/exports/, npm packages pinned in its package-lock.json).
 # The JUnit test validates against the Jenkins JUnit schema with xmllint (libxml2-utils).
 # The README test reruns its examples with Python (tools/readme/rerun.py).
+# The package test (tests/ship/package_test.sh) builds the .deb with CPack (dpkg-shlibdeps:
+# dpkg-dev, file), runs lintian on it and reads its man pages with man; the completion test
+# runs the scripts in bash, and in zsh and fish where they are installed.
 if [ "$mode" = test ]; then
-  packages+=(shellcheck libxml2-utils python3)
+  packages+=(shellcheck libxml2-utils python3 help2man dpkg-dev file lintian man-db)
   # Debian's, unless a node and npm are there already (another nodejs build ships its own npm).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)
 fi
-# CPack's Debian generator reads shared-library dependencies with dpkg-shlibdeps.
-[ "$mode" = package ] && packages+=(dpkg-dev file)
+# CPack's Debian generator reads shared-library dependencies with dpkg-shlibdeps; the man
+# pages are made by help2man.
+[ "$mode" = package ] && packages+=(dpkg-dev file help2man)
 # libFuzzer comes with clang's runtime libraries.
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
@@ -105,7 +109,7 @@ cmake -S . -B "$build" -G Ninja "${build_flags[@]}" "${launcher[@]}" \
 # The main job needs the capsim command and what it links, not the tests and benchmarks.
 case "$mode" in
   run) cmake --build "$build" -j "$jobs" --target capsim ;;
-  package) cmake --build "$build" -j "$jobs" --target capsim capsim-gui ;;
+  package) cmake --build "$build" -j "$jobs" --target capsim capsim-gui capsim_system_files ;;
   *) cmake --build "$build" -j "$jobs" ;;
 esac
 

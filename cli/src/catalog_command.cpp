@@ -19,6 +19,7 @@
 #include "capsim/hardware/query.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
 #include "capsim/scenarios/workspace.hpp"
+#include "completion.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -330,9 +331,12 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   auto list_options = std::make_shared<ListOptions>();
   auto* list = catalog->add_subcommand("list", "List catalog entries, filtered and sorted");
   list->footer("Examples:\n  capsim catalog list\n  capsim catalog list instances --where 'gpu=h100-sxm-80gb' --sort price.on_demand\n  capsim catalog list gpus --format csv > gpus.csv");
-  list->add_option("section", list_options->kind,
-                   "gpus, cpus, interconnects, networks, servers, instances or facilities "
-                   "(omit for a count per section)");
+  std::vector<std::string> sections;
+  for (const auto k : hardware::kAllKinds) sections.emplace_back(hardware::section_name(k));
+  complete_values(list->add_option("section", list_options->kind,
+                                   "gpus, cpus, interconnects, networks, servers, instances or facilities "
+                                   "(omit for a count per section)"),
+                  sections);
   list->add_option("--where,-w", list_options->where,
                    "Filter FIELD OP VALUE, e.g. 'memory>=40 GB', 'vendor=nvidia' (repeatable)");
   list->add_option("--sort,-s", list_options->sort, "Sort by this field (e.g. memory_bandwidth)");
@@ -344,7 +348,8 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   auto show_options = std::make_shared<ShowOptions>();
   auto* show = catalog->add_subcommand("show", "Show one entry with the source of every number");
   show->footer("Examples:\n  capsim catalog show h100-sxm-80gb\n  capsim catalog show aws-p5-48xlarge --format json");
-  show->add_option("id", show_options->id, "Entry id, e.g. h100-sxm-80gb")->required();
+  complete_from_catalog(show->add_option("id", show_options->id, "Entry id, e.g. h100-sxm-80gb")->required(),
+                        CatalogValues::ids);
   add_format_option(*show, show_options->format, {"table", "json", "csv", "md"});
   show->callback([&global, &exit_code, show_options] { exit_code = run_show(global, *show_options); });
 
@@ -353,8 +358,10 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
       "import-calibration", "Store a capsim-calibrate profile; the models then prefer its measured figures");
   import->footer("Examples:\n  capsim catalog import-calibration h100.json\n  capsim catalog import-calibration h100.json --gpu h100-sxm-80gb");
   import->add_option("profile", import_options->path, "Profile JSON written by capsim-calibrate")->required();
-  import->add_option("--gpu", import_options->gpu,
-                     "Catalog GPU id the profile belongs to (default: matched by device name and memory)");
+  complete_from_catalog(import->add_option("--gpu", import_options->gpu,
+                                           "Catalog GPU id the profile belongs to (default: matched by device name "
+                                           "and memory)"),
+                        CatalogValues::gpus);
   add_format_option(*import, import_options->format, {"table", "json"});
   import->callback([&global, &exit_code, import_options] { exit_code = run_import(global, *import_options); });
 

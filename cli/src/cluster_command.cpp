@@ -7,6 +7,7 @@
 #include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/cluster_export.hpp"
 #include "capsim/scenarios/export.hpp"
+#include "completion.hpp"
 #ifdef CAPSIM_HAVE_RENDER
 #include "capsim/render/report.hpp"
 #endif
@@ -78,6 +79,7 @@ void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_c
                   "Write the plan as objects instead: k8s (Kueue queues and flavors, JobSets, Deployments, HPAs, PDBs), "
                   "karpenter (NodePools and EC2NodeClass, AWS pools only), gke or terraform (node pools, GCP pools only)")
       ->option_text("TARGET");
+  complete_values(cmd->get_option("--export"), {"k8s", "karpenter", "gke", "terraform"});
   cmd->add_option("--location", o->location,
                   "gke, terraform: a GCP region or zone (default: the catalog's region of the pools' instances)");
   cmd->add_option("--report", o->report,

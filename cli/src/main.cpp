@@ -184,7 +184,7 @@ int capsim_main(int argc, char** argv) {
   add_run_commands(app, global, exit_code);
   add_sweep_command(app, global, exit_code);
   add_accuracy_command(app, global, exit_code);
-  add_completion_command(app, exit_code);
+  add_completion_command(app, global, exit_code);
 
   return run_command(app, argc, argv, global, exit_code);
 }

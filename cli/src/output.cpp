@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include "capsim/core/files.hpp"
+#include "completion.hpp"
 
 #include <unistd.h>
 
@@ -24,8 +25,9 @@ void add_format_option(CLI::App& cmd, Format& format, const std::vector<std::str
   for (const auto& c : choices) names += (names.empty() ? "" : "|") + c;
   // A transform of our own rather than CLI11's CheckedTransformer, whose refusal reads
   // "Check md value in {json->1,table->0} OR {1,0} FAILED".
-  cmd.add_option("--format,-f", format, "Output format: " + names)
-      ->transform(CLI::Validator(
+  auto* option = cmd.add_option("--format,-f", format, "Output format: " + names);
+  complete_values(option, choices);
+  option->transform(CLI::Validator(
           [allowed, names](std::string& value) -> std::string {
             std::string lower;
             for (char c : value) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -17,6 +17,7 @@
 #include "capsim/scenarios/simulation.hpp"
 #include "capsim/scenarios/sizing.hpp"
 #include "capsim/scenarios/workspace.hpp"
+#include "completion.hpp"
 #ifdef CAPSIM_HAVE_RENDER
 #include "capsim/render/charts.hpp"
 #endif
@@ -458,8 +459,10 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
 
   auto e = std::make_shared<ExportOptions>();
   auto* exp = app.add_subcommand("export", "Node pools of the recommendation for GKE, Karpenter, Terraform or a Pod spec");
-  exp->add_option("format", e->format, "gke, karpenter, terraform (google_container_node_pool, JSON syntax) or k8s")
-      ->required();
+  complete_values(exp->add_option("format", e->format,
+                                   "gke, karpenter, terraform (google_container_node_pool, JSON syntax) or k8s")
+                      ->required(),
+                  {"gke", "karpenter", "terraform", "k8s"});
   exp->add_option("scenario", e->file, "Scenario YAML file (- for standard input)")->required();
   exp->add_option("-o,--output", e->output, "Write to FILE (default, or -: standard output)")->option_text("FILE");
   exp->footer("Examples:\n"
@@ -468,7 +471,10 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
               "  capsim export gke scenarios/examples/gke-tpu-v5e-lora.yaml --location us-central1-a\n"
               "  capsim export terraform scenarios/examples/resnet101-small-gpus.yaml > pools.tf.json\n"
               "The scenario may be - (standard input). Refusals and validation: docs/exports.md.");
-  exp->add_option("--node-type", e->node_type, "Export the plan on this node type instead of the recommended one: a catalog id or the provider's name (e.g. gcp-a3-highgpu-8g, g6e.xlarge)");
+  complete_from_catalog(exp->add_option("--node-type", e->node_type,
+                                        "Export the plan on this node type instead of the recommended one: a catalog "
+                                        "id or the provider's name (e.g. gcp-a3-highgpu-8g, g6e.xlarge)"),
+                        CatalogValues::node_types);
   exp->add_option("--cluster", e->cluster,
                   "Cluster name for GKE and Terraform; Karpenter's EC2NodeClass and discovery tag (GKE's rule: a "
                   "lowercase letter, then at most 39 lowercase letters, digits and '-')");
@@ -482,11 +488,15 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   auto m = std::make_shared<MemoryOptions>();
   auto* memory = app.add_subcommand("memory", "Memory per GPU to train or serve a model, with the formula");
   memory->add_option("--params", m->params, "Parameter count, e.g. 7B, 175B (simple rule)");
-  memory->add_option("--model", m->model, "Transformer preset, e.g. llama-2-70b (see 'capsim models')");
+  std::vector<std::string> presets;
+  for (const auto& p : models::transformer_presets()) presets.push_back(p.shape.name);
+  complete_values(memory->add_option("--model", m->model, "Transformer preset, e.g. llama-2-70b (see 'capsim models')"),
+                  presets);
   memory->add_option("--mode", m->mode, "train or infer")->check(CLI::IsMember({"train", "infer"}));
   memory->add_option("--rule", m->rule, "simple (4 / 24 B per param) or detailed (default with --model)")
       ->check(CLI::IsMember({"simple", "detailed"}));
-  memory->add_option("--precision", m->precision, "fp32, tf32, fp16, bf16, fp8, int8, int4");
+  complete_values(memory->add_option("--precision", m->precision, "fp32, tf32, fp16, bf16, fp8, int8, int4"),
+                  {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4"});
   memory->add_option("--tp", m->tensor, "Tensor-parallel degree")->check(CLI::Range(1, 1024));
   memory->add_option("--pp", m->pipeline, "Pipeline-parallel degree")->check(CLI::Range(1, 4096));
   memory->add_option("--dp", m->data, "Data-parallel degree")->check(CLI::Range(1, 1 << 20));

@@ -27,6 +27,7 @@
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/version.hpp"
 #include "capsim/scenarios/overrides.hpp"
+#include "capsim/scenarios/pod_security.hpp"
 #include "capsim/scenarios/table.hpp"
 #include "capsim/scenarios/workspace.hpp"
 
@@ -405,9 +406,9 @@ std::string indexed_job(const SweepJobOptions& o, const std::string& scenario_te
   y << YAML::EndMap;
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "restartPolicy" << YAML::Value << "Never";
-  // The image runs as user 10001 (Dockerfile); the results volume is made writable for it.
-  y << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap << YAML::Key << "runAsNonRoot" << YAML::Value
-    << true << YAML::Key << "fsGroup" << YAML::Value << 10001 << YAML::EndMap;
+  // The image's user by number (the kubelet refuses runAsNonRoot with a named USER); the
+  // results volume is made writable for its group.
+  scenarios::emit_pod_security_context(y);
   y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   y << YAML::Key << "name" << YAML::Value << "capsim";
   y << YAML::Key << "image" << YAML::Value << o.image;

@@ -17,6 +17,7 @@
 #include "capsim/core/text.hpp"
 #include "capsim/scenarios/escape.hpp"
 #include "capsim/scenarios/export.hpp"
+#include "capsim/scenarios/pod_security.hpp"
 
 namespace capsim::scenarios {
 namespace {
@@ -387,6 +388,7 @@ void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus) {
   y << YAML::EndMap;
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   if (d.is_training) key_value(y, "restartPolicy", "Never");
+  emit_pod_security_context(y);  // a numeric user, so runAsNonRoot holds whatever the image's USER
   node_placement(y, w);
   y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   key_value(y, "key", kGpuTaint);

@@ -10,6 +10,7 @@
 
 #include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/escape.hpp"
+#include "capsim/scenarios/pod_security.hpp"
 
 namespace capsim::scenarios {
 namespace {
@@ -295,6 +296,7 @@ void emit_node_selector(YAML::Emitter& y, const NodePool& p) {
 void emit_pod_spec(YAML::Emitter& y, const NodePool& p, const ExportSettings& s, bool job) {
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   if (job) y << YAML::Key << "restartPolicy" << YAML::Value << "Never";
+  emit_pod_security_context(y);  // a numeric user, so runAsNonRoot holds whatever the image's USER
   emit_node_selector(y, p);
   y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key"
     << YAML::Value << (p.tpu ? kTpuResource : kGpuTaint) << YAML::Key << "operator" << YAML::Value << "Exists"

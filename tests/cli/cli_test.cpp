@@ -314,6 +314,75 @@ TEST_CASE("capsim sweep writes an Indexed Job whose pods each run one shard") {
   CHECK(shard);
 }
 
+namespace {
+
+// The kubelet's check before it starts a container (pkg/kubelet/kuberuntime,
+// verifyRunAsNonRoot): with runAsNonRoot true in the effective security context (the
+// container's over the pod's), a runAsUser must not be 0; without one, the image's USER must
+// be a number other than 0, because a name cannot be resolved there. "" when the container may
+// start, else the kubelet's reason.
+std::string kubelet_run_as_non_root_error(const YAML::Node& pod, const YAML::Node& container,
+                                          const std::string& image_user) {
+  auto effective = [&](const char* key) {
+    for (const YAML::Node& level : {container, pod})
+      if (const YAML::Node context = level["securityContext"]; context && context[key]) return context[key];
+    return YAML::Node(YAML::NodeType::Undefined);  // absent (YAML::Node() would be a defined null)
+  };
+  const YAML::Node non_root = effective("runAsNonRoot");
+  if (!non_root || !non_root.as<bool>()) return "";
+  if (const YAML::Node uid = effective("runAsUser"); uid) {
+    long long value = -1;
+    if (!YAML::convert<long long>::decode(uid, value)) return "runAsUser is not a number";
+    return value == 0 ? "container's runAsUser breaks non-root policy" : "";
+  }
+  const std::string user = image_user.substr(0, image_user.find(':'));
+  if (user.empty()) return "image will run as root";
+  if (user.find_first_not_of("0123456789") != std::string::npos)
+    return "image has non-numeric user (" + user + "), cannot verify user is non-root";
+  return std::stoll(user) == 0 ? "image will run as root" : "";
+}
+
+// The last USER instruction of the Dockerfile at the repository's root ("" when none).
+std::string dockerfile_user() {
+  std::istringstream in(read(fs::path(CAPSIM_TEST_SOURCE_DIR) / ".." / "Dockerfile"));
+  std::string user;
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("USER ")) user = line.substr(5);
+  return user;
+}
+
+}  // namespace
+
+TEST_CASE("issue 53: the sweep Job's pods pass the kubelet's runAsNonRoot rule, as the image's numeric user") {
+  const std::string scenario = CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml";
+  auto r = capsim("sweep '" + scenario + "' --sweep 'hardware.max_gpus=8,64' --shards 2");
+  REQUIRE(r.exit_code == 0);
+  const YAML::Node pod = YAML::LoadAll(r.out).at(2)["spec"]["template"]["spec"];
+  const std::string image_user = dockerfile_user();
+  // The image's USER is uid:gid by number, and the pod runs as exactly those.
+  REQUIRE(image_user.find_first_not_of("0123456789:") == std::string::npos);
+  REQUIRE(image_user.find(':') != std::string::npos);
+  CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  CHECK(pod["securityContext"]["runAsUser"].as<std::string>() == image_user.substr(0, image_user.find(':')));
+  CHECK(pod["securityContext"]["runAsGroup"].as<std::string>() == image_user.substr(image_user.find(':') + 1));
+  CHECK(pod["securityContext"]["fsGroup"].as<std::string>() == image_user.substr(image_user.find(':') + 1));
+  for (const auto& container : pod["containers"]) {
+    CHECK(kubelet_run_as_non_root_error(pod, container, image_user) == "");
+    // Either alone would do: the pod's numeric user whatever the image says, and the image's
+    // numeric USER where a pod names none.
+    CHECK(kubelet_run_as_non_root_error(pod, container, "capsim") == "");
+    YAML::Node without_user = YAML::Clone(pod);
+    without_user["securityContext"].remove("runAsUser");
+    CHECK(kubelet_run_as_non_root_error(without_user, container, image_user) == "");
+    // The bug: runAsNonRoot with no runAsUser, in an image whose USER was a name.
+    CHECK(kubelet_run_as_non_root_error(without_user, container, "capsim") ==
+          "image has non-numeric user (capsim), cannot verify user is non-root");
+    YAML::Node root = YAML::Clone(pod);
+    root["securityContext"]["runAsUser"] = 0;
+    CHECK(kubelet_run_as_non_root_error(root, container, image_user) == "container's runAsUser breaks non-root policy");
+  }
+}
+
 TEST_CASE("memory: flags the rule cannot honour are refused, not ignored") {
   auto r = capsim("memory --params 7.5B --dp 64 --zero 3");
   CHECK(r.exit_code == 2);

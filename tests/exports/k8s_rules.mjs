@@ -37,6 +37,24 @@ export function containerRules(pod, p, bad) {
   }
   for (const [i, t] of (pod.tolerations ?? []).entries())
     if (t.operator === "Exists" && t.value) bad(`${p}.tolerations[${i}]`, "Exists takes no value");
+  runAsNonRootRule(pod, p, bad);
+}
+
+// The kubelet's runAsNonRoot check (kuberuntime verifyRunAsNonRoot) where the image is not
+// known: a container whose effective runAsNonRoot is true starts only with a runAsUser other
+// than 0, or with an image whose USER is a number other than 0; a USER name is refused
+// (CreateContainerConfigError). capsim writes its pods' user and group by number (issue 53).
+export function runAsNonRootRule(pod, p, bad) {
+  const sc = pod.securityContext ?? {};
+  for (const key of ["runAsUser", "runAsGroup"])
+    if (!Number.isInteger(sc[key]) || sc[key] < 0) bad(`${p}.securityContext.${key}`, "a numeric id is required");
+  for (const [i, c] of (pod.containers ?? []).entries()) {
+    const nonRoot = c.securityContext?.runAsNonRoot ?? sc.runAsNonRoot;
+    const user = c.securityContext?.runAsUser ?? sc.runAsUser;
+    if (nonRoot === true && (user === undefined || user === 0))
+      bad(`${p}.containers[${i}]`, user === 0 ? "runAsUser 0 breaks runAsNonRoot" :
+          "runAsNonRoot without a numeric runAsUser: the kubelet cannot verify an image's named USER");
+  }
 }
 
 // Strict field validation (kubectl's default): an object schema that lists its properties

@@ -230,7 +230,15 @@ for (const example of examples) {
   const r = spawnSync(capsim, ["sweep", path.join(examplesDir, "lora-7b-one-node.yaml"), "--sweep", "hardware.max_gpus=1,8",
                                "--shards", "2"], { encoding: "utf8", env });
   if (r.status !== 0) problems.push(`sweep: exit ${r.status}: ${r.stderr}`);
-  else validateYamlStream(r.stdout, "sweep", problems, ["ConfigMap", "PersistentVolumeClaim", "Job"]);
+  else {
+    validateYamlStream(r.stdout, "sweep", problems, ["ConfigMap", "PersistentVolumeClaim", "Job"]);
+    // Negative control (issue 53): the Job as it was, runAsNonRoot without a runAsUser, is refused.
+    const control = [];
+    validateYamlStream(r.stdout.replace(/^ *runAsUser: .*\n/m, ""), "sweep without runAsUser", control,
+                       ["ConfigMap", "PersistentVolumeClaim", "Job"]);
+    if (!control.some((p) => p.includes("runAsNonRoot without a numeric runAsUser")))
+      problems.push(`sweep: a Job without runAsUser was not refused: ${control.join("; ") || "no problem found"}`);
+  }
 }
 fs.rmSync(path.dirname(db), { recursive: true, force: true });
 

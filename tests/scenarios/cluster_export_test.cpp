@@ -11,6 +11,7 @@
 
 #include "capsim/scenarios/cluster.hpp"
 #include "capsim/scenarios/cluster_export.hpp"
+#include "capsim/scenarios/pod_security.hpp"
 #include "support/test_support.hpp"
 
 using namespace capsim;
@@ -226,4 +227,21 @@ TEST_CASE("cluster export k8s: a gang on several nodes keeps one pod per node in
     if (f["name"].as<std::string>() == "aws-p5-48xlarge")
       for (const auto& r : f["resources"])
         if (r["name"].as<std::string>() == "vpc.amazonaws.com/efa") CHECK(r["nominalQuota"].as<std::string>() == "64");
+}
+
+TEST_CASE("issue 53: every pod of a cluster export names its user and group by number, so runAsNonRoot holds") {
+  auto text = cluster_export(estate_plan(), "k8s");
+  REQUIRE(text);
+  const auto docs = documents(*text);
+  std::vector<std::pair<std::string, YAML::Node>> pods;
+  for (const auto& [name, d] : by_name(docs, "Deployment")) pods.emplace_back(name, d["spec"]["template"]["spec"]);
+  for (const auto& [name, d] : by_name(docs, "JobSet"))
+    for (const auto& rj : d["spec"]["replicatedJobs"]) pods.emplace_back(name, rj["template"]["spec"]["template"]["spec"]);
+  REQUIRE_FALSE(pods.empty());
+  for (const auto& [name, pod] : pods) {
+    CAPTURE(name);
+    CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+    CHECK(pod["securityContext"]["runAsUser"].as<int>() == kPodUserId);
+    CHECK(pod["securityContext"]["runAsGroup"].as<int>() == kPodGroupId);
+  }
 }

@@ -6,6 +6,7 @@
 
 #include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/export.hpp"
+#include "capsim/scenarios/pod_security.hpp"
 #include "support/test_support.hpp"
 
 using namespace capsim;
@@ -337,4 +338,34 @@ TEST_CASE("an LLM replica whose pipeline stages span nodes exports as a LeaderWo
   REQUIRE(plain.ok());
   CHECK(YAML::Load(*plain)["kind"].as<std::string>() == "Deployment");
   CHECK(YAML::Load(*plain)["spec"]["replicas"].as<int>() == 6);
+}
+
+TEST_CASE("issue 53: every exported pod names its user and group by number, so runAsNonRoot holds") {
+  // A training Job, a serving Deployment and a LeaderWorkerSet group: each pod template runs as
+  // capsim's numeric user whatever the image's USER is (the kubelet cannot check a name).
+  NodePool train = aws_pool();
+  train.training = true;
+  NodePool serve = aws_pool();
+  serve.name = "serve";
+  NodePool group = aws_pool();
+  group.name = "group";
+  group.pods = 4;
+  group.pods_per_replica = 2;
+  auto text = export_node_pools({train, serve, group}, ExportFormat::k8s, {});
+  REQUIRE(text.ok());
+  int pods = 0;
+  for (const auto& doc : YAML::LoadAll(*text)) {
+    const bool lws = doc["kind"].as<std::string>() == "LeaderWorkerSet";
+    const YAML::Node pod =
+        lws ? doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"] : doc["spec"]["template"]["spec"];
+    CAPTURE(doc["kind"].as<std::string>());
+    const YAML::Node sc = pod["securityContext"];
+    REQUIRE(sc.IsMap());
+    CHECK(sc["runAsNonRoot"].as<bool>());
+    CHECK(sc["runAsUser"].as<int>() == kPodUserId);
+    CHECK(sc["runAsGroup"].as<int>() == kPodGroupId);
+    CHECK(sc["runAsUser"].as<int>() != 0);
+    ++pods;
+  }
+  CHECK(pods == 3);
 }

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Issue 21: the Dockerfile is not built in CI (no container runtime here, and no Dockerfile
 # linter is packaged in Debian bookworm), so its promises are checked where they can be:
+#   - it passes dockerfile_lint.sh (hadolint's rules that apply, ShellCheck on each RUN; issue
+#     53), which refuses the mistakes it is there for (negative controls below);
+#   - its USER is the numeric user and group capsim's pods run as (runAsUser, runAsGroup in the
+#     sweep's Job and scenarios/include/capsim/scenarios/pod_security.hpp);
 #   - both stages start from debian:bookworm and install Debian packages only;
 #   - the runtime stage installs exactly setup.sh's runtime_packages, and those are exactly the
 #     packages of the shared libraries capsim links (readelf NEEDED -> dpkg -S), less the C/C++
@@ -31,6 +35,23 @@ stage_packages() {
     sed -e ':a' -e '/\\$/N; s/\\\n//; ta' |
     grep 'apt-get install' | sed 's/.*--no-install-recommends//; s/&&.*//' | tr ' ' '\n' | grep -v '^\s*$' | sort
 }
+# The lint, and that it is no rubber stamp: each mutation must be refused.
+lint="$(dirname "$0")/dockerfile_lint.sh"
+bash "$lint" "$src/Dockerfile" || fail "the Dockerfile does not pass dockerfile_lint.sh (above)"
+controls=$(mktemp -d)
+for mutation in 's/^USER .*/USER capsim/' 's/ --no-install-recommends//' 's/^COPY \. \./ADD . ./' \
+                's/^CMD .*/CMD capsim --help/' 's/^RUN capsim /RUN cd \/tmp \&\& capsim /'; do
+  sed "$mutation" "$src/Dockerfile" > "$controls/Dockerfile"
+  cmp -s "$src/Dockerfile" "$controls/Dockerfile" && fail "negative control '$mutation' changed nothing"
+  if bash "$lint" "$controls/Dockerfile" >/dev/null; then fail "the lint passed a Dockerfile changed by '$mutation'"; fi
+done
+rm -rf "$controls"
+# The image's user is the one the pods name.
+user=$(sed -n 's/^USER //p' "$src/Dockerfile" | tail -n 1)
+header="$src/scenarios/include/capsim/scenarios/pod_security.hpp"
+[ "$user" = "$(sed -n 's/.*kPodUserId = \([0-9]*\);/\1/p' "$header"):$(sed -n 's/.*kPodGroupId = \([0-9]*\);/\1/p' "$header")" ] ||
+  fail "the Dockerfile's USER $user is not kPodUserId:kPodGroupId of $header"
+
 [ "$(grep -c '^FROM debian:bookworm\( AS [a-z]*\)\?$' "$src/Dockerfile")" = "$(grep -c '^FROM ' "$src/Dockerfile")" ] ||
   fail "every stage must start FROM debian:bookworm"
 grep -q -E 'curl|wget|pip |npm |ADD http' "$src/Dockerfile" && fail "the Dockerfile fetches something that is not a Debian package"
@@ -66,4 +87,7 @@ manifest=$(CAPSIM_DB="$dir/db" "$capsim" sweep "$dir/s.yaml" --sweep 'hardware.m
   fail "capsim sweep failed"
 grep -q -E "^ +image: ${tag//./\\.}$" <<<"$manifest" || fail "capsim sweep does not name the image $tag:
 $manifest"
-echo "dockerfile test: passed (runtime packages: $(tr "\n" " " <<<"$runtime"))"
+if ! grep -q -E "^ +runAsUser: ${user%%:*}$" <<<"$manifest" || ! grep -q -E "^ +runAsGroup: ${user#*:}$" <<<"$manifest"; then
+  fail "capsim sweep's pods do not run as the image's USER $user"
+fi
+echo "dockerfile test: passed (lint clean, USER $user; runtime packages: $(tr "\n" " " <<<"$runtime"))"
