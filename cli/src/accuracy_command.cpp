@@ -1,6 +1,10 @@
 // `capsim accuracy`: every published measurement in data/validation against the models.
 #include "accuracy_command.hpp"
 
+#include <ctime>
+
+#include "capsim/git_commit.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +19,7 @@ struct AccuracyOptions {
   std::string group;
   std::string dir;
   std::string scenario;  // --scenario ROW: print that row's scenario instead
+  std::string record;    // --record-first-look FILE
   Format format = Format::table;
 };
 
@@ -28,18 +33,25 @@ std::string figure(double v) {
   return fmt::format("{:.4f}", v);
 }
 
+// "fit", "dev", or the row's recorded first-look error ("first look +4.2 %").
+std::string protocol_of(const scenarios::AccuracyRow& row) {
+  if (row.fit) return "fit";
+  if (row.first_look_error) return "first look " + signed_percent(*row.first_look_error);
+  return row.first_look_row ? "first look pending" : "dev";
+}
+
 scenarios::Table rows_table(const scenarios::AccuracyReport& r) {
   scenarios::Table t;
-  t.columns = {"row", "group", "fit", "metric", "published", "predicted", "error", "layout, bottleneck"};
+  t.columns = {"row", "group", "protocol", "metric", "published", "predicted", "error", "layout, bottleneck"};
   t.right_align = {false, false, false, false, true, true, true, false};
   for (const auto& row : r.rows) {
     const std::string group = row.groups.size() > 1 ? row.groups[1] : row.groups[0];
     if (!row.not_predicted.empty()) {
-      t.rows.push_back({row.id, group, row.fit ? "fit" : "", row.metric, "-", "-", "-",
+      t.rows.push_back({row.id, group, protocol_of(row), row.metric, "-", "-", "-",
                         "not predicted: " + row.not_predicted});
       continue;
     }
-    t.rows.push_back({row.id, group, row.fit ? "fit" : "", row.metric, figure(row.published),
+    t.rows.push_back({row.id, group, protocol_of(row), row.metric, figure(row.published),
                       figure(row.predicted), signed_percent(row.error_percent), row.detail});
   }
   return t;
@@ -47,14 +59,15 @@ scenarios::Table rows_table(const scenarios::AccuracyReport& r) {
 
 scenarios::Table summary_table(const scenarios::AccuracyReport& r, bool filtered) {
   scenarios::Table t;
-  t.columns = {"group",          "rows",          "mean |error|",      "worst",
-               "held-out rows",  "held-out mean", "held-out worst",    "fit rows",
-               "fit mean",       "not predicted"};
-  t.right_align = {false, true, true, true, true, true, true, true, true, true};
+  t.columns = {"group",           "rows",     "first-look rows", "first-look mean", "first-look worst",
+               "dev rows",        "dev mean", "dev worst",       "fit rows",        "fit mean",
+               "not predicted"};
+  t.right_align = {false, true, true, true, true, true, true, true, true, true, true};
   auto add = [&](const scenarios::AccuracySummary& s) {
-    t.rows.push_back({s.group, std::to_string(s.rows), percent(s.mean_abs), percent(s.max_abs),
-                      std::to_string(s.held_out), s.held_out ? percent(s.held_out_mean_abs) : "-",
-                      s.held_out ? percent(s.held_out_max_abs) : "-", std::to_string(s.fit),
+    t.rows.push_back({s.group, std::to_string(s.rows), std::to_string(s.first_look),
+                      s.first_look ? percent(s.first_look_mean_abs) : "-",
+                      s.first_look ? percent(s.first_look_max_abs) : "-", std::to_string(s.dev),
+                      s.dev ? percent(s.dev_mean_abs) : "-", s.dev ? percent(s.dev_max_abs) : "-", std::to_string(s.fit),
                       s.fit ? percent(s.fit_mean_abs) : "-", std::to_string(s.not_predicted)});
   };
   for (const auto& g : r.groups) add(g);
@@ -72,6 +85,12 @@ nlohmann::json summary_json(const scenarios::AccuracySummary& s) {
           {"held_out_max_abs_error_percent", s.held_out_max_abs},
           {"fit_rows", s.fit},
           {"fit_mean_abs_error_percent", s.fit_mean_abs},
+          {"dev_rows", s.dev},
+          {"dev_mean_abs_error_percent", s.dev_mean_abs},
+          {"dev_max_abs_error_percent", s.dev_max_abs},
+          {"first_look_rows", s.first_look},
+          {"first_look_mean_abs_error_percent", s.first_look_mean_abs},
+          {"first_look_max_abs_error_percent", s.first_look_max_abs},
           {"not_predicted", s.not_predicted}};
 }
 
@@ -89,6 +108,19 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   hardware::Catalog datasheet = *ws->catalog;
   const bool dropped_calibration = datasheet.has_measured();
   datasheet.clear_measured();
+  if (!o.record.empty()) {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char date[16];
+    std::strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    auto added = scenarios::record_first_looks(datasheet, dir, o.record, CAPSIM_GIT_COMMIT, date);
+    if (!added) return report_errors(added.errors());
+    std::cout << "recorded " << added->size() << " first look" << (added->size() == 1 ? "" : "s") << " in " << o.record
+              << " (capsim " << CAPSIM_GIT_COMMIT << ", " << date << ")\n";
+    for (const auto& id : *added) std::cout << "  " << id << "\n";
+    return kExitOk;
+  }
   if (!o.scenario.empty()) {
     auto row = scenarios::accuracy_row_scenario(datasheet, dir, o.scenario);
     if (!row) return report_errors(row.errors());
@@ -106,6 +138,8 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
       nlohmann::json j = {{"id", row.id},       {"file", row.file},     {"kind", row.kind},
                           {"groups", row.groups}, {"fit", row.fit},       {"metric", row.metric},
                           {"source", row.source}, {"where", row.where}};
+      j["protocol"] = row.fit ? "fit" : row.first_look_error ? "first-look" : row.first_look_row ? "first-look pending" : "dev";
+      if (row.first_look_error) j["first_look_error_percent"] = *row.first_look_error;
       if (row.not_predicted.empty()) {
         j["published"] = row.published;
         j["predicted"] = row.predicted;
@@ -125,7 +159,11 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   }
   if (o.format == Format::table) {
     std::cout << "Published measurements vs capsim (" << report->rows.size() << " rows from " << dir.string()
-              << "; fit: the models' constants were chosen with the row in view)\n";
+              << ")\n"
+              << "  first-look: the error recorded the day the row was added, before any model change: the error to "
+                 "expect on a new configuration\n"
+              << "  dev: rows whose error was looked at while changing the models (current error)\n"
+              << "  fit: rows the models' constants were chosen on\n";
     if (dropped_calibration)
       std::cout << "Datasheet figures: the calibration profiles imported here describe this site's GPUs, not the "
                    "machines the rows were measured on\n";
@@ -146,6 +184,11 @@ void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_
                   "Only rows of this group (training, megatron-3d, zero3-fsdp, interleaved, fp8, ge-1000-gpus, "
                   "cnn-training, vision-inference, llm-serving, ...)");
   cmd->add_option("--dir", o->dir, "Validation directory (default: the shipped data/validation)")->option_text("DIR");
+  cmd->add_option("--record-first-look", o->record,
+                  "Predict every row marked first_look: that FILE does not hold yet and record its error there, with "
+                  "this capsim's commit and today's date (never rewrites an entry): the error to expect on a new "
+                  "configuration")
+      ->option_text("FILE");
   cmd->add_option("--scenario", o->scenario,
                   "Print the scenario the runner plans for this row (llm-serving rows): piped to the command its "
                   "first line names, it gives the row's predicted figure")

@@ -8,7 +8,6 @@
 
 #include "capsim/hardware/schema.hpp"
 #include "capsim/scenarios/escape.hpp"
-#include "output.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -57,9 +56,108 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return out;
 }
 
-#include "capsim/hardware/schema.hpp"
-#include "capsim/scenarios/escape.hpp"
-#include "output.hpp"
+Values values_of(CLI::Option& o) {
+  for (int i = 0;; ++i) {
+    const CLI::Validator* v = nullptr;
+    try {
+      v = o.get_validator(i);
+    } catch (const CLI::OptionNotFound&) {
+      break;  // CLI11 says how many validators there are only this way
+    }
+    const std::string& name = v->get_name();
+    if (name.starts_with(kMark)) {
+      const std::string what = name.substr(kMark.size());
+      if (what.starts_with("@")) return Values{{}, what.substr(1)};
+      return Values{split(what.substr(1), ' '), ""};
+    }
+    // CLI::IsMember describes itself as its set, "{train,infer}"; a transformer's map has "->".
+    const std::string d = v->get_description();
+    if (d.size() > 2 && d.front() == '{' && d.back() == '}' && d.find("->") == std::string::npos)
+      return Values{split(d.substr(1, d.size() - 2), ','), ""};
+  }
+  return {};
+}
+
+struct OptionEntry {
+  std::vector<std::string> names;  // "--format", "-f"
+  std::string help;
+  bool takes_value = false;
+  Values values;
+};
+
+struct Node {
+  std::string path;                                           // "capsim catalog list"
+  std::vector<std::pair<std::string, std::string>> commands;  // name, description
+  std::vector<OptionEntry> options;
+  std::vector<Values> positionals;  // in the order they are given
+};
+
+bool hidden(const CLI::App& app) { return app.get_group().empty(); }
+
+void collect(CLI::App& app, const std::string& path, std::vector<Node>& out) {
+  Node n{path, {}, {}, {}};
+  const auto subcommands = app.get_subcommands([](CLI::App* sub) { return !sub->get_name().empty() && !hidden(*sub); });
+  for (const CLI::App* sub : subcommands) n.commands.emplace_back(sub->get_name(), sub->get_description());
+  bool help = false;
+  for (CLI::Option* o : app.get_options([](CLI::Option* opt) { return !opt->get_group().empty(); })) {
+    if (!o->nonpositional()) {
+      n.positionals.push_back(values_of(*o));
+      continue;
+    }
+    OptionEntry e;
+    for (const auto& name : o->get_lnames()) e.names.push_back("--" + name);
+    for (const auto& name : o->get_snames()) e.names.push_back("-" + name);
+    e.help = o->get_description();
+    e.takes_value = o->get_type_size() != 0;
+    e.values = values_of(*o);
+    help = help || std::find(e.names.begin(), e.names.end(), "--help") != e.names.end();
+    n.options.push_back(e);
+  }
+  if (!help) n.options.push_back(OptionEntry{{"--help"}, "Print this help message and exit", false, {}});
+  out.push_back(n);
+  for (CLI::App* sub : subcommands) collect(*sub, path + " " + sub->get_name(), out);
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// A node's subcommands and long options: what a word that is no option's value completes to.
+std::string words(const Node& n) {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : n.commands) out.push_back(name);
+  for (const auto& o : n.options)
+    for (const auto& name : o.names)
+      if (name.starts_with("--")) out.push_back(name);
+  return joined(out);
+}
+
+
+// The case pattern of an option of node `n` in "$cmdpath $word": 'capsim size --format'|'capsim size -f'.
+// The root's options are accepted after any subcommand (CLI11 fallthrough): 'capsim'*' --data'.
+std::string option_pattern(const Node& n, const OptionEntry& o) {
+  std::string out;
+  for (const auto& name : o.names)
+    out += (out.empty() ? "" : "|") +
+           (n.path == "capsim" ? "'capsim'*" + scenarios::shell_word(" " + name) : scenarios::shell_word(n.path + " " + name));
+  return out;
+}
+
+// The shell assignment that selects what a value completes to.
+std::string values_assignment(const Values& v) {
+  return v.lookup.empty() ? "values=" + scenarios::shell_word(joined(v.words)) : "lookup=" + v.lookup;
+}
+
+// bash (and zsh through bashcompinit). The words before the cursor are walked once: a word
+// naming a subcommand of the command path so far extends it, an option that takes a value
+// makes the next word its value (bash splits --opt=value at '=', so the value may follow a
+// '=' word), and any other word counts as a positional. The word at the cursor then
+// completes to the option's values, the positional's values, or the node's subcommands,
+// options and files. Catalog ids come from `capsim __complete` with the --data/--catalog
+// given on the line. For zsh: no mapfile (replies are read line by line), and no variable
+// named `path` (zsh ties it to $PATH, and the lookup would find no capsim).
 std::string bash_script(const std::vector<Node>& nodes) {
   std::string out =
       "# capsim completion for bash: source <(capsim completion bash)\n"
@@ -77,9 +175,72 @@ std::string bash_script(const std::vector<Node>& nodes) {
       "    if ((skip)); then skip=0; continue; fi\n"
       "    case \"$cmdpath $w\" in\n";
   for (const auto& n : nodes)
-#include "capsim/hardware/schema.hpp"
-#include "capsim/scenarios/escape.hpp"
-#include "output.hpp"
+    if (n.path != "capsim")
+      out += "      " + scenarios::shell_word(n.path) + ") cmdpath=\"$cmdpath $w\"; npos=0; continue ;;\n";
+  out +=
+      "    esac\n"
+      "    case \"$w\" in\n"
+      "      --data=*|--catalog=*) globals+=(\"$w\") ;;\n"
+      "      -*=*) ;;\n"
+      "      -) npos=$((npos + 1)) ;;\n"
+      "      -*)\n"
+      "        case \"$cmdpath $w\" in\n";
+  for (const auto& n : nodes)
+    for (const auto& o : n.options)
+      if (o.takes_value) out += "          " + option_pattern(n, o) + ") opt=\"$w\"; skip=1 ;;\n";
+  out +=
+      "        esac\n"
+      "        if ((skip)) && [[ \"$w\" == --data || \"$w\" == --catalog ]]; then\n"
+      "          v=\"${COMP_WORDS[i+1]}\"\n"
+      "          [[ \"$v\" == \"=\" ]] && v=\"${COMP_WORDS[i+2]}\"\n"
+      "          globals+=(\"$w\" \"$v\")\n"
+      "        fi ;;\n"
+      "      *) npos=$((npos + 1)) ;;\n"
+      "    esac\n"
+      "  done\n"
+      "  if ((skip)); then\n"
+      "    [[ \"$cur\" == \"=\" ]] && cur=''\n"
+      "    case \"$cmdpath $opt\" in\n";
+  for (const auto& n : nodes)
+    for (const auto& o : n.options)
+      if (o.takes_value && !o.values.empty())
+        out += "      " + option_pattern(n, o) + ") " + values_assignment(o.values) + " ;;\n";
+  out +=
+      "    esac\n"
+      "    if [[ -z \"$values\" && -z \"$lookup\" ]]; then\n"
+      "      _capsim_reply < <(compgen -f -- \"$cur\")\n"
+      "      return\n"
+      "    fi\n"
+      "  else\n"
+      "    case \"$cmdpath $npos\" in\n";
+  for (const auto& n : nodes)
+    for (std::size_t i = 0; i < n.positionals.size(); ++i)
+      if (!n.positionals[i].empty())
+        out += "      " + scenarios::shell_word(n.path + " " + std::to_string(i)) + ") " + values_assignment(n.positionals[i]) +
+               " ;;\n";
+  out +=
+      "    esac\n"
+      "    if [[ \"$cur\" == -* || ( -z \"$values\" && -z \"$lookup\" ) ]]; then\n"
+      "      local candidates=''\n"
+      "      case \"$cmdpath\" in\n";
+  for (const auto& n : nodes)
+    out += "        " + scenarios::shell_word(n.path) + ") candidates=" + scenarios::shell_word(words(n)) + " ;;\n";
+  out +=
+      "      esac\n"
+      "      if [[ \"$cur\" == -* ]]; then\n"
+      "        _capsim_reply < <(compgen -W \"$candidates\" -- \"$cur\")\n"
+      "      else\n"
+      "        _capsim_reply < <(compgen -W \"$candidates\" -- \"$cur\"; compgen -f -- \"$cur\")\n"
+      "      fi\n"
+      "      return\n"
+      "    fi\n"
+      "  fi\n"
+      "  if [[ -n \"$lookup\" ]]; then\n"
+      "    values=$(\"${COMP_WORDS[0]}\" \"${globals[@]}\" __complete \"$lookup\" 2>/dev/null)\n"
+      "  fi\n"
+      "  _capsim_reply < <(compgen -W \"$values\" -- \"$cur\")\n"
+      "}\n"
+      "complete -o filenames -F _capsim capsim\n";
   return out;
 }
 

@@ -666,3 +666,91 @@ TEST_CASE("accuracy: the llm-serving predictor holds no model constant") {
   }
   CHECK(n > 50);
 }
+
+// Issue 48: the first-look protocol. A row marked first_look: gets its error recorded once,
+// by capsim accuracy --record-first-look, before any model change it could motivate; the
+// record is never rewritten, and the report shows that recorded error apart from the dev
+// rows' current one.
+TEST_CASE("accuracy: first looks are recorded once, reported apart, and never rewritten") {
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE(catalog.ok());
+  const auto dir = std::filesystem::temp_directory_path() / ("capsim-first-look-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string row = R"(  - id: ID
+    source: "test fixture"
+    fit: false
+    FIRST
+    model: llama-2-7b
+    gpu: h100-sxm-80gb
+    gpus: 1
+    weights: bf16
+    mode: offline
+    input_len: 512
+    output_len: 128
+    num_requests: 200
+    measured: {metric: output_tokens_per_s, value: 1000}
+)";
+  auto make = [&](const std::string& id, const std::string& first) {
+    std::string r = row;
+    r.replace(r.find("ID"), 2, id);
+    r.replace(r.find("FIRST"), 5, first);
+    return r;
+  };
+  std::ofstream(dir / "llm.yaml") << "kind: llm-serving\nrows:\n" << make("dev-row", "group: x") << make("new-row", "first_look: true");
+  const auto file = dir / scenarios::kFirstLooksFile;
+  auto added = scenarios::record_first_looks(*catalog, dir, file, "abc1234", "2026-12-07");
+  REQUIRE_MESSAGE(added.ok(), format_diagnostics(added.errors()));
+  CHECK(*added == std::vector<std::string>{"new-row"});  // only the marked row
+  auto again = scenarios::record_first_looks(*catalog, dir, file, "def5678", "2026-12-08");
+  REQUIRE(again.ok());
+  CHECK(again->empty());  // recorded once
+  auto looks = scenarios::read_first_looks(file);
+  REQUIRE(looks.ok());
+  REQUIRE(looks->size() == 1);
+  const auto& f = looks->front();
+  CHECK(f.commit == "abc1234");
+  CHECK(f.digest == scenarios::first_look_digest(f));
+  auto report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  REQUIRE(report.ok());
+  CHECK(report->overall.first_look == 1);
+  CHECK(report->overall.dev == 1);
+  CHECK(report->overall.first_look_mean_abs == doctest::Approx(std::abs(f.error_percent)));
+  // A figure edited by hand no longer matches its digest.
+  scenarios::FirstLook edited = f;
+  edited.predicted *= 0.9;
+  CHECK(scenarios::first_look_digest(edited) != f.digest);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 48: the shipped record. Every entry's figures still match its digest (nobody edited
+// a first look after the fact), every row marked first_look: has been recorded, and each
+// entry is of a row that still measures what was recorded.
+TEST_CASE("accuracy: the shipped first looks are all recorded and unchanged") {
+  const std::filesystem::path dir = CAPSIM_TEST_DATA_DIR "/validation";
+  auto looks = scenarios::read_first_looks(dir / scenarios::kFirstLooksFile);
+  REQUIRE(looks.ok());
+  std::map<std::string, scenarios::FirstLook> by_id;
+  for (const auto& f : *looks) {
+    INFO(f.id);
+    CHECK(f.digest == scenarios::first_look_digest(f));
+    CHECK(by_id.emplace(f.id, f).second);  // one entry per row
+  }
+  int marked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml" || entry.path().filename() == scenarios::kFirstLooksFile) continue;
+    const YAML::Node doc = YAML::LoadFile(entry.path().string());
+    if (!doc.IsMap() || !doc["rows"]) continue;
+    for (const auto& r : doc["rows"]) {
+      if (!r["first_look"]) continue;
+      ++marked;
+      const std::string id = r["id"].as<std::string>();
+      INFO(id);
+      REQUIRE(by_id.count(id) == 1);
+      const YAML::Node m = r["measured"];
+      const double published = m["value"] ? m["value"].as<double>() : m["images_per_s"] ? m["images_per_s"].as<double>()
+                                                                                            : m["latency_ms"].as<double>();
+      CHECK(by_id.at(id).published == published);
+    }
+  }
+  CHECK(marked == static_cast<int>(looks->size()));
+}

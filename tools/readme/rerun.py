@@ -12,7 +12,9 @@ text, so reruns neither fail --check nor churn the README over timing noise.
 Figures in the prose that `capsim accuracy` computes carry a marker where they stand, an HTML
 comment that Markdown does not show, and are rewritten from `capsim accuracy --format json`:
   <!-- accuracy: GROUP FIELD -->9.1 %   FIELD: mean, worst, held_out_mean, held_out_worst,
-                                         fit_mean, rows, held_out_rows, within=N (rows |error| <= N %)
+                                         fit_mean, rows, held_out_rows, dev_mean, dev_worst, dev_rows,
+                                         first_look_mean, first_look_worst, first_look_rows,
+                                         within=N (rows |error| <= N %)
   <!-- accuracy: row ID -->+26.5 %      one row's signed error
 The number keeps the README's decimals, sign style and thousands separator.
 Usage: tools/readme/rerun.py [--check] [--db FILE] [CAPSIM]; --check exits 1 when the README
@@ -56,7 +58,10 @@ FIGURE = re.compile(r'(<!-- accuracy: ([^>]*?) -->)([+\u2212-]?)([0-9][0-9,]*(?:
 GROUP_FIELDS = {"mean": "mean_abs_error_percent", "worst": "max_abs_error_percent",
                 "held_out_mean": "held_out_mean_abs_error_percent",
                 "held_out_worst": "held_out_max_abs_error_percent",
-                "fit_mean": "fit_mean_abs_error_percent", "rows": "rows", "held_out_rows": "held_out_rows"}
+                "fit_mean": "fit_mean_abs_error_percent", "rows": "rows", "held_out_rows": "held_out_rows",
+                "dev_mean": "dev_mean_abs_error_percent", "dev_worst": "dev_max_abs_error_percent",
+                "dev_rows": "dev_rows", "first_look_mean": "first_look_mean_abs_error_percent",
+                "first_look_worst": "first_look_max_abs_error_percent", "first_look_rows": "first_look_rows"}
 
 
 def figure(report, spec):

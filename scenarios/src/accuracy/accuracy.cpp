@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 
+#include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #include "predictors.hpp"
@@ -90,7 +93,23 @@ std::vector<YAML::Node> megatron_table_rows(const YAML::Node& doc) {
 }
 
 void summarise_into(AccuracySummary& s, const std::vector<const AccuracyRow*>& rows) {
-  double sum = 0, held_sum = 0, fit_sum = 0;
+  double sum = 0, held_sum = 0, fit_sum = 0, dev_sum = 0, first_sum = 0;
+  for (const AccuracyRow* r : rows) {
+    if (r->fit) continue;
+    if (r->first_look_error) {  // the recorded error, whatever the row gives now
+      const double e = std::fabs(*r->first_look_error);
+      ++s.first_look;
+      first_sum += e;
+      s.first_look_max_abs = std::max(s.first_look_max_abs, e);
+    } else if (r->not_predicted.empty()) {
+      const double e = std::fabs(r->error_percent);
+      ++s.dev;
+      dev_sum += e;
+      s.dev_max_abs = std::max(s.dev_max_abs, e);
+    }
+  }
+  if (s.dev > 0) s.dev_mean_abs = dev_sum / s.dev;
+  if (s.first_look > 0) s.first_look_mean_abs = first_sum / s.first_look;
   for (const AccuracyRow* r : rows) {
     if (!r->not_predicted.empty()) {
       ++s.not_predicted;
@@ -153,7 +172,14 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
 
   AccuracyReport report;
   std::vector<Diagnostic> errors;
+  std::map<std::string, FirstLook> first_looks;
+  {
+    auto recorded = read_first_looks(dir / kFirstLooksFile);
+    if (!recorded) return recorded.errors();
+    for (auto& f : *recorded) first_looks.emplace(f.id, std::move(f));
+  }
   for (const fs::path& path : files) {
+    if (path.filename() == kFirstLooksFile) continue;  // the record, not rows
     const std::string file = path.filename().string();
     YAML::Node doc;
     try {
@@ -206,6 +232,9 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
         row.source = r["source"].as<std::string>();
         if (r["where"]) row.where = r["where"].as<std::string>();
         row.fit = r["fit"] && r["fit"].as<bool>();
+        row.first_look_row = static_cast<bool>(r["first_look"]);
+        if (auto recorded = first_looks.find(row.id); recorded != first_looks.end())
+          row.first_look_error = recorded->second.error_percent;
         row.groups.push_back(kind);
         if (r["group"]) row.groups.push_back(r["group"].as<std::string>());
         auto predicted = predict(r, catalog);
@@ -336,6 +365,86 @@ Result<std::vector<AccuracyRowScenario>> accuracy_row_scenarios(const hardware::
     if (k.kind == "llm-serving")
       if (auto s = row_scenario(k, catalog)) out.push_back(std::move(s).value());
   return out;
+}
+
+std::string first_look_digest(const FirstLook& f) {
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "%.17g|%.17g", f.published, f.predicted);
+  const std::string text = f.id + "|" + f.metric + "|" + figures + "|" + f.commit;
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+Result<std::vector<FirstLook>> read_first_looks(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return std::vector<FirstLook>{};
+  std::vector<FirstLook> out;
+  try {
+    const YAML::Node doc = YAML::LoadFile(file.string());
+    const YAML::Node list = doc["first_looks"];
+    if (!list || !list.IsSequence())
+      return Diagnostic{{file.string(), 1, 1}, "first_looks", "expected first_looks: a list of recorded first looks", {}};
+    for (const auto& n : list) {
+      FirstLook f;
+      f.id = n["id"].as<std::string>();
+      f.metric = n["metric"].as<std::string>();
+      f.published = n["published"].as<double>();
+      f.predicted = n["predicted"].as<double>();
+      f.error_percent = n["error_percent"].as<double>();
+      f.commit = n["commit"].as<std::string>();
+      f.date = n["date"].as<std::string>();
+      f.digest = n["digest"].as<std::string>();
+      out.push_back(std::move(f));
+    }
+  } catch (const YAML::Exception& e) {
+    return Diagnostic{{file.string(), e.mark.line + 1, e.mark.column + 1}, "first_looks", e.msg, {}};
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> record_first_looks(const hardware::Catalog& catalog, const fs::path& dir,
+                                                    const fs::path& file, const std::string& commit,
+                                                    const std::string& date) {
+  auto read = read_first_looks(file);
+  if (!read) return read.errors();
+  std::vector<FirstLook> recorded = *read;
+  std::set<std::string> have;
+  for (const auto& f : recorded) have.insert(f.id);
+  auto report = run_accuracy(catalog, dir);
+  if (!report) return report.errors();
+  std::vector<std::string> added;
+  for (const auto& row : report->rows) {
+    if (!row.first_look_row || have.count(row.id) || !row.not_predicted.empty()) continue;
+    FirstLook f{row.id, row.metric, row.published, row.predicted, row.error_percent, commit, date, ""};
+    f.digest = first_look_digest(f);
+    recorded.push_back(std::move(f));
+    added.push_back(row.id);
+  }
+  if (added.empty()) return added;
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);  // the figures read back exactly: the digest covers them
+  out << YAML::Comment(
+      "First looks: the error capsim gave each row the day it was added, before any model change it could "
+      "motivate. Written by capsim accuracy --record-first-look; never edit an entry (the digest covers its figures).");
+  out << YAML::BeginMap << YAML::Key << "first_looks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& f : recorded) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "id" << YAML::Value << f.id << YAML::Key << "metric" << YAML::Value << f.metric;
+    out << YAML::Key << "published" << YAML::Value << f.published << YAML::Key << "predicted" << YAML::Value
+        << f.predicted;
+    out << YAML::Key << "error_percent" << YAML::Value << f.error_percent;
+    out << YAML::Key << "commit" << YAML::Value << f.commit << YAML::Key << "date" << YAML::Value << f.date;
+    out << YAML::Key << "digest" << YAML::Value << f.digest << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  if (auto status = write_file_atomically(file.string(), std::string(out.c_str()) + "\n"); !status.empty()) return status;
+  return added;
 }
 
 }  // namespace capsim::scenarios

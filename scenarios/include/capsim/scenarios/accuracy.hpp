@@ -33,6 +33,13 @@ struct AccuracyRow {
   std::string source;               // citation of the measurement
   std::string where;                // table / figure / row in the source
   std::string not_predicted;        // non-empty: why the models gave no figure
+  // The first-look protocol (data/validation/README.md): a row marked `first_look:` had its
+  // error recorded the day it was added, before any model change it could motivate
+  // (first_looks.yaml beside the rows); that recorded error, which no later change moves,
+  // is what a new configuration should expect. A row neither fit nor first-look is dev:
+  // its error has been looked at while changing the models.
+  bool first_look_row = false;               // marked first_look: in its file
+  std::optional<double> first_look_error;    // the recorded error %, once recorded
 };
 
 struct AccuracySummary {
@@ -46,6 +53,12 @@ struct AccuracySummary {
   double held_out_max_abs = 0;
   int fit = 0;
   double fit_mean_abs = 0;
+  int dev = 0;                 // neither fit nor with a recorded first look: current error
+  double dev_mean_abs = 0;
+  double dev_max_abs = 0;
+  int first_look = 0;          // with a recorded first look: the recorded error
+  double first_look_mean_abs = 0;
+  double first_look_max_abs = 0;
 };
 
 struct AccuracyReport {
@@ -79,6 +92,33 @@ Result<AccuracyRowScenario> accuracy_row_scenario(const hardware::Catalog& catal
 // written is left out (run_accuracy reports it as not predicted).
 Result<std::vector<AccuracyRowScenario>> accuracy_row_scenarios(const hardware::Catalog& catalog,
                                                                 const std::filesystem::path& validation_dir);
+
+// The file of recorded first looks in a validation directory.
+inline constexpr const char* kFirstLooksFile = "first_looks.yaml";
+
+// One recorded first look: what capsim predicted for a row the day it was added.
+struct FirstLook {
+  std::string id;
+  std::string metric;
+  double published = 0;
+  double predicted = 0;
+  double error_percent = 0;
+  std::string commit;  // the capsim commit that predicted it
+  std::string date;    // YYYY-MM-DD (UTC)
+  std::string digest;  // first_look_digest(): a changed figure no longer matches it
+};
+// FNV-1a 64 of id, metric, published, predicted and commit (%.17g), as 16 hex digits.
+std::string first_look_digest(const FirstLook& f);
+// The recorded first looks of `file` (empty when it does not exist); errors name the line.
+Result<std::vector<FirstLook>> read_first_looks(const std::filesystem::path& file);
+
+// `capsim accuracy --record-first-look FILE`: predicts every row marked first_look: that
+// FILE does not hold yet and appends its first look (written whole, atomically); entries
+// already in FILE are never rewritten. Returns the ids recorded.
+Result<std::vector<std::string>> record_first_looks(const hardware::Catalog& catalog,
+                                                    const std::filesystem::path& validation_dir,
+                                                    const std::filesystem::path& file, const std::string& commit,
+                                                    const std::string& date);
 
 // $CAPSIM_VALIDATION, else <data directory>/validation (see find_data_dir).
 Result<std::filesystem::path> default_validation_dir(const std::filesystem::path& data_dir = {});
