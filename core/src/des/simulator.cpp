@@ -1,6 +1,9 @@
 // The discrete-event kernel. Hot-path rules: events are 24-byte values in a binary heap
-// (no std::function, no allocation per event once the vectors have grown); items live in
-// a pool indexed by 32-bit ids and are recycled; queues are power-of-two ring buffers.
+// whose storage is reserved up front and reused (no std::function, no allocation per
+// event); the batch boundaries of the statistics are not events in the heap but one
+// "next boundary" time the loop compares with the heap's top; items live in a pool indexed
+// by 32-bit ids and are recycled; queues are power-of-two ring buffers; exponential times
+// come from the ziggurat; percentiles from fixed-memory sketches (quantile_sketch.hpp).
 #include "capsim/core/des/simulator.hpp"
 #include "capsim/core/text.hpp"
 
@@ -11,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "quantile_sketch.hpp"
 #include "statistics.hpp"
 
 namespace capsim::des {
@@ -19,9 +23,16 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-// Event kinds double as priorities at equal times (smaller first).
+// The hot path of an event (pop, dispatch, a station's start and departure, the queue and
+// calendar operations) is forced inline: GCC at -O2 leaves these as calls (they form a
+// cycle through back-pressure, which resume() breaks by staying out of line), and the
+// calls and their register saves cost more than the work. Slow paths stay out of line.
+#define CAPSIM_HOT [[gnu::always_inline]] inline
+#define CAPSIM_COLD [[gnu::noinline]]
+
+// Event kinds double as priorities at equal times (smaller first). Batch boundaries come
+// before all of them: the loop takes a boundary before any event at the same time.
 enum Kind : std::uint8_t {
-  kBoundary = 0,      // statistics: end of warm-up or of a batch
   kServiceDone = 1,   // target station, aux server
   kTransferDone = 2,  // target conveyor, aux generation (stale when it differs)
   kLatencyDone = 3,   // target conveyor, aux item
@@ -38,17 +49,23 @@ struct Event {
   Kind kind() const { return static_cast<Kind>(order >> 56); }
 };
 
+// Without branches: the heap's comparisons on random times would mispredict half the time.
 inline bool before(const Event& a, const Event& b) {
-  return a.time < b.time || (a.time == b.time && a.order < b.order);
+  return (a.time < b.time) | ((a.time == b.time) & (a.order < b.order));
 }
 
-// The event calendar: a binary min-heap on (time, kind, sequence).
+// The event calendar: a binary min-heap on (time, kind, sequence) in one vector, which
+// reserve() sizes for the events a pipeline can have pending at once so that it never
+// reallocates in a run (it still grows, by doubling, if a run needs more).
 class Calendar {
  public:
-  void push(double time, Kind kind, std::uint32_t target, std::uint32_t aux) {
+  void reserve(std::size_t events) {
+    if (events > heap_.size()) heap_.resize(events);
+  }
+  CAPSIM_HOT void push(double time, Kind kind, std::uint32_t target, std::uint32_t aux) {
     const Event e{time, (static_cast<std::uint64_t>(kind) << 56) | sequence_++, target, aux};
-    heap_.push_back(e);
-    std::size_t i = heap_.size() - 1;
+    if (size_ == heap_.size()) grow();
+    std::size_t i = size_++;
     while (i > 0) {
       const std::size_t parent = (i - 1) / 2;
       if (!before(e, heap_[parent])) break;
@@ -57,13 +74,12 @@ class Calendar {
     }
     heap_[i] = e;
   }
-  bool empty() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
-  Event pop() {
-    const Event top = heap_.front();
-    const Event last = heap_.back();
-    heap_.pop_back();
-    const std::size_t n = heap_.size();
+  bool empty() const { return size_ == 0; }
+  const Event& top() const { return heap_[0]; }
+  CAPSIM_HOT Event pop() {
+    const Event top = heap_[0];
+    const std::size_t n = --size_;
+    const Event last = heap_[n];
     if (n == 0) return top;
     std::size_t i = 0;
     for (;;) {
@@ -79,7 +95,9 @@ class Calendar {
   }
 
  private:
-  std::vector<Event> heap_;
+  CAPSIM_COLD void grow() { heap_.resize(heap_.empty() ? 64 : 2 * heap_.size()); }
+  std::vector<Event> heap_;  // heap_[0, size_) is the heap; the rest is room to grow into
+  std::size_t size_ = 0;
   std::uint64_t sequence_ = 0;
 };
 
@@ -90,12 +108,12 @@ class Ring {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const T& front() const { return buffer_[head_]; }
-  void push_back(T value) {
-    if (size_ == buffer_.size()) grow();
+  CAPSIM_HOT void push_back(T value) {
+    if (size_ == capacity_) grow();
     buffer_[(head_ + size_) & mask_] = value;
     ++size_;
   }
-  T pop_front() {
+  CAPSIM_HOT T pop_front() {
     const T value = buffer_[head_];
     head_ = (head_ + 1) & mask_;
     --size_;
@@ -103,15 +121,33 @@ class Ring {
   }
 
  private:
-  void grow() {
+  CAPSIM_COLD void grow() {
     std::vector<T> bigger(buffer_.empty() ? 16 : buffer_.size() * 2);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = buffer_[(head_ + i) & mask_];
     buffer_ = std::move(bigger);
     head_ = 0;
-    mask_ = buffer_.size() - 1;
+    capacity_ = buffer_.size();
+    mask_ = capacity_ - 1;
   }
   std::vector<T> buffer_;
-  std::size_t head_ = 0, size_ = 0, mask_ = 0;
+  std::size_t head_ = 0, size_ = 0, mask_ = 0, capacity_ = 0;
+};
+
+// A LIFO stack that grows by doubling (idle servers, recycled item ids).
+template <class T>
+class Stack {
+ public:
+  bool empty() const { return size_ == 0; }
+  CAPSIM_HOT void push(T value) {
+    if (size_ == buffer_.size()) grow();
+    buffer_[size_++] = value;
+  }
+  CAPSIM_HOT T pop() { return buffer_[--size_]; }
+
+ private:
+  CAPSIM_COLD void grow() { buffer_.resize(buffer_.empty() ? 16 : 2 * buffer_.size()); }
+  std::vector<T> buffer_;
+  std::size_t size_ = 0;
 };
 
 struct Item {
@@ -157,7 +193,7 @@ struct StationRt {
   std::vector<std::uint32_t> slots;  // servers * max_batch items in service
   std::vector<std::uint32_t> slot_count, next_to_place;
   std::vector<std::uint8_t> server_blocked;
-  std::vector<std::uint32_t> idle;
+  Stack<std::uint32_t> idle;
   int busy = 0, blocked = 0;
   std::uint32_t in_station = 0;
   bool timeout_pending = false;
@@ -166,7 +202,7 @@ struct StationRt {
   double last = 0.0, busy_area = 0.0, queue_area = 0.0, in_area = 0.0, blocked_area = 0.0,
          starved_time = 0.0, wait_sum = 0.0, sojourn_sum = 0.0;
   std::uint64_t started = 0, departures = 0;
-  std::vector<double> sojourns;
+  detail::QuantileSketch sojourns;  // of the current batch
   StationSeries series;
 };
 
@@ -217,6 +253,9 @@ struct SinkSeries {
   std::vector<std::vector<double>> quantiles;  // all sinks only: kCdfFractions per batch
 };
 
+// The percentiles every station and sink reports (metrics.hpp: Percentiles).
+constexpr double kPercentiles[3] = {0.50, 0.95, 0.99};
+
 // The fractions at which the latency distribution is reported (SimulationResult::latency_cdf).
 const std::vector<double>& cdf_fractions() {
   static const std::vector<double> fractions = [] {
@@ -231,7 +270,7 @@ struct SinkRt {
   std::string name;
   std::uint64_t count = 0;
   double latency_sum = 0.0;
-  std::vector<double> latencies;
+  detail::QuantileSketch latencies;  // of the current batch
   SinkSeries series;
 };
 
@@ -261,10 +300,14 @@ struct Simulator::State {
   double now = 0.0;
   std::uint64_t events = 0;
   std::vector<Item> items;
-  std::vector<std::uint32_t> free_items;
+  Stack<std::uint32_t> free_items;
   bool recording = false, finished = false;
   int batches_done = 0;
-  SinkRt all_sinks;  // the sinks together
+  // The statistics' boundaries: index 0 ends the warm-up, index i the i-th batch; each is
+  // at warmup + i * batch_length and is taken before any event at the same time.
+  int next_boundary_index = 0;
+  double next_boundary = 0.0;
+  SinkRt all_sinks;  // the sinks together (with one sink, that sink's accumulators serve)
 
   void build(const Pipeline& p);
   void start();
@@ -272,11 +315,10 @@ struct Simulator::State {
   void dispatch(const Event& e);
   SimulationResult collect() const;
 
-  std::uint32_t new_item(std::uint32_t source) {
+  CAPSIM_HOT std::uint32_t new_item(std::uint32_t source) {
     std::uint32_t id;
     if (!free_items.empty()) {
-      id = free_items.back();
-      free_items.pop_back();
+      id = free_items.pop();
     } else {
       id = static_cast<std::uint32_t>(items.size());
       items.emplace_back();
@@ -290,7 +332,7 @@ struct Simulator::State {
   }
 
   // --- routing and back-pressure
-  std::uint32_t choose_edge(std::uint32_t node) {
+  CAPSIM_HOT std::uint32_t choose_edge(std::uint32_t node) {
     const Node& n = nodes[node];
     if (n.edge_count == 1) return n.first_edge;
     const double u = rng.uniform();
@@ -303,11 +345,11 @@ struct Simulator::State {
   void resume(Waiter w);
 
   // --- stations
-  void touch(StationRt& s) {
+  CAPSIM_HOT void touch(StationRt& s) {
     const double dt = now - s.last;
     if (dt <= 0.0) return;
     s.busy_area += s.busy * dt;
-    s.queue_area += static_cast<double>(s.queue.size()) * dt;
+    s.queue_area += static_cast<double>(static_cast<std::int64_t>(s.queue.size())) * dt;
     s.in_area += s.in_station * dt;
     s.blocked_area += s.blocked * dt;
     if (s.busy == 0 && s.blocked == 0) s.starved_time += dt;
@@ -316,7 +358,7 @@ struct Simulator::State {
   void enqueue(std::uint32_t station, std::uint32_t item);
   void try_start(std::uint32_t station);
   void depart(std::uint32_t station, std::uint32_t server);
-  void notify(StationRt& s) {
+  CAPSIM_HOT void notify(StationRt& s) {
     while (!s.waiters.empty() && (s.capacity == 0 || s.queue.size() < s.capacity))
       resume(s.waiters.pop_front());
   }
@@ -351,7 +393,7 @@ struct Simulator::State {
   void sink_arrival(std::uint32_t sink, std::uint32_t item);
 
   // --- statistics
-  void boundary(std::uint32_t index);
+  void boundary();  // the next one, at next_boundary
   void close_batch();
   void reset_accumulators();
 };
@@ -397,7 +439,7 @@ void Simulator::State::build(const Pipeline& p) {
         s.slot_count.assign(spec.servers, 0);
         s.next_to_place.assign(spec.servers, 0);
         s.server_blocked.assign(spec.servers, 0);
-        for (int i = spec.servers - 1; i >= 0; --i) s.idle.push_back(static_cast<std::uint32_t>(i));
+        for (int i = spec.servers - 1; i >= 0; --i) s.idle.push(static_cast<std::uint32_t>(i));
         node.index = static_cast<std::uint32_t>(stations.size());
         stations.push_back(std::move(s));
         break;
@@ -435,14 +477,21 @@ void Simulator::State::build(const Pipeline& p) {
 }
 
 void Simulator::State::start() {
-  for (int i = 0; i <= options.batches; ++i)
-    calendar.push(options.warmup.value() + i * batch_length, kBoundary, kNone,
-                  static_cast<std::uint32_t>(i));
+  next_boundary_index = 0;
+  next_boundary = options.warmup.value();
+  // What can be pending at once: an arrival per open source or its population if closed, a
+  // completion and a batch timeout per server, a transfer per conveyor; more if conveyors
+  // hold many items (the heap then grows by doubling, once).
+  std::size_t pending = 64;
+  for (const SourceRt& s : sources) pending += static_cast<std::size_t>(std::max(s.population, 1));
+  for (const StationRt& s : stations) pending += 2 * static_cast<std::size_t>(s.servers);
+  pending += 2 * conveyors.size();
+  calendar.reserve(pending);
   for (std::uint32_t i = 0; i < sources.size(); ++i) {
     SourceRt& s = sources[i];
     switch (s.kind) {
       case SourceSpec::Kind::poisson:
-        calendar.push(rng.exponential() / s.rate, kArrival, i, 0);
+        calendar.push(rng.exponential_ziggurat() / s.rate, kArrival, i, 0);
         break;
       case SourceSpec::Kind::diurnal:
         calendar.push(next_diurnal(s, 0.0), kArrival, i, 0);
@@ -453,7 +502,7 @@ void Simulator::State::start() {
       case SourceSpec::Kind::closed:
         for (int k = 0; k < s.population; ++k) {
           const std::uint32_t item = new_item(i);
-          calendar.push(s.think > 0.0 ? s.think * rng.exponential() : 0.0, kThinkDone, i, item);
+          calendar.push(s.think > 0.0 ? s.think * rng.exponential_ziggurat() : 0.0, kThinkDone, i, item);
         }
         break;
     }
@@ -463,7 +512,7 @@ void Simulator::State::start() {
 // ---------------------------------------------------------------------------------------
 // Routing and back-pressure
 
-bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Waiter self) {
+CAPSIM_HOT bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Waiter self) {
   if (items[item].route == kNone) items[item].route = choose_edge(from_node);
   const Edge& e = edges[items[item].route];
   if (e.conveyor != kNone) {
@@ -481,7 +530,7 @@ bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Wa
   return true;
 }
 
-bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter self) {
+CAPSIM_HOT bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter self) {
   const Node& n = nodes[node];
   if (n.kind == NodeKind::sink) {
     items[item].route = kNone;
@@ -498,7 +547,9 @@ bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter se
   return true;
 }
 
-void Simulator::State::resume(Waiter w) {
+// Out of line: the back-pressure path, which closes the cycle depart -> try_place -> ...
+// -> try_start -> notify -> resume -> depart; the common path inlines without it.
+[[gnu::noinline]] void Simulator::State::resume(Waiter w) {
   switch (w.kind) {
     case Waiter::from_source:
       sources[w.index].blocked = false;
@@ -516,7 +567,7 @@ void Simulator::State::resume(Waiter w) {
 // ---------------------------------------------------------------------------------------
 // Stations
 
-void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
+CAPSIM_HOT void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
   StationRt& s = stations[station];
   touch(s);
   items[item].arrived = now;
@@ -525,7 +576,7 @@ void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
   try_start(station);
 }
 
-void Simulator::State::try_start(std::uint32_t station) {
+CAPSIM_HOT void Simulator::State::try_start(std::uint32_t station) {
   StationRt& s = stations[station];
   touch(s);
   bool freed = false;
@@ -544,8 +595,7 @@ void Simulator::State::try_start(std::uint32_t station) {
       }
     }
     const auto k = static_cast<std::uint32_t>(std::min<std::size_t>(waiting, s.max_batch));
-    const std::uint32_t server = s.idle.back();
-    s.idle.pop_back();
+    const std::uint32_t server = s.idle.pop();
     std::uint32_t* slot = &s.slots[static_cast<std::size_t>(server) * s.max_batch];
     for (std::uint32_t j = 0; j < k; ++j) {
       const std::uint32_t item = s.queue.pop_front();
@@ -565,7 +615,7 @@ void Simulator::State::try_start(std::uint32_t station) {
 
 // Moves the finished items of `server` downstream, in order; stays blocked at the first
 // one that finds no space, and frees the server when all have left.
-void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
+CAPSIM_HOT void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
   StationRt& s = stations[station];
   const std::size_t base = static_cast<std::size_t>(server) * s.max_batch;
   while (s.next_to_place[server] < s.slot_count[server]) {
@@ -583,7 +633,7 @@ void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
     --s.in_station;
     ++s.departures;
     s.sojourn_sum += sojourn;
-    if (recording) s.sojourns.push_back(sojourn);
+    if (recording) s.sojourns.add(sojourn);
     ++s.next_to_place[server];
   }
   touch(s);
@@ -591,7 +641,7 @@ void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
     s.server_blocked[server] = 0;
     --s.blocked;
   }
-  s.idle.push_back(server);
+  s.idle.push(server);
   try_start(station);
 }
 
@@ -678,7 +728,7 @@ void Simulator::State::resume_exit(std::uint32_t conveyor) {
 // ---------------------------------------------------------------------------------------
 // Sources and sinks
 
-void Simulator::State::flush(std::uint32_t source) {
+CAPSIM_HOT void Simulator::State::flush(std::uint32_t source) {
   SourceRt& s = sources[source];
   while (!s.blocked && !s.pending.empty()) {
     if (!try_place(s.pending.front(), s.node, Waiter{Waiter::from_source, source, 0})) {
@@ -694,19 +744,19 @@ void Simulator::State::flush(std::uint32_t source) {
 double Simulator::State::next_diurnal(const SourceRt& s, double from) {
   double t = from;
   for (;;) {
-    t += rng.exponential() / s.max_rate;
+    t += rng.exponential_ziggurat() / s.max_rate;
     const auto hour = static_cast<std::size_t>(std::fmod(t, units::day) / units::hour) % 24;
     if (rng.uniform() * s.max_rate < s.rate * s.hourly[hour]) return t;
   }
 }
 
-void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) {
+CAPSIM_HOT void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) {
   SourceRt& s = sources[source];
   const std::uint32_t item = new_item(source);
   sources[source].pending.push_back(item);
   switch (s.kind) {
     case SourceSpec::Kind::poisson:
-      calendar.push(now + rng.exponential() / s.rate, kArrival, source, 0);
+      calendar.push(now + rng.exponential_ziggurat() / s.rate, kArrival, source, 0);
       break;
     case SourceSpec::Kind::diurnal:
       calendar.push(next_diurnal(s, now), kArrival, source, 0);
@@ -721,20 +771,22 @@ void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) 
   flush(source);
 }
 
-void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
+CAPSIM_HOT void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
   const double latency = now - items[item].created;
-  for (SinkRt* k : {&sinks[sink], &all_sinks}) {
-    ++k->count;
-    k->latency_sum += latency;
-    if (recording) k->latencies.push_back(latency);
-  }
+  auto record = [&](SinkRt& k) {
+    ++k.count;
+    k.latency_sum += latency;
+    if (recording) k.latencies.add(latency);
+  };
+  record(sinks[sink]);
+  if (sinks.size() > 1) record(all_sinks);
   const std::uint32_t source = items[item].source;
   if (sources[source].kind == SourceSpec::Kind::closed) {
     const double think = sources[source].think;
-    calendar.push(now + (think > 0.0 ? think * rng.exponential() : 0.0), kThinkDone, source,
+    calendar.push(now + (think > 0.0 ? think * rng.exponential_ziggurat() : 0.0), kThinkDone, source,
                   item);
   } else {
-    free_items.push_back(item);
+    free_items.push(item);
   }
 }
 
@@ -772,7 +824,8 @@ void Simulator::State::close_batch() {
     z.in_station.push_back(s.in_area / len);
     z.waiting.push_back(ratio(s.wait_sum, s.started));
     z.sojourn.push_back(ratio(s.sojourn_sum, s.departures));
-    const auto p = detail::percentiles_50_95_99(s.sojourns);
+    double p[3];
+    s.sojourns.quantiles(kPercentiles, 3, p);
     z.p50.push_back(p[0]);
     z.p95.push_back(p[1]);
     z.p99.push_back(p[2]);
@@ -788,19 +841,27 @@ void Simulator::State::close_batch() {
   }
   for (std::size_t i = 0; i <= sinks.size(); ++i) {
     SinkRt& k = i < sinks.size() ? sinks[i] : all_sinks;
-    k.series.throughput.push_back(static_cast<double>(k.count) / len);
-    k.series.latency.push_back(ratio(k.latency_sum, k.count));
-    const auto p = detail::percentiles_50_95_99(k.latencies);
+    // With one sink, the sinks together are that sink (sink_arrival records it once).
+    const SinkRt& from = i == sinks.size() && sinks.size() == 1 ? sinks[0] : k;
+    k.series.throughput.push_back(static_cast<double>(from.count) / len);
+    k.series.latency.push_back(ratio(from.latency_sum, from.count));
+    double p[3];
+    from.latencies.quantiles(kPercentiles, 3, p);
     k.series.p50.push_back(p[0]);
     k.series.p95.push_back(p[1]);
     k.series.p99.push_back(p[2]);
-    if (&k == &all_sinks && !k.latencies.empty())
-      k.series.quantiles.push_back(detail::quantiles(k.latencies, cdf_fractions()));
+    if (&k == &all_sinks && from.latencies.count() > 0) {
+      std::vector<double> q(cdf_fractions().size());
+      from.latencies.quantiles(cdf_fractions().data(), q.size(), q.data());
+      k.series.quantiles.push_back(std::move(q));
+    }
   }
   ++batches_done;
 }
 
-void Simulator::State::boundary(std::uint32_t index) {
+void Simulator::State::boundary() {
+  const int index = next_boundary_index++;
+  next_boundary = options.warmup.value() + next_boundary_index * batch_length;
   for (StationRt& s : stations) touch(s);
   for (ConveyorRt& c : conveyors) touch(c);
   if (index == 0) {
@@ -809,15 +870,14 @@ void Simulator::State::boundary(std::uint32_t index) {
     close_batch();
   }
   reset_accumulators();
-  if (index == static_cast<std::uint32_t>(options.batches)) finished = true;
+  if (index == options.batches) finished = true;
 }
 
 // ---------------------------------------------------------------------------------------
 // The loop
 
-void Simulator::State::dispatch(const Event& e) {
+CAPSIM_HOT void Simulator::State::dispatch(const Event& e) {
   switch (e.kind()) {
-    case kBoundary: boundary(e.aux); break;
     case kServiceDone: {
       StationRt& s = stations[e.target];
       touch(s);
@@ -842,7 +902,11 @@ void Simulator::State::dispatch(const Event& e) {
 
 Status Simulator::State::run_until(double t, ProgressObserver* observer) {
   const double stop = std::min(t, end);
-  while (!finished && !calendar.empty() && calendar.top().time <= stop) {
+  while (!finished) {
+    // A boundary goes before the events at its time; the calendar is empty only when no
+    // source has anything left to send and nothing is in flight.
+    const bool boundary_next = calendar.empty() || next_boundary <= calendar.top().time;
+    if ((boundary_next ? next_boundary : calendar.top().time) > stop) break;
     if (events >= options.max_events) {
       return {Diagnostic{{}, "run.max_events",
                          "simulation stopped: the event budget of " +
@@ -851,10 +915,15 @@ Status Simulator::State::run_until(double t, ProgressObserver* observer) {
                              number(end) + " s",
                          "shorten the duration or raise max_events"}};
     }
-    const Event e = calendar.pop();
-    now = e.time;
     ++events;
-    dispatch(e);
+    if (boundary_next) {
+      now = next_boundary;
+      boundary();
+    } else {
+      const Event e = calendar.pop();
+      now = e.time;
+      dispatch(e);
+    }
     // Refuse early a run that, at the pace so far, would need more than its budget,
     // instead of spending most of the budget before saying so.
     if ((events & 0xfffff) == 0 && now > 0.0) {
