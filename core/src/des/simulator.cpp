@@ -198,9 +198,14 @@ struct StationRt {
   std::uint32_t in_station = 0;
   bool timeout_pending = false;
   Ring<Waiter> waiters;
-  // Accumulators of the current batch.
-  double last = 0.0, busy_area = 0.0, queue_area = 0.0, in_area = 0.0, blocked_area = 0.0,
-         starved_time = 0.0, wait_sum = 0.0, sojourn_sum = 0.0;
+  // Starved: every server idle, none busy, none blocked.
+  int starved() const { return busy == 0 && blocked == 0; }
+  // Accumulators of the current batch. The time averages are running sums: when a count
+  // x steps by d at time t its sum gets -d·t, so at any time T the integral of x over the
+  // batch so far is sum + x(T)·T (a batch starting at a starts with sum = -x(a)·a). That
+  // is one add per change instead of integrating every count at every event.
+  double busy_sum = 0.0, queue_sum = 0.0, in_sum = 0.0, blocked_sum = 0.0, starved_sum = 0.0,
+         wait_sum = 0.0, sojourn_sum = 0.0;
   std::uint64_t started = 0, departures = 0;
   detail::QuantileSketch sojourns;  // of the current batch
   StationSeries series;
@@ -344,16 +349,34 @@ struct Simulator::State {
   bool deliver(std::uint32_t item, std::uint32_t node, Waiter self);
   void resume(Waiter w);
 
-  // --- stations
-  CAPSIM_HOT void touch(StationRt& s) {
-    const double dt = now - s.last;
-    if (dt <= 0.0) return;
-    s.busy_area += s.busy * dt;
-    s.queue_area += static_cast<double>(static_cast<std::int64_t>(s.queue.size())) * dt;
-    s.in_area += s.in_station * dt;
-    s.blocked_area += s.blocked * dt;
-    if (s.busy == 0 && s.blocked == 0) s.starved_time += dt;
-    s.last = now;
+  // --- stations: the steps of the counts behind the time averages (see StationRt)
+  // A server becomes busy or blocked: the station stops being starved if it was.
+  CAPSIM_HOT void stop_starving(StationRt& s) {
+    if (s.busy == 0 && s.blocked == 0) s.starved_sum += now;
+  }
+  // A server stops being busy or blocked: the station starts starving if none is left.
+  CAPSIM_HOT void maybe_starve(StationRt& s) {
+    if (s.busy == 0 && s.blocked == 0) s.starved_sum -= now;
+  }
+  CAPSIM_HOT void start_busy(StationRt& s) {
+    stop_starving(s);
+    ++s.busy;
+    s.busy_sum -= now;
+  }
+  CAPSIM_HOT void end_busy(StationRt& s) {
+    --s.busy;
+    s.busy_sum += now;
+    maybe_starve(s);
+  }
+  CAPSIM_HOT void start_blocked(StationRt& s) {
+    stop_starving(s);
+    ++s.blocked;
+    s.blocked_sum -= now;
+  }
+  CAPSIM_HOT void end_blocked(StationRt& s) {
+    --s.blocked;
+    s.blocked_sum += now;
+    maybe_starve(s);
   }
   void enqueue(std::uint32_t station, std::uint32_t item);
   void try_start(std::uint32_t station);
@@ -569,16 +592,16 @@ CAPSIM_HOT bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node
 
 CAPSIM_HOT void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
   StationRt& s = stations[station];
-  touch(s);
   items[item].arrived = now;
   s.queue.push_back(item);
+  s.queue_sum -= now;
   ++s.in_station;
+  s.in_sum -= now;
   try_start(station);
 }
 
 CAPSIM_HOT void Simulator::State::try_start(std::uint32_t station) {
   StationRt& s = stations[station];
-  touch(s);
   bool freed = false;
   while (!s.idle.empty() && !s.queue.empty()) {
     const std::size_t waiting = s.queue.size();
@@ -602,10 +625,11 @@ CAPSIM_HOT void Simulator::State::try_start(std::uint32_t station) {
       slot[j] = item;
       s.wait_sum += now - items[item].arrived;
     }
+    s.queue_sum += k * now;
     s.started += k;
     s.slot_count[server] = k;
     s.next_to_place[server] = 0;
-    ++s.busy;
+    start_busy(s);
     calendar.push(now + s.service.sample(static_cast<int>(k), rng).value(), kServiceDone,
                   station, server);
     freed = true;
@@ -623,23 +647,21 @@ CAPSIM_HOT void Simulator::State::depart(std::uint32_t station, std::uint32_t se
     const double sojourn = now - items[item].arrived;
     if (!try_place(item, s.node, Waiter{Waiter::from_server, station, server})) {
       if (!s.server_blocked[server]) {
-        touch(s);
         s.server_blocked[server] = 1;
-        ++s.blocked;
+        start_blocked(s);
       }
       return;
     }
-    touch(s);
     --s.in_station;
+    s.in_sum += now;
     ++s.departures;
     s.sojourn_sum += sojourn;
     if (recording) s.sojourns.add(sojourn);
     ++s.next_to_place[server];
   }
-  touch(s);
   if (s.server_blocked[server]) {
     s.server_blocked[server] = 0;
-    --s.blocked;
+    end_blocked(s);
   }
   s.idle.push(server);
   try_start(station);
@@ -795,7 +817,12 @@ CAPSIM_HOT void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t
 
 void Simulator::State::reset_accumulators() {
   for (StationRt& s : stations) {
-    s.busy_area = s.queue_area = s.in_area = s.blocked_area = s.starved_time = 0.0;
+    // The batch starts now: each running sum starts at -x(now)·now (see StationRt).
+    s.busy_sum = -s.busy * now;
+    s.queue_sum = -static_cast<double>(s.queue.size()) * now;
+    s.in_sum = -static_cast<double>(s.in_station) * now;
+    s.blocked_sum = -s.blocked * now;
+    s.starved_sum = -s.starved() * now;
     s.wait_sum = s.sojourn_sum = 0.0;
     s.started = s.departures = 0;
     s.sojourns.clear();
@@ -817,11 +844,16 @@ void Simulator::State::close_batch() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto ratio = [nan](double a, std::uint64_t n) { return n ? a / static_cast<double>(n) : nan; };
   for (StationRt& s : stations) {
-    touch(s);
+    // The integrals over the batch that ends now (see StationRt).
+    const double busy_area = s.busy_sum + s.busy * now;
+    const double queue_area = s.queue_sum + static_cast<double>(s.queue.size()) * now;
+    const double in_area = s.in_sum + static_cast<double>(s.in_station) * now;
+    const double blocked_area = s.blocked_sum + s.blocked * now;
+    const double starved_time = s.starved_sum + s.starved() * now;
     StationSeries& z = s.series;
-    z.utilization.push_back(s.busy_area / (s.servers * len));
-    z.queue_length.push_back(s.queue_area / len);
-    z.in_station.push_back(s.in_area / len);
+    z.utilization.push_back(busy_area / (s.servers * len));
+    z.queue_length.push_back(queue_area / len);
+    z.in_station.push_back(in_area / len);
     z.waiting.push_back(ratio(s.wait_sum, s.started));
     z.sojourn.push_back(ratio(s.sojourn_sum, s.departures));
     double p[3];
@@ -830,8 +862,8 @@ void Simulator::State::close_batch() {
     z.p95.push_back(p[1]);
     z.p99.push_back(p[2]);
     z.throughput.push_back(static_cast<double>(s.departures) / len);
-    z.blocked.push_back(s.blocked_area / (s.servers * len));
-    z.starved.push_back(s.starved_time / len);
+    z.blocked.push_back(blocked_area / (s.servers * len));
+    z.starved.push_back(starved_time / len);
   }
   for (ConveyorRt& c : conveyors) {
     touch(c);
@@ -862,7 +894,6 @@ void Simulator::State::close_batch() {
 void Simulator::State::boundary() {
   const int index = next_boundary_index++;
   next_boundary = options.warmup.value() + next_boundary_index * batch_length;
-  for (StationRt& s : stations) touch(s);
   for (ConveyorRt& c : conveyors) touch(c);
   if (index == 0) {
     recording = true;
@@ -879,9 +910,7 @@ void Simulator::State::boundary() {
 CAPSIM_HOT void Simulator::State::dispatch(const Event& e) {
   switch (e.kind()) {
     case kServiceDone: {
-      StationRt& s = stations[e.target];
-      touch(s);
-      --s.busy;
+      end_busy(stations[e.target]);
       depart(e.target, e.aux);
       break;
     }
