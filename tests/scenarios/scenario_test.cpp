@@ -70,7 +70,7 @@ TEST_CASE("scenario errors name the place and suggest a fix") {
        "s.yaml:1:1: error: missing required key 'workload' (What runs)\n"},
       {"training without hardware", "name: t\nworkload: {type: training, model: llama-2-7b, tokens: 1B}\n",
        "s.yaml:1:1: error: missing required key 'hardware' for training (the GPU types to consider, e.g. hardware: "
-       "{gpus: [h100-sxm-80gb]})\n"},
+       "{gpus: [h100-sxm-80gb]}, or the node types: {nodes: [dgx-h100]})\n"},
       {"out of range and bad choice",
        std::string(kValid) + "search:\n  zero_stage: [4]\npricing: {commitment: reserved}\n",
        "s.yaml:9:16: error: search.zero_stage[0]: must be between 0 and 3, got 4\n"
