@@ -775,7 +775,6 @@ double Simulator::State::next_diurnal(const SourceRt& s, double from) {
 CAPSIM_HOT void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) {
   SourceRt& s = sources[source];
   const std::uint32_t item = new_item(source);
-  sources[source].pending.push_back(item);
   switch (s.kind) {
     case SourceSpec::Kind::poisson:
       calendar.push(now + rng.exponential_ziggurat() / s.rate, kArrival, source, 0);
@@ -790,7 +789,15 @@ CAPSIM_HOT void Simulator::State::arrival(std::uint32_t source, std::uint32_t tr
     case SourceSpec::Kind::closed:
       break;
   }
-  flush(source);
+  // What flush() would do with the item at the back, without the round trip through
+  // `pending` when nothing waits there (nothing does unless the source is blocked).
+  if (s.blocked || !s.pending.empty()) {
+    s.pending.push_back(item);
+    flush(source);
+  } else if (!try_place(item, s.node, Waiter{Waiter::from_source, source, 0})) {
+    s.pending.push_back(item);
+    s.blocked = true;
+  }
 }
 
 CAPSIM_HOT void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
