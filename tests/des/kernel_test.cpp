@@ -261,7 +261,7 @@ TEST_CASE("the event budget stops a run with a clear message") {
   REQUIRE_FALSE(r);
   CHECK(format_diagnostics(r.errors()) ==
         "error: run.max_events: simulation stopped: the event budget of 1000 events ran out at "
-        "simulated time 325.203 s of 1000000 s (shorten the duration or raise max_events)\n");
+        "simulated time 358.431 s of 1000000 s (shorten the duration or raise max_events)\n");
 }
 
 TEST_CASE("a run whose pace shows it needs far more than its budget is refused early") {

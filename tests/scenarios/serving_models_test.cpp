@@ -155,7 +155,9 @@ simulate: {duration: 5 s, warmup: 1 s, seed: 1}
     REQUIRE(plan->plan.p99);
     CHECK(plan->plan.p99->value() < 0.1);
     REQUIRE(plan->plan.throughput);
-    CHECK(*plan->plan.throughput == doctest::Approx(300).epsilon(0.05));
+    // 5 s at 300 requests/s is 1,500 Poisson arrivals, whose count has a standard deviation
+    // of sqrt(1500) = 2.6 %: four of them (issue 52's sampler drew +2.2 of them with seed 1).
+    CHECK(*plan->plan.throughput == doctest::Approx(300).epsilon(0.105));
     const std::string md = report_markdown(build_report(*plan, catalog()));
     CHECK(md.find("classifier") != std::string::npos);
     CHECK(md.find("t4") != std::string::npos);

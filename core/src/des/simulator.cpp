@@ -1,6 +1,9 @@
 // The discrete-event kernel. Hot-path rules: events are 24-byte values in a binary heap
-// (no std::function, no allocation per event once the vectors have grown); items live in
-// a pool indexed by 32-bit ids and are recycled; queues are power-of-two ring buffers.
+// whose storage is reserved up front and reused (no std::function, no allocation per
+// event); the batch boundaries of the statistics are not events in the heap but one
+// "next boundary" time the loop compares with the heap's top; items live in a pool indexed
+// by 32-bit ids and are recycled; queues are power-of-two ring buffers; exponential times
+// come from the ziggurat; percentiles from fixed-memory sketches (quantile_sketch.hpp).
 #include "capsim/core/des/simulator.hpp"
 #include "capsim/core/text.hpp"
 
@@ -11,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "quantile_sketch.hpp"
 #include "statistics.hpp"
 
 namespace capsim::des {
@@ -19,9 +23,16 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-// Event kinds double as priorities at equal times (smaller first).
+// The hot path of an event (pop, dispatch, a station's start and departure, the queue and
+// calendar operations) is forced inline: GCC at -O2 leaves these as calls (they form a
+// cycle through back-pressure, which resume() breaks by staying out of line), and the
+// calls and their register saves cost more than the work. Slow paths stay out of line.
+#define CAPSIM_HOT [[gnu::always_inline]] inline
+#define CAPSIM_COLD [[gnu::noinline]]
+
+// Event kinds double as priorities at equal times (smaller first). Batch boundaries come
+// before all of them: the loop takes a boundary before any event at the same time.
 enum Kind : std::uint8_t {
-  kBoundary = 0,      // statistics: end of warm-up or of a batch
   kServiceDone = 1,   // target station, aux server
   kTransferDone = 2,  // target conveyor, aux generation (stale when it differs)
   kLatencyDone = 3,   // target conveyor, aux item
@@ -38,17 +49,24 @@ struct Event {
   Kind kind() const { return static_cast<Kind>(order >> 56); }
 };
 
+// Ties in time are rare, so the second test almost never runs (measured: a branch-free form
+// of this comparison was 3-5 % slower on the tandem bench).
 inline bool before(const Event& a, const Event& b) {
   return a.time < b.time || (a.time == b.time && a.order < b.order);
 }
 
-// The event calendar: a binary min-heap on (time, kind, sequence).
+// The event calendar: a binary min-heap on (time, kind, sequence) in one vector, which
+// reserve() sizes for the events a pipeline can have pending at once so that it never
+// reallocates in a run (it still grows, by doubling, if a run needs more).
 class Calendar {
  public:
-  void push(double time, Kind kind, std::uint32_t target, std::uint32_t aux) {
+  void reserve(std::size_t events) {
+    if (events > heap_.size()) heap_.resize(events);
+  }
+  CAPSIM_HOT void push(double time, Kind kind, std::uint32_t target, std::uint32_t aux) {
     const Event e{time, (static_cast<std::uint64_t>(kind) << 56) | sequence_++, target, aux};
-    heap_.push_back(e);
-    std::size_t i = heap_.size() - 1;
+    if (size_ == heap_.size()) grow();
+    std::size_t i = size_++;
     while (i > 0) {
       const std::size_t parent = (i - 1) / 2;
       if (!before(e, heap_[parent])) break;
@@ -57,13 +75,12 @@ class Calendar {
     }
     heap_[i] = e;
   }
-  bool empty() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
-  Event pop() {
-    const Event top = heap_.front();
-    const Event last = heap_.back();
-    heap_.pop_back();
-    const std::size_t n = heap_.size();
+  bool empty() const { return size_ == 0; }
+  const Event& top() const { return heap_[0]; }
+  CAPSIM_HOT Event pop() {
+    const Event top = heap_[0];
+    const std::size_t n = --size_;
+    const Event last = heap_[n];
     if (n == 0) return top;
     std::size_t i = 0;
     for (;;) {
@@ -79,7 +96,9 @@ class Calendar {
   }
 
  private:
-  std::vector<Event> heap_;
+  CAPSIM_COLD void grow() { heap_.resize(heap_.empty() ? 64 : 2 * heap_.size()); }
+  std::vector<Event> heap_;  // heap_[0, size_) is the heap; the rest is room to grow into
+  std::size_t size_ = 0;
   std::uint64_t sequence_ = 0;
 };
 
@@ -90,12 +109,12 @@ class Ring {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const T& front() const { return buffer_[head_]; }
-  void push_back(T value) {
-    if (size_ == buffer_.size()) grow();
+  CAPSIM_HOT void push_back(T value) {
+    if (size_ == capacity_) grow();
     buffer_[(head_ + size_) & mask_] = value;
     ++size_;
   }
-  T pop_front() {
+  CAPSIM_HOT T pop_front() {
     const T value = buffer_[head_];
     head_ = (head_ + 1) & mask_;
     --size_;
@@ -103,15 +122,33 @@ class Ring {
   }
 
  private:
-  void grow() {
+  CAPSIM_COLD void grow() {
     std::vector<T> bigger(buffer_.empty() ? 16 : buffer_.size() * 2);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = buffer_[(head_ + i) & mask_];
     buffer_ = std::move(bigger);
     head_ = 0;
-    mask_ = buffer_.size() - 1;
+    capacity_ = buffer_.size();
+    mask_ = capacity_ - 1;
   }
   std::vector<T> buffer_;
-  std::size_t head_ = 0, size_ = 0, mask_ = 0;
+  std::size_t head_ = 0, size_ = 0, mask_ = 0, capacity_ = 0;
+};
+
+// A LIFO stack that grows by doubling (idle servers, recycled item ids).
+template <class T>
+class Stack {
+ public:
+  bool empty() const { return size_ == 0; }
+  CAPSIM_HOT void push(T value) {
+    if (size_ == buffer_.size()) grow();
+    buffer_[size_++] = value;
+  }
+  CAPSIM_HOT T pop() { return buffer_[--size_]; }
+
+ private:
+  CAPSIM_COLD void grow() { buffer_.resize(buffer_.empty() ? 16 : 2 * buffer_.size()); }
+  std::vector<T> buffer_;
+  std::size_t size_ = 0;
 };
 
 struct Item {
@@ -157,16 +194,21 @@ struct StationRt {
   std::vector<std::uint32_t> slots;  // servers * max_batch items in service
   std::vector<std::uint32_t> slot_count, next_to_place;
   std::vector<std::uint8_t> server_blocked;
-  std::vector<std::uint32_t> idle;
+  Stack<std::uint32_t> idle;
   int busy = 0, blocked = 0;
   std::uint32_t in_station = 0;
   bool timeout_pending = false;
   Ring<Waiter> waiters;
-  // Accumulators of the current batch.
-  double last = 0.0, busy_area = 0.0, queue_area = 0.0, in_area = 0.0, blocked_area = 0.0,
-         starved_time = 0.0, wait_sum = 0.0, sojourn_sum = 0.0;
+  // Starved: every server idle, none busy, none blocked.
+  int starved() const { return busy == 0 && blocked == 0; }
+  // Accumulators of the current batch. The time averages are running sums: when a count
+  // x steps by d at time t its sum gets -d·t, so at any time T the integral of x over the
+  // batch so far is sum + x(T)·T (a batch starting at a starts with sum = -x(a)·a). That
+  // is one add per change instead of integrating every count at every event.
+  double busy_sum = 0.0, queue_sum = 0.0, in_sum = 0.0, blocked_sum = 0.0, starved_sum = 0.0,
+         wait_sum = 0.0, sojourn_sum = 0.0;
   std::uint64_t started = 0, departures = 0;
-  std::vector<double> sojourns;
+  detail::QuantileSketch sojourns;  // of the current batch
   StationSeries series;
 };
 
@@ -217,6 +259,9 @@ struct SinkSeries {
   std::vector<std::vector<double>> quantiles;  // all sinks only: kCdfFractions per batch
 };
 
+// The percentiles every station and sink reports (metrics.hpp: Percentiles).
+constexpr double kPercentiles[3] = {0.50, 0.95, 0.99};
+
 // The fractions at which the latency distribution is reported (SimulationResult::latency_cdf).
 const std::vector<double>& cdf_fractions() {
   static const std::vector<double> fractions = [] {
@@ -231,7 +276,7 @@ struct SinkRt {
   std::string name;
   std::uint64_t count = 0;
   double latency_sum = 0.0;
-  std::vector<double> latencies;
+  detail::QuantileSketch latencies;  // of the current batch
   SinkSeries series;
 };
 
@@ -261,10 +306,14 @@ struct Simulator::State {
   double now = 0.0;
   std::uint64_t events = 0;
   std::vector<Item> items;
-  std::vector<std::uint32_t> free_items;
+  Stack<std::uint32_t> free_items;
   bool recording = false, finished = false;
   int batches_done = 0;
-  SinkRt all_sinks;  // the sinks together
+  // The statistics' boundaries: index 0 ends the warm-up, index i the i-th batch; each is
+  // at warmup + i * batch_length and is taken before any event at the same time.
+  int next_boundary_index = 0;
+  double next_boundary = 0.0;
+  SinkRt all_sinks;  // the sinks together (with one sink, that sink's accumulators serve)
 
   void build(const Pipeline& p);
   void start();
@@ -272,11 +321,10 @@ struct Simulator::State {
   void dispatch(const Event& e);
   SimulationResult collect() const;
 
-  std::uint32_t new_item(std::uint32_t source) {
+  CAPSIM_HOT std::uint32_t new_item(std::uint32_t source) {
     std::uint32_t id;
     if (!free_items.empty()) {
-      id = free_items.back();
-      free_items.pop_back();
+      id = free_items.pop();
     } else {
       id = static_cast<std::uint32_t>(items.size());
       items.emplace_back();
@@ -290,7 +338,7 @@ struct Simulator::State {
   }
 
   // --- routing and back-pressure
-  std::uint32_t choose_edge(std::uint32_t node) {
+  CAPSIM_HOT std::uint32_t choose_edge(std::uint32_t node) {
     const Node& n = nodes[node];
     if (n.edge_count == 1) return n.first_edge;
     const double u = rng.uniform();
@@ -302,21 +350,39 @@ struct Simulator::State {
   bool deliver(std::uint32_t item, std::uint32_t node, Waiter self);
   void resume(Waiter w);
 
-  // --- stations
-  void touch(StationRt& s) {
-    const double dt = now - s.last;
-    if (dt <= 0.0) return;
-    s.busy_area += s.busy * dt;
-    s.queue_area += static_cast<double>(s.queue.size()) * dt;
-    s.in_area += s.in_station * dt;
-    s.blocked_area += s.blocked * dt;
-    if (s.busy == 0 && s.blocked == 0) s.starved_time += dt;
-    s.last = now;
+  // --- stations: the steps of the counts behind the time averages (see StationRt)
+  // A server becomes busy or blocked: the station stops being starved if it was.
+  CAPSIM_HOT void stop_starving(StationRt& s) {
+    if (s.busy == 0 && s.blocked == 0) s.starved_sum += now;
+  }
+  // A server stops being busy or blocked: the station starts starving if none is left.
+  CAPSIM_HOT void maybe_starve(StationRt& s) {
+    if (s.busy == 0 && s.blocked == 0) s.starved_sum -= now;
+  }
+  CAPSIM_HOT void start_busy(StationRt& s) {
+    stop_starving(s);
+    ++s.busy;
+    s.busy_sum -= now;
+  }
+  CAPSIM_HOT void end_busy(StationRt& s) {
+    --s.busy;
+    s.busy_sum += now;
+    maybe_starve(s);
+  }
+  CAPSIM_HOT void start_blocked(StationRt& s) {
+    stop_starving(s);
+    ++s.blocked;
+    s.blocked_sum -= now;
+  }
+  CAPSIM_HOT void end_blocked(StationRt& s) {
+    --s.blocked;
+    s.blocked_sum += now;
+    maybe_starve(s);
   }
   void enqueue(std::uint32_t station, std::uint32_t item);
   void try_start(std::uint32_t station);
   void depart(std::uint32_t station, std::uint32_t server);
-  void notify(StationRt& s) {
+  CAPSIM_HOT void notify(StationRt& s) {
     while (!s.waiters.empty() && (s.capacity == 0 || s.queue.size() < s.capacity))
       resume(s.waiters.pop_front());
   }
@@ -351,7 +417,7 @@ struct Simulator::State {
   void sink_arrival(std::uint32_t sink, std::uint32_t item);
 
   // --- statistics
-  void boundary(std::uint32_t index);
+  void boundary();  // the next one, at next_boundary
   void close_batch();
   void reset_accumulators();
 };
@@ -397,7 +463,7 @@ void Simulator::State::build(const Pipeline& p) {
         s.slot_count.assign(spec.servers, 0);
         s.next_to_place.assign(spec.servers, 0);
         s.server_blocked.assign(spec.servers, 0);
-        for (int i = spec.servers - 1; i >= 0; --i) s.idle.push_back(static_cast<std::uint32_t>(i));
+        for (int i = spec.servers - 1; i >= 0; --i) s.idle.push(static_cast<std::uint32_t>(i));
         node.index = static_cast<std::uint32_t>(stations.size());
         stations.push_back(std::move(s));
         break;
@@ -435,14 +501,21 @@ void Simulator::State::build(const Pipeline& p) {
 }
 
 void Simulator::State::start() {
-  for (int i = 0; i <= options.batches; ++i)
-    calendar.push(options.warmup.value() + i * batch_length, kBoundary, kNone,
-                  static_cast<std::uint32_t>(i));
+  next_boundary_index = 0;
+  next_boundary = options.warmup.value();
+  // What can be pending at once: an arrival per open source or its population if closed, a
+  // completion and a batch timeout per server, a transfer per conveyor; more if conveyors
+  // hold many items (the heap then grows by doubling, once).
+  std::size_t pending = 64;
+  for (const SourceRt& s : sources) pending += static_cast<std::size_t>(std::max(s.population, 1));
+  for (const StationRt& s : stations) pending += 2 * static_cast<std::size_t>(s.servers);
+  pending += 2 * conveyors.size();
+  calendar.reserve(pending);
   for (std::uint32_t i = 0; i < sources.size(); ++i) {
     SourceRt& s = sources[i];
     switch (s.kind) {
       case SourceSpec::Kind::poisson:
-        calendar.push(rng.exponential() / s.rate, kArrival, i, 0);
+        calendar.push(rng.exponential_ziggurat() / s.rate, kArrival, i, 0);
         break;
       case SourceSpec::Kind::diurnal:
         calendar.push(next_diurnal(s, 0.0), kArrival, i, 0);
@@ -453,7 +526,7 @@ void Simulator::State::start() {
       case SourceSpec::Kind::closed:
         for (int k = 0; k < s.population; ++k) {
           const std::uint32_t item = new_item(i);
-          calendar.push(s.think > 0.0 ? s.think * rng.exponential() : 0.0, kThinkDone, i, item);
+          calendar.push(s.think > 0.0 ? s.think * rng.exponential_ziggurat() : 0.0, kThinkDone, i, item);
         }
         break;
     }
@@ -463,7 +536,7 @@ void Simulator::State::start() {
 // ---------------------------------------------------------------------------------------
 // Routing and back-pressure
 
-bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Waiter self) {
+CAPSIM_HOT bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Waiter self) {
   if (items[item].route == kNone) items[item].route = choose_edge(from_node);
   const Edge& e = edges[items[item].route];
   if (e.conveyor != kNone) {
@@ -481,7 +554,7 @@ bool Simulator::State::try_place(std::uint32_t item, std::uint32_t from_node, Wa
   return true;
 }
 
-bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter self) {
+CAPSIM_HOT bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter self) {
   const Node& n = nodes[node];
   if (n.kind == NodeKind::sink) {
     items[item].route = kNone;
@@ -498,7 +571,9 @@ bool Simulator::State::deliver(std::uint32_t item, std::uint32_t node, Waiter se
   return true;
 }
 
-void Simulator::State::resume(Waiter w) {
+// Out of line: the back-pressure path, which closes the cycle depart -> try_place -> ...
+// -> try_start -> notify -> resume -> depart; the common path inlines without it.
+[[gnu::noinline]] void Simulator::State::resume(Waiter w) {
   switch (w.kind) {
     case Waiter::from_source:
       sources[w.index].blocked = false;
@@ -516,18 +591,18 @@ void Simulator::State::resume(Waiter w) {
 // ---------------------------------------------------------------------------------------
 // Stations
 
-void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
+CAPSIM_HOT void Simulator::State::enqueue(std::uint32_t station, std::uint32_t item) {
   StationRt& s = stations[station];
-  touch(s);
   items[item].arrived = now;
   s.queue.push_back(item);
+  s.queue_sum -= now;
   ++s.in_station;
+  s.in_sum -= now;
   try_start(station);
 }
 
-void Simulator::State::try_start(std::uint32_t station) {
+CAPSIM_HOT void Simulator::State::try_start(std::uint32_t station) {
   StationRt& s = stations[station];
-  touch(s);
   bool freed = false;
   while (!s.idle.empty() && !s.queue.empty()) {
     const std::size_t waiting = s.queue.size();
@@ -544,18 +619,18 @@ void Simulator::State::try_start(std::uint32_t station) {
       }
     }
     const auto k = static_cast<std::uint32_t>(std::min<std::size_t>(waiting, s.max_batch));
-    const std::uint32_t server = s.idle.back();
-    s.idle.pop_back();
+    const std::uint32_t server = s.idle.pop();
     std::uint32_t* slot = &s.slots[static_cast<std::size_t>(server) * s.max_batch];
     for (std::uint32_t j = 0; j < k; ++j) {
       const std::uint32_t item = s.queue.pop_front();
       slot[j] = item;
       s.wait_sum += now - items[item].arrived;
     }
+    s.queue_sum += k * now;
     s.started += k;
     s.slot_count[server] = k;
     s.next_to_place[server] = 0;
-    ++s.busy;
+    start_busy(s);
     calendar.push(now + s.service.sample(static_cast<int>(k), rng).value(), kServiceDone,
                   station, server);
     freed = true;
@@ -565,7 +640,7 @@ void Simulator::State::try_start(std::uint32_t station) {
 
 // Moves the finished items of `server` downstream, in order; stays blocked at the first
 // one that finds no space, and frees the server when all have left.
-void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
+CAPSIM_HOT void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
   StationRt& s = stations[station];
   const std::size_t base = static_cast<std::size_t>(server) * s.max_batch;
   while (s.next_to_place[server] < s.slot_count[server]) {
@@ -573,25 +648,23 @@ void Simulator::State::depart(std::uint32_t station, std::uint32_t server) {
     const double sojourn = now - items[item].arrived;
     if (!try_place(item, s.node, Waiter{Waiter::from_server, station, server})) {
       if (!s.server_blocked[server]) {
-        touch(s);
         s.server_blocked[server] = 1;
-        ++s.blocked;
+        start_blocked(s);
       }
       return;
     }
-    touch(s);
     --s.in_station;
+    s.in_sum += now;
     ++s.departures;
     s.sojourn_sum += sojourn;
-    if (recording) s.sojourns.push_back(sojourn);
+    if (recording) s.sojourns.add(sojourn);
     ++s.next_to_place[server];
   }
-  touch(s);
   if (s.server_blocked[server]) {
     s.server_blocked[server] = 0;
-    --s.blocked;
+    end_blocked(s);
   }
-  s.idle.push_back(server);
+  s.idle.push(server);
   try_start(station);
 }
 
@@ -678,7 +751,7 @@ void Simulator::State::resume_exit(std::uint32_t conveyor) {
 // ---------------------------------------------------------------------------------------
 // Sources and sinks
 
-void Simulator::State::flush(std::uint32_t source) {
+CAPSIM_HOT void Simulator::State::flush(std::uint32_t source) {
   SourceRt& s = sources[source];
   while (!s.blocked && !s.pending.empty()) {
     if (!try_place(s.pending.front(), s.node, Waiter{Waiter::from_source, source, 0})) {
@@ -694,19 +767,18 @@ void Simulator::State::flush(std::uint32_t source) {
 double Simulator::State::next_diurnal(const SourceRt& s, double from) {
   double t = from;
   for (;;) {
-    t += rng.exponential() / s.max_rate;
+    t += rng.exponential_ziggurat() / s.max_rate;
     const auto hour = static_cast<std::size_t>(std::fmod(t, units::day) / units::hour) % 24;
     if (rng.uniform() * s.max_rate < s.rate * s.hourly[hour]) return t;
   }
 }
 
-void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) {
+CAPSIM_HOT void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) {
   SourceRt& s = sources[source];
   const std::uint32_t item = new_item(source);
-  sources[source].pending.push_back(item);
   switch (s.kind) {
     case SourceSpec::Kind::poisson:
-      calendar.push(now + rng.exponential() / s.rate, kArrival, source, 0);
+      calendar.push(now + rng.exponential_ziggurat() / s.rate, kArrival, source, 0);
       break;
     case SourceSpec::Kind::diurnal:
       calendar.push(next_diurnal(s, now), kArrival, source, 0);
@@ -718,23 +790,33 @@ void Simulator::State::arrival(std::uint32_t source, std::uint32_t trace_index) 
     case SourceSpec::Kind::closed:
       break;
   }
-  flush(source);
+  // What flush() would do with the item at the back, without the round trip through
+  // `pending` when nothing waits there (nothing does unless the source is blocked).
+  if (s.blocked || !s.pending.empty()) {
+    s.pending.push_back(item);
+    flush(source);
+  } else if (!try_place(item, s.node, Waiter{Waiter::from_source, source, 0})) {
+    s.pending.push_back(item);
+    s.blocked = true;
+  }
 }
 
-void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
+CAPSIM_HOT void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
   const double latency = now - items[item].created;
-  for (SinkRt* k : {&sinks[sink], &all_sinks}) {
-    ++k->count;
-    k->latency_sum += latency;
-    if (recording) k->latencies.push_back(latency);
-  }
+  auto record = [&](SinkRt& k) {
+    ++k.count;
+    k.latency_sum += latency;
+    if (recording) k.latencies.add(latency);
+  };
+  record(sinks[sink]);
+  if (sinks.size() > 1) record(all_sinks);
   const std::uint32_t source = items[item].source;
   if (sources[source].kind == SourceSpec::Kind::closed) {
     const double think = sources[source].think;
-    calendar.push(now + (think > 0.0 ? think * rng.exponential() : 0.0), kThinkDone, source,
+    calendar.push(now + (think > 0.0 ? think * rng.exponential_ziggurat() : 0.0), kThinkDone, source,
                   item);
   } else {
-    free_items.push_back(item);
+    free_items.push(item);
   }
 }
 
@@ -743,7 +825,12 @@ void Simulator::State::sink_arrival(std::uint32_t sink, std::uint32_t item) {
 
 void Simulator::State::reset_accumulators() {
   for (StationRt& s : stations) {
-    s.busy_area = s.queue_area = s.in_area = s.blocked_area = s.starved_time = 0.0;
+    // The batch starts now: each running sum starts at -x(now)·now (see StationRt).
+    s.busy_sum = -s.busy * now;
+    s.queue_sum = -static_cast<double>(s.queue.size()) * now;
+    s.in_sum = -static_cast<double>(s.in_station) * now;
+    s.blocked_sum = -s.blocked * now;
+    s.starved_sum = -s.starved() * now;
     s.wait_sum = s.sojourn_sum = 0.0;
     s.started = s.departures = 0;
     s.sojourns.clear();
@@ -765,20 +852,26 @@ void Simulator::State::close_batch() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto ratio = [nan](double a, std::uint64_t n) { return n ? a / static_cast<double>(n) : nan; };
   for (StationRt& s : stations) {
-    touch(s);
+    // The integrals over the batch that ends now (see StationRt).
+    const double busy_area = s.busy_sum + s.busy * now;
+    const double queue_area = s.queue_sum + static_cast<double>(s.queue.size()) * now;
+    const double in_area = s.in_sum + static_cast<double>(s.in_station) * now;
+    const double blocked_area = s.blocked_sum + s.blocked * now;
+    const double starved_time = s.starved_sum + s.starved() * now;
     StationSeries& z = s.series;
-    z.utilization.push_back(s.busy_area / (s.servers * len));
-    z.queue_length.push_back(s.queue_area / len);
-    z.in_station.push_back(s.in_area / len);
+    z.utilization.push_back(busy_area / (s.servers * len));
+    z.queue_length.push_back(queue_area / len);
+    z.in_station.push_back(in_area / len);
     z.waiting.push_back(ratio(s.wait_sum, s.started));
     z.sojourn.push_back(ratio(s.sojourn_sum, s.departures));
-    const auto p = detail::percentiles_50_95_99(s.sojourns);
+    double p[3];
+    s.sojourns.quantiles(kPercentiles, 3, p);
     z.p50.push_back(p[0]);
     z.p95.push_back(p[1]);
     z.p99.push_back(p[2]);
     z.throughput.push_back(static_cast<double>(s.departures) / len);
-    z.blocked.push_back(s.blocked_area / (s.servers * len));
-    z.starved.push_back(s.starved_time / len);
+    z.blocked.push_back(blocked_area / (s.servers * len));
+    z.starved.push_back(starved_time / len);
   }
   for (ConveyorRt& c : conveyors) {
     touch(c);
@@ -788,20 +881,27 @@ void Simulator::State::close_batch() {
   }
   for (std::size_t i = 0; i <= sinks.size(); ++i) {
     SinkRt& k = i < sinks.size() ? sinks[i] : all_sinks;
-    k.series.throughput.push_back(static_cast<double>(k.count) / len);
-    k.series.latency.push_back(ratio(k.latency_sum, k.count));
-    const auto p = detail::percentiles_50_95_99(k.latencies);
+    // With one sink, the sinks together are that sink (sink_arrival records it once).
+    const SinkRt& from = i == sinks.size() && sinks.size() == 1 ? sinks[0] : k;
+    k.series.throughput.push_back(static_cast<double>(from.count) / len);
+    k.series.latency.push_back(ratio(from.latency_sum, from.count));
+    double p[3];
+    from.latencies.quantiles(kPercentiles, 3, p);
     k.series.p50.push_back(p[0]);
     k.series.p95.push_back(p[1]);
     k.series.p99.push_back(p[2]);
-    if (&k == &all_sinks && !k.latencies.empty())
-      k.series.quantiles.push_back(detail::quantiles(k.latencies, cdf_fractions()));
+    if (&k == &all_sinks && from.latencies.count() > 0) {
+      std::vector<double> q(cdf_fractions().size());
+      from.latencies.quantiles(cdf_fractions().data(), q.size(), q.data());
+      k.series.quantiles.push_back(std::move(q));
+    }
   }
   ++batches_done;
 }
 
-void Simulator::State::boundary(std::uint32_t index) {
-  for (StationRt& s : stations) touch(s);
+void Simulator::State::boundary() {
+  const int index = next_boundary_index++;
+  next_boundary = options.warmup.value() + next_boundary_index * batch_length;
   for (ConveyorRt& c : conveyors) touch(c);
   if (index == 0) {
     recording = true;
@@ -809,19 +909,16 @@ void Simulator::State::boundary(std::uint32_t index) {
     close_batch();
   }
   reset_accumulators();
-  if (index == static_cast<std::uint32_t>(options.batches)) finished = true;
+  if (index == options.batches) finished = true;
 }
 
 // ---------------------------------------------------------------------------------------
 // The loop
 
-void Simulator::State::dispatch(const Event& e) {
+CAPSIM_HOT void Simulator::State::dispatch(const Event& e) {
   switch (e.kind()) {
-    case kBoundary: boundary(e.aux); break;
     case kServiceDone: {
-      StationRt& s = stations[e.target];
-      touch(s);
-      --s.busy;
+      end_busy(stations[e.target]);
       depart(e.target, e.aux);
       break;
     }
@@ -842,7 +939,11 @@ void Simulator::State::dispatch(const Event& e) {
 
 Status Simulator::State::run_until(double t, ProgressObserver* observer) {
   const double stop = std::min(t, end);
-  while (!finished && !calendar.empty() && calendar.top().time <= stop) {
+  while (!finished) {
+    // A boundary goes before the events at its time; the calendar is empty only when no
+    // source has anything left to send and nothing is in flight.
+    const bool boundary_next = calendar.empty() || next_boundary <= calendar.top().time;
+    if ((boundary_next ? next_boundary : calendar.top().time) > stop) break;
     if (events >= options.max_events) {
       return {Diagnostic{{}, "run.max_events",
                          "simulation stopped: the event budget of " +
@@ -851,10 +952,15 @@ Status Simulator::State::run_until(double t, ProgressObserver* observer) {
                              number(end) + " s",
                          "shorten the duration or raise max_events"}};
     }
-    const Event e = calendar.pop();
-    now = e.time;
     ++events;
-    dispatch(e);
+    if (boundary_next) {
+      now = next_boundary;
+      boundary();
+    } else {
+      const Event e = calendar.pop();
+      now = e.time;
+      dispatch(e);
+    }
     // Refuse early a run that, at the pace so far, would need more than its budget,
     // instead of spending most of the budget before saying so.
     if ((events & 0xfffff) == 0 && now > 0.0) {

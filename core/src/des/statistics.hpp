@@ -1,7 +1,6 @@
 // Batch-means statistics used by the simulator (private to capsim_core).
 #pragma once
 
-#include <array>
 #include <vector>
 
 #include "capsim/core/des/metrics.hpp"
@@ -14,11 +13,5 @@ double student_t_975(int dof);
 
 // mean ± t · s / sqrt(n) over the finite values; NaN bounds when fewer than two.
 Interval batch_means_interval(const std::vector<double>& batch_values);
-
-// Nearest-rank p50, p95, p99 of `samples` (reordered in place); NaN when empty.
-// Nearest-rank quantiles of `samples` at the ascending probabilities `ps` (reorders samples).
-std::vector<double> quantiles(std::vector<double>& samples, const std::vector<double>& ps);
-
-std::array<double, 3> percentiles_50_95_99(std::vector<double>& samples);
 
 }  // namespace capsim::des::detail
