@@ -83,7 +83,9 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
   const auto& all = report->overall;
   MESSAGE("training: " << all.rows << " rows, held-out " << all.held_out << " mean " << all.held_out_mean_abs
                        << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
-  CHECK(all.not_predicted == 0);
+  // Not predicted: the 29 MLPerf Training rows (training_mlperf.yaml) on GPUs the catalog lacks
+  // (GB200, GB300, B300: 21) or trained in NVFP4, a precision capsim's loader lacks (8 on B200).
+  CHECK(all.not_predicted == 29);
   CHECK(all.held_out >= 40);
   CHECK(all.held_out_mean_abs <= 8.5);
   // The groups the issue names, at today's level (targets: 12 % each; interleaved holds its
