@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <yaml-cpp/yaml.h>
 
 #include "capsim/hardware/loader.hpp"
@@ -83,7 +84,9 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
   const auto& all = report->overall;
   MESSAGE("training: " << all.rows << " rows, held-out " << all.held_out << " mean " << all.held_out_mean_abs
                        << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
-  CHECK(all.not_predicted == 0);
+  // Not predicted: the 29 MLPerf Training rows (training_mlperf.yaml) on GPUs the catalog lacks
+  // (GB200, GB300, B300: 21) or trained in NVFP4, a precision capsim's loader lacks (8 on B200).
+  CHECK(all.not_predicted == 29);
   CHECK(all.held_out >= 40);
   CHECK(all.held_out_mean_abs <= 8.5);
   // The groups the issue names, at today's level (targets: 12 % each; interleaved holds its
@@ -735,6 +738,16 @@ TEST_CASE("accuracy: the shipped first looks are all recorded and unchanged") {
     CHECK(f.digest == scenarios::first_look_digest(f));
     CHECK(by_id.emplace(f.id, f).second);  // one entry per row
   }
+  // A marked row capsim cannot predict yet (its GPU or precision is not in the catalog) has no
+  // error to record: --record-first-look skips it, and it gets its first look the day it becomes
+  // predictable. Every other marked row must be recorded.
+  auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
+  REQUIRE_MESSAGE(catalog.ok(), format_diagnostics(catalog.errors()));
+  auto report = scenarios::run_accuracy(*catalog, dir, "");
+  REQUIRE_MESSAGE(report.ok(), format_diagnostics(report.errors()));
+  std::set<std::string> not_predicted;
+  for (const auto& row : report->rows)
+    if (!row.not_predicted.empty()) not_predicted.insert(row.id);
   int marked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".yaml" || entry.path().filename() == scenarios::kFirstLooksFile) continue;
@@ -742,8 +755,9 @@ TEST_CASE("accuracy: the shipped first looks are all recorded and unchanged") {
     if (!doc.IsMap() || !doc["rows"]) continue;
     for (const auto& r : doc["rows"]) {
       if (!r["first_look"]) continue;
-      ++marked;
       const std::string id = r["id"].as<std::string>();
+      if (not_predicted.count(id) && !by_id.count(id)) continue;
+      ++marked;
       INFO(id);
       REQUIRE(by_id.count(id) == 1);
       const YAML::Node m = r["measured"];
