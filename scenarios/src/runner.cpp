@@ -554,6 +554,7 @@ Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalo
   else if (scenario.training.service) status = plan_service(scenario, catalog, r);
   else status = plan_training(scenario, catalog, r, progress, collectives);
   if (!status.empty()) return status;
+  complete_node_pools(r.plan.node_pools, catalog);  // each pool's vendor and EFA interfaces
   if (scenario.cost && !r.cost) {  // inference with a cost: section
     auto cost = cost_scenario(scenario, catalog);
     if (!cost) return cost.errors();
