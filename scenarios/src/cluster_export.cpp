@@ -521,19 +521,29 @@ void jobset(YAML::Emitter& y, const Workload& w, const Export& e) {
 // A training gang as a Kubeflow PyTorchJob (kubeflow.org/v1, the training operator): one
 // Master pod and the other pods as Workers, each one per node, in the operator's container
 // name "pytorch"; created suspended with the LocalQueue's label, so Kueue admits the gang as
-// one (Kueue's kubeflow.org/pytorchjob integration). torchrun starts the same number of
-// processes on every node, so the gang's pods must be alike: a gang whose last node is partly
-// used is refused (the JobSet export writes it).
+// one (Kueue's kubeflow.org/pytorchjob integration). nprocPerNode "gpu": torchrun starts one
+// process per GPU the pod has, so a gang whose last node is partly used keeps its partial pod
+// as the Master and its full ones as Workers. A gang of pods of more sizes than that (or two
+// sizes of several pods each) cannot be written as Master and Workers and is refused.
 Status pytorchjob(YAML::Emitter& y, const Workload& w, const Export& e) {
-  if (w.pods_by_gpus.size() != 1) {
+  std::vector<std::pair<const char*, std::pair<int, int>>> groups;  // replica type, (GPUs per pod, pods)
+  if (w.pods_by_gpus.size() == 1) {
+    const auto [gpus, pods] = *w.pods_by_gpus.begin();
+    groups = {{"Master", {gpus, 1}}, {"Worker", {gpus, pods - 1}}};
+  } else if (w.pods_by_gpus.size() == 2 && (w.pods_by_gpus.begin()->second == 1 || w.pods_by_gpus.rbegin()->second == 1)) {
+    // The lone pod of one size is the Master (the smaller when both are alone).
+    const auto lone = w.pods_by_gpus.begin()->second == 1 ? *w.pods_by_gpus.begin() : *w.pods_by_gpus.rbegin();
+    const auto rest = w.pods_by_gpus.begin()->second == 1 ? *w.pods_by_gpus.rbegin() : *w.pods_by_gpus.begin();
+    groups = {{"Master", {lone.first, 1}}, {"Worker", {rest.first, rest.second}}};
+  } else {
     std::string sizes;
     for (auto it = w.pods_by_gpus.rbegin(); it != w.pods_by_gpus.rend(); ++it)
-      sizes += (sizes.empty() ? "" : " and ") + std::to_string(it->first);
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(it->second) + " x " + std::to_string(it->first);
     return {Diagnostic{w.plan->name_where, "export",
-                       "a PyTorchJob's pods are alike; workload '" + w.demand->name + "' has pods of " + sizes + " GPUs",
-                       "export it with --export k8s (a JobSet), or give it a GPU count that fills its nodes"}};
+                       "a PyTorchJob is one Master and alike Workers; workload '" + w.demand->name + "' has pods of " + sizes +
+                           " GPUs",
+                       "export it with --export k8s (a JobSet of one Job per pod size)"}};
   }
-  const auto [gpus, pods] = *w.pods_by_gpus.begin();
   begin_object(y, "kubeflow.org/v1", "PyTorchJob");
   metadata(y, w.name, {{kQueueLabel, e.queue}}, plan_notes(w));
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
@@ -541,9 +551,10 @@ Status pytorchjob(YAML::Emitter& y, const Workload& w, const Export& e) {
   y << YAML::Key << "suspend" << YAML::Value << true;  // Kueue resumes it when the gang is admitted
   y << YAML::Key << "backoffLimit" << YAML::Value << 0;
   y << YAML::EndMap;
-  y << YAML::Key << "nprocPerNode" << YAML::Value << YAML::DoubleQuoted << std::to_string(gpus);
+  key_value(y, "nprocPerNode", "gpu");
   y << YAML::Key << "pytorchReplicaSpecs" << YAML::Value << YAML::BeginMap;
-  for (const auto& [type, replicas] : {std::pair<const char*, int>{"Master", 1}, {"Worker", pods - 1}}) {
+  for (const auto& [type, group] : groups) {
+    const auto [gpus, replicas] = group;
     if (replicas == 0) continue;
     y << YAML::Key << type << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "replicas" << YAML::Value << replicas;

@@ -585,7 +585,7 @@ std::string run_summary_text(const RunResult& r) {
   }
   for (const auto& pool : r.plan.node_pools)
     out += "  node pool       " + pool.name + ": " + plural(pool.nodes, "node") + " of " + pool.instance_type + " (" +
-           pool.provider + "), " + (pool.tpu ? "google.com/tpu" : "nvidia.com/gpu") + ": " +
+           pool.provider + "), " + (pool.tpu ? "google.com/tpu" : accelerator_resource(pool.vendor).value_or("nvidia.com/gpu")) + ": " +
            std::to_string(pool.gpus_per_pod) + " per pod\n";
   if (r.simulation) {
     const auto& p = r.simulation->pipeline;

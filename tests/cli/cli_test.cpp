@@ -717,7 +717,7 @@ TEST_CASE("issue 53: expect: takes the units capsim prints (GPUs, requests/s, to
   std::ofstream(scenario, std::ios::binary) << text;
   auto r = capsim("run --check --no-history '" + scenario.string() + "'", "units.db");
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("PASS  gpus = ") != std::string::npos);
+  CHECK(r.out.find("ok    gpus = 8 GPUs, meets <= 8 GPUs") != std::string::npos);
   CHECK(r.out.find("GPUs, meets <= 8 GPUs") != std::string::npos);
   // A unit of another metric is still refused, naming the units this one takes.
   const fs::path wrong = scratch() / "wrong-unit.yaml";

@@ -113,14 +113,17 @@ TEST_CASE("cluster export k8s: a Deployment per service with the plan's replicas
   CHECK(services == 3);
 }
 
-TEST_CASE("cluster export k8s: the MIG service asks for nvidia.com/mig-<profile>, time-slicing for one nvidia.com/gpu") {
+TEST_CASE("cluster export k8s: the MIG service on GKE's partitioned pool asks for nvidia.com/gpu, time-slicing for one nvidia.com/gpu") {
   auto text = cluster_export(estate_plan(), "k8s");
   REQUIRE(text);
   const auto deployments = by_name(documents(*text), "Deployment");
-  // food-photos: 2 replicas x MIG 1g.5gb (team-ml-estate's plan); notebooks: time-sliced 0.25.
-  const YAML::Node food = deployments.at("food-photos")["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
-  CHECK(food["nvidia.com/mig-1g.5gb"].as<int>() == 1);
-  CHECK(!food["nvidia.com/gpu"]);
+  // food-photos: 2 replicas x MIG 1g.5gb on the estate's GCP A100 pool, which GKE partitions
+  // (issue 53: one MIG strategy per plan); notebooks: time-sliced 0.25.
+  const YAML::Node food_pod = deployments.at("food-photos")["spec"]["template"]["spec"];
+  const YAML::Node food = food_pod["containers"][0]["resources"]["limits"];
+  CHECK(food["nvidia.com/gpu"].as<int>() == 1);
+  CHECK(!food["nvidia.com/mig-1g.5gb"]);
+  CHECK(food_pod["nodeSelector"]["cloud.google.com/gke-gpu-partition-size"].as<std::string>() == "1g.5gb");
   const YAML::Node notebooks = deployments.at("notebooks");
   CHECK(notebooks["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
   CHECK(notebooks["metadata"]["annotations"]["capsim.dev/gpu-sharing"].as<std::string>().find("sharing.timeSlicing (replicas: 4)") !=
@@ -305,10 +308,14 @@ TEST_CASE("issue 53: a GKE-partitioned plan asks for nvidia.com/gpu in every tar
 }
 
 TEST_CASE("issue 53: a plan with MIG slices off GKE keeps the mixed strategy and says so") {
-  auto k8s = cluster_export(estate_plan(), "k8s");
+  // aws-batch-and-serving's OCR service runs on MIG 1g.5gb slices of an AWS A100 pool.
+  auto k8s = cluster_export(plan_of("aws-batch-and-serving"), "k8s");
   REQUIRE(k8s);
   CHECK(k8s->find("# MIG strategy: mixed") != std::string::npos);
-  CHECK(asked_resources(documents(*k8s)).count("nvidia.com/mig-1g.5gb") == 1);
+  const auto docs = documents(*k8s);
+  CHECK(asked_resources(docs).count("nvidia.com/mig-1g.5gb") == 1);
+  CHECK(by_name(docs, "ClusterQueue").begin()->second["metadata"]["annotations"]["capsim.dev/mig-strategy"].as<std::string>() ==
+        "mixed");
 }
 
 TEST_CASE("issue 53: pytorchjob writes a Kubeflow PyTorchJob per training gang, Kueue-suspended, one pod per node") {
@@ -327,13 +334,19 @@ TEST_CASE("issue 53: pytorchjob writes a Kubeflow PyTorchJob per training gang, 
   const YAML::Node specs = job["spec"]["pytorchReplicaSpecs"];
   CHECK(specs["Master"]["replicas"].as<int>() == 1);
   CHECK(specs["Worker"]["replicas"].as<int>() == 1);
-  CHECK(job["spec"]["nprocPerNode"].as<std::string>() == "8");
+  CHECK(job["spec"]["nprocPerNode"].as<std::string>() == "gpu");  // one process per GPU of the pod
   for (const char* type : {"Master", "Worker"}) {
     const YAML::Node c = specs[type]["template"]["spec"]["containers"][0];
     CHECK(c["name"].as<std::string>() == "pytorch");  // the training operator's container name
     CHECK(c["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 8);
     CHECK(c["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == 32);
   }
+  // The A10G gang's last node is partly used (a pod of 4 GPUs and one of 2): the partial pod is
+  // the Master, the full ones Workers, as many GPUs in all as the JobSet's.
+  const YAML::Node batch = jobs.at("weekly-batch")["spec"]["pytorchReplicaSpecs"];
+  CHECK(batch["Master"]["replicas"].as<int>() == 1);
+  CHECK(batch["Master"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 2);
+  CHECK(batch["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 4);
   // The services are the k8s export's.
   auto k8s = cluster_export(p, "k8s");
   REQUIRE(k8s);

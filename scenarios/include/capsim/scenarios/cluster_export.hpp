@@ -27,7 +27,8 @@
 //              resource) where the catalog gives efa_interfaces for its node type.
 //   pytorchjob the k8s stream with each training gang as a Kubeflow PyTorchJob (kubeflow.org/v1:
 //              a Master and Workers of one pod per node, container "pytorch", suspended with
-//              the queue label for Kueue) in place of its JobSet; a gang of unlike pods is refused.
+//              the queue label for Kueue) in place of its JobSet; a partly used last node is the
+//              Master; a gang of pods of more sizes than that is refused.
 //   eks        the node pools as aws_eks_node_group Terraform (export.hpp); AWS pools only.
 //   gke, terraform
 //              the node pools only, as `capsim export gke|terraform` writes them (export.hpp):
