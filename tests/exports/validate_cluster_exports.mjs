@@ -359,7 +359,7 @@ function negativeControls(problems) {
     if ((found.length > 0) !== refuse)
       problems.push(`negative control PyTorchJob (${what}): ${refuse ? "not refused" : "refused: " + found.join("; ")}`);
   }
-  const group = { cluster_name: "c", node_role_arn: "${var.node_role_arn}", subnet_ids: "${var.subnet_ids}",
+  const group = { cluster_name: "capsim", node_role_arn: "${var.node_role_arn}", subnet_ids: "${var.subnet_ids}",
                   instance_types: ["p5.48xlarge"], scaling_config: { desired_size: 1, min_size: 0, max_size: 2 } };
   const tf = (g, variable = { node_role_arn: { type: "string" }, subnet_ids: { type: "list(string)" } }) =>
     JSON.stringify({ variable, resource: { aws_eks_node_group: { g } } });
@@ -393,6 +393,7 @@ const problems = [];
 let validated = 0;
 let refused = 0;
 let documents = 0;
+let partitionedPair;  // the gke and k8s exports of a plan with a GKE-partitioned pool, for the MIG control
 for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")).sort()) {
   const scenario = path.join(clustersDir, file);
   const planRun = spawnSync(capsim, ["plan", "--format", "json", scenario], { encoding: "utf8", env });
@@ -440,9 +441,21 @@ for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")
     console.log(`${where}: refused: ${messages.join("; ")}`);
   }
   agreeOnMig(outputs, file, problems);
+  if (/gpu-partition-size=/.test(outputs.gke ?? "") && outputs.k8s) partitionedPair = outputs;
 }
 fs.rmSync(path.dirname(db), { recursive: true, force: true });
 negativeControls(problems);
+// The MIG agreement check must catch the bug it guards against: k8s asking for the slice by
+// name (the mixed strategy) while gke partitions the pool.
+if (!partitionedPair) problems.push("no shipped cluster has a GKE-partitioned pool: the MIG agreement check ran on none");
+else {
+  const found = [];
+  const mixed = partitionedPair.k8s
+    .replace(/capsim\.dev\/mig-strategy: "gke"/, 'capsim.dev/mig-strategy: "mixed"')
+    .replace(/^( +)nvidia\.com\/gpu: 1$/m, "$1nvidia.com/mig-1g.5gb: 1");
+  agreeOnMig({ ...partitionedPair, k8s: mixed }, "control", found);
+  if (found.length === 0) problems.push("negative control MIG agreement: a k8s export asking for nvidia.com/mig-* beside GKE partitions was not refused");
+}
 for (const p of problems) console.log("FAIL: " + p);
 console.log(`${validated} cluster exports (${documents} documents) validated, ${refused} refused as documented, ${problems.length} problems`);
 process.exit(problems.length === 0 && validated > 0 ? 0 : 1);
