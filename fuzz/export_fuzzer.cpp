@@ -250,7 +250,7 @@ std::vector<NodePool> pools_of(const ClusterPlan& plan) {
 
 void export_pools(const ClusterPlan& plan, const ExportSettings& settings) {
   const auto pools = pools_of(plan);
-  for (auto format : {ExportFormat::gke, ExportFormat::karpenter, ExportFormat::terraform, ExportFormat::k8s}) {
+  for (auto format : {ExportFormat::gke, ExportFormat::karpenter, ExportFormat::terraform, ExportFormat::k8s, ExportFormat::eks}) {
     auto out = export_node_pools(pools, format, settings);
     if (!out) {
       check_errors("export_node_pools", out.errors());
@@ -270,6 +270,12 @@ void export_pools(const ClusterPlan& plan, const ExportSettings& settings) {
         const auto docs = yaml_documents("karpenter", *out);
         if (count_kind(docs, "NodePool") != pools.size() || count_kind(docs, "EC2NodeClass") != 1)
           fail("karpenter: not one NodePool per pool and one EC2NodeClass", *out);
+        break;
+      }
+      case ExportFormat::eks: {
+        const auto j = nlohmann::json::parse(*out, nullptr, false);
+        if (j.is_discarded() || j["resource"]["aws_eks_node_group"].size() != pools.size())
+          fail("eks: not JSON of one aws_eks_node_group per pool", *out);
         break;
       }
       case ExportFormat::k8s: {

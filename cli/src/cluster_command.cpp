@@ -77,9 +77,11 @@ void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   add_format_option(*cmd, o->format, {"table", "json"});
   cmd->add_option("--export", o->export_target,
                   "Write the plan as objects instead: k8s (Kueue queues and flavors, JobSets, Deployments, HPAs, PDBs), "
-                  "karpenter (NodePools and EC2NodeClass, AWS pools only), gke or terraform (node pools, GCP pools only)")
+                  "pytorchjob (the same with Kubeflow PyTorchJobs for training), karpenter (NodePools and EC2NodeClass, "
+                  "AWS pools only), eks (aws_eks_node_group Terraform, AWS pools only), gke or terraform (node pools, GCP "
+                  "pools only)")
       ->option_text("TARGET");
-  complete_values(cmd->get_option("--export"), {"k8s", "karpenter", "gke", "terraform"});
+  complete_values(cmd->get_option("--export"), {"k8s", "pytorchjob", "karpenter", "gke", "terraform", "eks"});
   cmd->add_option("--location", o->location,
                   "gke, terraform: a GCP region or zone (default: the catalog's region of the pools' instances)");
   cmd->add_option("--report", o->report,
@@ -93,7 +95,7 @@ void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_c
               "Exports, what validates them and refusals: docs/exports.md.");
   cmd->callback([&global, &exit_code, o] {
     if (!o->output.empty() && o->export_target.empty()) {
-      exit_code = report_errors({Diagnostic{{}, "--output", "-o/--output writes an export: give --export k8s, karpenter, gke or terraform", ""}});
+      exit_code = report_errors({Diagnostic{{}, "--output", "-o/--output writes an export: give --export k8s, pytorchjob, karpenter, eks, gke or terraform", ""}});
       return;
     }
     exit_code = run_cluster_command(global, *o);

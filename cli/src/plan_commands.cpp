@@ -460,9 +460,10 @@ void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_cod
   auto e = std::make_shared<ExportOptions>();
   auto* exp = app.add_subcommand("export", "Node pools of the recommendation for GKE, Karpenter, Terraform or a Pod spec");
   complete_values(exp->add_option("format", e->format,
-                                   "gke, karpenter, terraform (google_container_node_pool, JSON syntax) or k8s")
+                                   "gke, karpenter, terraform (google_container_node_pool, JSON syntax), eks "
+                                   "(aws_eks_node_group, JSON syntax) or k8s")
                       ->required(),
-                  {"gke", "karpenter", "terraform", "k8s"});
+                  {"gke", "karpenter", "terraform", "eks", "k8s"});
   exp->add_option("scenario", e->file, "Scenario YAML file (- for standard input)")->required();
   exp->add_option("-o,--output", e->output, "Write to FILE (default, or -: standard output)")->option_text("FILE");
   exp->footer("Examples:\n"

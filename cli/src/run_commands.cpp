@@ -2,6 +2,7 @@
 #include "run_commands.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "cluster_command.hpp"
 #include "sweep.hpp"
 #include "capsim/scenarios/workspace.hpp"
+#include "completion.hpp"
 #ifdef CAPSIM_HAVE_RENDER
 #include "capsim/render/report.hpp"
 #endif
@@ -62,6 +64,62 @@ Status write_csv_report(const scenarios::RunResult& run, const hardware::Catalog
     std::cout << "wrote " << file << "\n";
   }
   return {};
+}
+
+// `report -o -`: a text format (md, html, csv with --table, json) on standard output. PDF is
+// binary and refused: a terminal or a text pipe is no place for it.
+Status binary_to_standard_output() {
+  return {Diagnostic{{}, "--format", "a PDF report is binary; capsim does not write it to standard output",
+                     "write it to a file: -o report.pdf, or pick a text format: --format md, html, csv or json"}};
+}
+
+Status print_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& format,
+                    const std::string& table) {
+  if (format == "pdf") return binary_to_standard_output();
+  if (!table.empty() && format != "csv")
+    return {Diagnostic{{}, "--table", "--table picks one table of a csv report, not of --format " + format, ""}};
+  if (format == "md") {
+    std::cout << scenarios::report_markdown(scenarios::build_report(run, catalog));
+    return {};
+  }
+  if (format == "json") {
+    std::cout << scenarios::run_json(run);
+    return {};
+  }
+  if (format == "csv") {
+    // One table per CSV (as files get one each): standard output takes the one --table names.
+    const auto doc = scenarios::build_report(run, catalog);
+    const auto tables = named_tables(doc);
+    std::string list;
+    for (const auto& [name, t] : tables) {
+      if (name == table) {
+        std::cout << scenarios::render_csv(*t);
+        return {};
+      }
+      list += (list.empty() ? "" : ", ") + name;
+    }
+    return {Diagnostic{{}, "--table", table.empty() ? "a csv report on standard output is one table: name it with --table"
+                                                    : "the report has no table '" + table + "'",
+                       "its tables: " + list}};
+  }
+#ifdef CAPSIM_HAVE_RENDER
+  // html: rendered to a private temporary file (charts embedded), then copied out.
+  std::error_code ec;
+  std::string name = (std::filesystem::temp_directory_path(ec) / "capsim-report-XXXXXX").string();
+  if (::mkdtemp(name.data()) == nullptr)
+    return {environment_failure(Diagnostic{{name}, "", "cannot create a temporary directory for the report", ""})};
+  const std::filesystem::path dir(name);
+  const auto file = dir / "report.html";
+  Status status = render::write_report(run, catalog, file);
+  if (status.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    std::cout << in.rdbuf();
+  }
+  std::filesystem::remove_all(dir, ec);
+  return status;
+#else
+  return {Diagnostic{{}, "--format", "an HTML report needs capsim built with the Qt render library", "use --format md"}};
+#endif
 }
 
 // A report by extension; HTML and PDF need the Qt render library.
@@ -279,12 +337,31 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   auto* report = app.add_subcommand("report", "Write a scenario's sizing report (.html, .pdf, .md, .csv, .json)");
   report->footer("Examples:\n  capsim report scenarios/examples/llama-70b-pretrain.yaml -o report.html\n  capsim report scenarios/examples/ml-services-24x7.yaml -o cost.pdf");
   report->add_option("scenario", rep->file, "Scenario YAML file")->required();
-  report->add_option("-o,--output", rep->report, "Report file; the extension picks the format")->required();
+  report->add_option("-o,--output", rep->report,
+                     "Report file; the extension picks the format. '-': standard output, in --format (default md)")
+      ->required();
+  auto report_format = std::make_shared<std::string>();
+  complete_values(report->add_option("--format,-f", *report_format,
+                                     "With -o -: md, html, csv (one --table) or json; pdf is binary and refused")
+                      ->check(CLI::IsMember({"md", "html", "pdf", "csv", "json"})),
+                  {"md", "html", "pdf", "csv", "json"});
   auto table = std::make_shared<std::string>();
   report->add_option("--table", *table,
                      "With a .csv report: write only this table (e.g. frontier); without it each table goes to "
                      "its own FILE-NAME.csv");
-  report->callback([&global, &exit_code, rep, table] {
+  report->callback([&global, &exit_code, rep, table, report_format] {
+    // A --format beside a file names the file's format: they must agree.
+    if (rep->report != "-" && !report_format->empty() &&
+        std::filesystem::path(rep->report).extension().string() != "." + *report_format) {
+      exit_code = report_errors({Diagnostic{{}, "--format", "--format " + *report_format + " and the report file '" +
+                                                                rep->report + "' disagree",
+                                            "the extension picks a file's format; --format is for -o -"}});
+      return;
+    }
+    if (rep->report == "-" && *report_format == "pdf") {  // refused before any work
+      exit_code = report_errors(binary_to_standard_output());
+      return;
+    }
     auto ws = open_workspace(global, hardware::Access::read_only);
     if (!ws) {
       exit_code = report_errors(ws.errors());
@@ -300,7 +377,8 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
       exit_code = report_errors(run.errors());
       return;
     }
-    auto status = write_report(*run, *ws->catalog, rep->report, *table);
+    auto status = rep->report == "-" ? print_report(*run, *ws->catalog, report_format->empty() ? "md" : *report_format, *table)
+                                     : write_report(*run, *ws->catalog, rep->report, *table);
     exit_code = status.empty() ? kExitOk : report_errors(status);
   });
 

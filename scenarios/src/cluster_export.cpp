@@ -26,8 +26,6 @@ using models::SharingMode;
 
 constexpr const char* kGpuTaint = "nvidia.com/gpu";
 constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
-// The AWS EFA device plugin's resource (aws-efa-k8s-device-plugin): one per EFA interface.
-constexpr const char* kEfaResource = "vpc.amazonaws.com/efa";
 constexpr const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
 constexpr const char* kKueueApi = "kueue.x-k8s.io/v1beta2";
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -56,6 +54,10 @@ struct Pool {
   std::string instance_type;  // the node label's value
   const models::PoolBounds* bounds = nullptr;
   const models::PoolNodeType* type = nullptr;
+  std::string gpu_resource;   // its vendor's device-plugin resource and taint key (nvidia.com/gpu, amd.com/gpu)
+  // GKE's MIG strategy: the profile GKE partitions every GPU of this pool into (a GCP pool whose
+  // pods are all MIG slices of that one profile); pods then ask for nvidia.com/gpu.
+  std::optional<std::string> gke_partition;
 };
 
 // One workload as the export sees it: its demand, the plan's words for it and where it runs.
@@ -65,18 +67,48 @@ struct Workload {
   const ClusterWorkloadPlan* plan = nullptr;
   std::vector<std::string> instance_types;  // of the pools its pods are on, sorted
   std::map<int, int> pods_by_gpus;          // training: gang pods by their GPU count
+  std::string gpu_resource = kGpuTaint;     // whole GPUs: the vendor's resource (its pools')
+  std::optional<std::string> gke_partition;  // MIG on GKE-partitioned pools: the partition size
   int gang_nodes = 0;                       // training: nodes of the gang (one pod each)
   int efa = 0;                              // training on several nodes: EFA interfaces per pod
 };
 
 struct Export {
   std::string queue;  // the ClusterQueue's, LocalQueue's and EC2NodeClass's name
+  // The plan's one MIG strategy: "" (no MIG slices), "gke" (GKE partitions the pools' GPUs,
+  // pods ask for nvidia.com/gpu on nodes labelled cloud.google.com/gke-gpu-partition-size) or
+  // "mixed" (the NVIDIA GPU operator's mixed strategy, pods ask for nvidia.com/mig-<profile>).
+  std::string mig_strategy;
   std::vector<Pool> pools;
   std::vector<Workload> workloads;
 };
 
 Diagnostic name_error(const std::string& what, const std::string& message, const SourceLocation& where = {}) {
   return Diagnostic{where, "export", what + ": " + message, ""};
+}
+
+const models::PackingWorkload* workload_named(const ClusterPlan& plan, const std::string& name) {
+  for (const auto& w : plan.problem.workloads)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+// The MIG profiles of the pods on a pool's nodes, and whether any pod there is not a MIG slice.
+struct PoolMig {
+  std::set<std::string> profiles;
+  bool other = false;  // a pod of whole GPUs, a share, or training
+};
+
+PoolMig pool_mig(const ClusterPlan& plan, const std::string& node_type) {
+  PoolMig m;
+  for (const auto& node : plan.packing.nodes)
+    if (node.node_type == node_type)
+      for (const auto& pod : node.pods) {
+        const auto* w = workload_named(plan, pod.workload);
+        if (w != nullptr && !w->is_training && w->service.gpu.mode == SharingMode::mig) m.profiles.insert(w->service.gpu.mig_profile);
+        else m.other = true;
+      }
+  return m;
 }
 
 // The pool's and workloads' names and placements; errors when a name does not survive.
@@ -119,8 +151,25 @@ Result<Export> gather(const ClusterPlan& plan, std::string_view target) {
     if (!pool_names.insert(p.name).second)
       errors.push_back(name_error("pool '" + bounds.node_type + "'", "its name '" + p.name + "' is another pool's too"));
     instance_of[bounds.node_type] = p.instance_type;
+    p.gpu_resource = accelerator_resource(p.type->gpu.vendor).value_or(kGpuTaint);
     e.pools.push_back(std::move(p));
   }
+  // One MIG strategy for the whole plan: GKE's own partitioning when every pool that holds MIG
+  // slices is a GCP pool of one profile and nothing else (GKE partitions a pool's GPUs into one
+  // size), else the NVIDIA GPU operator's mixed strategy. Every target writes the same one.
+  bool any_mig = false, all_gke = true;
+  for (auto& p : e.pools) {
+    const PoolMig m = pool_mig(plan, p.bounds->node_type);
+    if (m.profiles.empty()) continue;
+    any_mig = true;
+    if (p.provider == "gcp" && m.profiles.size() == 1 && !m.other) p.gke_partition = *m.profiles.begin();
+    else all_gke = false;
+  }
+  if (any_mig) e.mig_strategy = all_gke ? "gke" : "mixed";
+  if (e.mig_strategy != "gke")
+    for (auto& p : e.pools) p.gke_partition.reset();
+  std::map<std::string, const Pool*> pool_of;
+  for (const auto& p : e.pools) pool_of[p.bounds->node_type] = &p;
   std::set<std::string> names;
   for (std::size_t i = 0; i < plan.problem.workloads.size() && i < plan.workloads.size(); ++i) {
     Workload w;
@@ -146,6 +195,10 @@ Result<Export> gather(const ClusterPlan& plan, std::string_view target) {
       for (const auto& pod : node.pods) {
         if (pod.workload != w.demand->name) continue;
         types.insert(instance_of[node.node_type]);
+        if (const auto it = pool_of.find(node.node_type); it != pool_of.end()) {
+          w.gpu_resource = it->second->gpu_resource;
+          if (it->second->gke_partition && w.demand->service.gpu.mode == SharingMode::mig) w.gke_partition = it->second->gke_partition;
+        }
         if (!w.demand->is_training) continue;
         ++w.pods_by_gpus[static_cast<int>(pod.gpus.size())];
         ++w.gang_nodes;
@@ -189,15 +242,17 @@ void begin_object(YAML::Emitter& y, const char* api_version, const char* kind) {
 
 // The most of each GPU resource a pool has up in one hour: its whole (non-MIG) GPUs as
 // nvidia.com/gpu, its MIG instances as nvidia.com/mig-<profile>.
-std::map<std::string, int> gpu_maxima(const ClusterPlan& plan, const std::string& node_type) {
+std::map<std::string, int> gpu_maxima(const ClusterPlan& plan, const Pool& pool) {
+  const std::string& node_type = pool.type->id;
   std::map<std::string, int> most;
   for (int h = 0; h < models::kHoursPerWeek; ++h) {
     std::map<std::string, int> up;
     for (const auto& node : plan.packing.nodes) {
       if (node.node_type != node_type || !node.up.hours.test(static_cast<std::size_t>(h))) continue;
       for (const auto& gpu : node.gpus) {
-        if (gpu.mode != SharingMode::mig) ++up[kGpuTaint];
-        for (const auto& instance : gpu.mig) ++up["nvidia.com/mig-" + instance.profile];
+        if (gpu.mode != SharingMode::mig) ++up[pool.gpu_resource];
+        // GKE advertises each partition of a partitioned GPU as one nvidia.com/gpu.
+        for (const auto& instance : gpu.mig) ++up[pool.gke_partition ? kGpuTaint : "nvidia.com/mig-" + instance.profile];
       }
     }
     for (const auto& [resource, count] : up) most[resource] = std::max(most[resource], count);
@@ -211,9 +266,10 @@ void resource_flavor(YAML::Emitter& y, const Pool& p) {
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "nodeLabels" << YAML::Value << YAML::BeginMap;
   key_value(y, kInstanceTypeLabel, p.instance_type);
+  if (p.gke_partition) key_value(y, "cloud.google.com/gke-gpu-partition-size", *p.gke_partition);
   y << YAML::EndMap;
   y << YAML::Key << "nodeTaints" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  key_value(y, "key", kGpuTaint);
+  key_value(y, "key", p.gpu_resource);
   key_value(y, "effect", "NoSchedule");
   y << YAML::EndMap << YAML::EndSeq;
   y << YAML::EndMap << YAML::EndMap;
@@ -223,12 +279,13 @@ void resource_flavor(YAML::Emitter& y, const Pool& p) {
 // their order; a pool without a resource has a quota of 0 for it.
 void cluster_queue(YAML::Emitter& y, const ClusterPlan& plan, const Export& e) {
   std::vector<std::map<std::string, std::string>> quotas;
-  std::set<std::string> gpu_resources{kGpuTaint};
+  std::set<std::string> gpu_resources;
+  for (const auto& p : e.pools) gpu_resources.insert(p.gpu_resource);
   for (const auto& p : e.pools) {
     std::map<std::string, std::string> q;
     q["cpu"] = cpu_quantity(p.bounds->max_nodes * p.type->allocatable_cpu());
     q["memory"] = memory_quantity(Bytes(p.bounds->max_nodes * p.type->allocatable_memory().value()));
-    for (const auto& [resource, count] : gpu_maxima(plan, p.type->id)) {
+    for (const auto& [resource, count] : gpu_maxima(plan, p)) {
       q[resource] = std::to_string(count);
       gpu_resources.insert(resource);
     }
@@ -246,7 +303,9 @@ void cluster_queue(YAML::Emitter& y, const ClusterPlan& plan, const Export& e) {
   std::vector<std::string> covered{"cpu", "memory"};
   covered.insert(covered.end(), gpu_resources.begin(), gpu_resources.end());
   begin_object(y, kKueueApi, "ClusterQueue");
-  metadata(y, e.queue, {}, {{"capsim.dev/quotas", "each pool's most nodes in one hour of the plan"}});
+  std::vector<std::pair<std::string, std::string>> notes{{"capsim.dev/quotas", "each pool's most nodes in one hour of the plan"}};
+  if (!e.mig_strategy.empty()) notes.emplace_back("capsim.dev/mig-strategy", e.mig_strategy);
+  metadata(y, e.queue, {}, notes);
   y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "namespaceSelector" << YAML::Value << YAML::BeginMap << YAML::EndMap;  // every namespace
   y << YAML::Key << "resourceGroups" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
@@ -289,11 +348,16 @@ struct GpuAsk {
   std::string note;  // "" for whole GPUs and MIG slices
 };
 
-GpuAsk gpu_ask(const models::PackingWorkload& w, int training_gpus) {
-  if (w.is_training) return {kGpuTaint, training_gpus, ""};
+GpuAsk gpu_ask(const Workload& workload, int training_gpus) {
+  const models::PackingWorkload& w = *workload.demand;
+  if (w.is_training) return {workload.gpu_resource, training_gpus, ""};
   const models::GpuRequest& g = w.service.gpu;
   switch (g.mode) {
-    case SharingMode::mig: return {"nvidia.com/mig-" + g.mig_profile, 1, ""};
+    case SharingMode::mig:
+      // GKE's partitioned pools advertise each slice as nvidia.com/gpu (the partition size
+      // is the node's label); the mixed strategy names the slice.
+      if (workload.gke_partition) return {kGpuTaint, 1, ""};
+      return {"nvidia.com/mig-" + g.mig_profile, 1, ""};
     case SharingMode::time_slicing:
       return {kGpuTaint, 1,
               "a time-sliced share of " + significant(g.fraction) +
@@ -306,13 +370,14 @@ GpuAsk gpu_ask(const models::PackingWorkload& w, int training_gpus) {
                   "sharing.mps (replicas: " + std::to_string(static_cast<int>(std::floor(1 / g.fraction + 1e-9))) + ")"};
     case SharingMode::exclusive: break;
   }
-  return {kGpuTaint, g.gpus, ""};
+  return {workload.gpu_resource, g.gpus, ""};
 }
 
 void node_placement(YAML::Emitter& y, const Workload& w) {
-  if (w.instance_types.size() == 1) {
+  if (w.instance_types.size() == 1 || w.gke_partition) {
     y << YAML::Key << "nodeSelector" << YAML::Value << YAML::BeginMap;
-    key_value(y, kInstanceTypeLabel, w.instance_types.front());
+    if (w.instance_types.size() == 1) key_value(y, kInstanceTypeLabel, w.instance_types.front());
+    if (w.gke_partition) key_value(y, "cloud.google.com/gke-gpu-partition-size", *w.gke_partition);
     y << YAML::EndMap;
   }
   const bool several = w.instance_types.size() > 1;
@@ -376,7 +441,7 @@ void node_placement(YAML::Emitter& y, const Workload& w) {
 
 // A pod template: the workload's label, its pool's nodes, the GPU taint, and a container
 // asking for the GPU resource, CPU and memory.
-void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus) {
+void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus, const char* container = nullptr) {
   const models::PackingWorkload& d = *w.demand;
   y << YAML::Key << "template" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
@@ -391,15 +456,15 @@ void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus) {
   emit_pod_security_context(y);  // a numeric user, so runAsNonRoot holds whatever the image's USER
   node_placement(y, w);
   y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  key_value(y, "key", kGpuTaint);
+  key_value(y, "key", w.gpu_resource);
   key_value(y, "operator", "Exists");
   key_value(y, "effect", "NoSchedule");
   y << YAML::EndMap << YAML::EndSeq;
-  const GpuAsk gpu = gpu_ask(d, training_gpus);
+  const GpuAsk gpu = gpu_ask(w, training_gpus);
   const double cpu = d.is_training ? d.training.cpu_per_gpu * training_gpus : d.service.cpu_per_replica;
   const Bytes memory = d.is_training ? Bytes(d.training.memory_per_gpu.value() * training_gpus) : d.service.memory_per_replica;
   y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  key_value(y, "name", d.is_training ? "worker" : "server");
+  key_value(y, "name", container != nullptr ? container : d.is_training ? "worker" : "server");
   key_value(y, "image", kPlaceholderImage);
   y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
   if (cpu > 0 || memory.value() > 0) {
@@ -420,7 +485,7 @@ void pod_template(YAML::Emitter& y, const Workload& w, int training_gpus) {
 std::vector<std::pair<std::string, std::string>> plan_notes(const Workload& w) {
   std::vector<std::pair<std::string, std::string>> notes{{"capsim.dev/plan", w.plan->demand},
                                                          {"capsim.dev/hours", w.plan->hours_text}};
-  const GpuAsk gpu = gpu_ask(*w.demand, 1);
+  const GpuAsk gpu = gpu_ask(w, 1);
   if (!gpu.note.empty()) notes.emplace_back("capsim.dev/gpu-sharing", gpu.note);
   return notes;
 }
@@ -451,6 +516,55 @@ void jobset(YAML::Emitter& y, const Workload& w, const Export& e) {
   }
   y << YAML::EndSeq;
   y << YAML::EndMap << YAML::EndMap;
+}
+
+// A training gang as a Kubeflow PyTorchJob (kubeflow.org/v1, the training operator): one
+// Master pod and the other pods as Workers, each one per node, in the operator's container
+// name "pytorch"; created suspended with the LocalQueue's label, so Kueue admits the gang as
+// one (Kueue's kubeflow.org/pytorchjob integration). nprocPerNode "gpu": torchrun starts one
+// process per GPU the pod has, so a gang whose last node is partly used keeps its partial pod
+// as the Master and its full ones as Workers. A gang of pods of more sizes than that (or two
+// sizes of several pods each) cannot be written as Master and Workers and is refused.
+Status pytorchjob(YAML::Emitter& y, const Workload& w, const Export& e) {
+  std::vector<std::pair<const char*, std::pair<int, int>>> groups;  // replica type, (GPUs per pod, pods)
+  if (w.pods_by_gpus.size() == 1) {
+    const auto [gpus, pods] = *w.pods_by_gpus.begin();
+    groups = {{"Master", {gpus, 1}}, {"Worker", {gpus, pods - 1}}};
+  } else if (w.pods_by_gpus.size() == 2 && (w.pods_by_gpus.begin()->second == 1 || w.pods_by_gpus.rbegin()->second == 1)) {
+    // The lone pod of one size is the Master (the smaller when both are alone).
+    const auto lone = w.pods_by_gpus.begin()->second == 1 ? *w.pods_by_gpus.begin() : *w.pods_by_gpus.rbegin();
+    const auto rest = w.pods_by_gpus.begin()->second == 1 ? *w.pods_by_gpus.rbegin() : *w.pods_by_gpus.begin();
+    groups = {{"Master", {lone.first, 1}}, {"Worker", {rest.first, rest.second}}};
+  } else {
+    std::string sizes;
+    for (auto it = w.pods_by_gpus.rbegin(); it != w.pods_by_gpus.rend(); ++it)
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(it->second) + " x " + std::to_string(it->first);
+    return {Diagnostic{w.plan->name_where, "export",
+                       "a PyTorchJob is one Master and alike Workers; workload '" + w.demand->name + "' has pods of " + sizes +
+                           " GPUs",
+                       "export it with --export k8s (a JobSet of one Job per pod size)"}};
+  }
+  begin_object(y, "kubeflow.org/v1", "PyTorchJob");
+  metadata(y, w.name, {{kQueueLabel, e.queue}}, plan_notes(w));
+  y << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "runPolicy" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "suspend" << YAML::Value << true;  // Kueue resumes it when the gang is admitted
+  y << YAML::Key << "backoffLimit" << YAML::Value << 0;
+  y << YAML::EndMap;
+  key_value(y, "nprocPerNode", "gpu");
+  y << YAML::Key << "pytorchReplicaSpecs" << YAML::Value << YAML::BeginMap;
+  for (const auto& [type, group] : groups) {
+    const auto [gpus, replicas] = group;
+    if (replicas == 0) continue;
+    y << YAML::Key << type << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "replicas" << YAML::Value << replicas;
+    key_value(y, "restartPolicy", "Never");
+    pod_template(y, w, gpus, "pytorch");
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+  y << YAML::EndMap << YAML::EndMap;
+  return {};
 }
 
 void selector(YAML::Emitter& y, const Workload& w) {
@@ -503,19 +617,33 @@ void service(YAML::Emitter& y, const Workload& w) {
   y << YAML::EndMap << YAML::EndMap;
 }
 
-std::string k8s(const ClusterPlan& plan, const Export& e) {
+// The plan's MIG strategy as one comment line (every target states it).
+std::string mig_strategy_comment(const Export& e) {
+  if (e.mig_strategy == "gke")
+    return "# MIG strategy: gke (GKE partitions the pools' GPUs; pods request nvidia.com/gpu on nodes labelled "
+           "cloud.google.com/gke-gpu-partition-size).\n";
+  if (e.mig_strategy == "mixed")
+    return "# MIG strategy: mixed (the NVIDIA GPU operator's mixed strategy; pods request nvidia.com/mig-<profile>).\n";
+  return "";
+}
+
+// k8s (JobSets) or pytorchjob (the same objects, training workloads as PyTorchJobs).
+Result<std::string> k8s(const ClusterPlan& plan, const Export& e, bool pytorch = false) {
   YAML::Emitter y;
   for (const auto& p : e.pools) resource_flavor(y, p);
   cluster_queue(y, plan, e);
   local_queue(y, e);
+  std::vector<Diagnostic> errors;
   for (const auto& w : e.workloads) {
-    if (w.demand->is_training) jobset(y, w, e);
-    else service(y, w);
+    if (!w.demand->is_training) service(y, w);
+    else if (!pytorch) jobset(y, w, e);
+    else if (auto status = pytorchjob(y, w, e); !status.empty()) errors.insert(errors.end(), status.begin(), status.end());
   }
-  return "# Kubernetes objects for cluster plan " + shell_comment(plan.name) +
-         " from capsim: Kueue queues and flavors, a JobSet per training workload, a Deployment,\n"
+  if (!errors.empty()) return errors;
+  return "# Kubernetes objects for cluster plan " + shell_comment(plan.name) + " from capsim: Kueue queues and flavors, " +
+         (pytorch ? "a Kubeflow PyTorchJob" : "a JobSet") + " per training workload, a Deployment,\n"
          "# HorizontalPodAutoscaler and PodDisruptionBudget per service. Replace the image and add the command.\n" +
-         std::string(y.c_str()) + "\n";
+         mig_strategy_comment(e) + std::string(y.c_str()) + "\n";
 }
 
 // ---- karpenter.
@@ -556,7 +684,7 @@ Result<std::string> karpenter(const Export& e) {
     }
     y << YAML::EndSeq;
     y << YAML::Key << "taints" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-    key_value(y, "key", kGpuTaint);
+    key_value(y, "key", p.gpu_resource);
     key_value(y, "effect", "NoSchedule");
     y << YAML::EndMap << YAML::EndSeq;
     y << YAML::EndMap << YAML::EndMap;  // template.spec, template
@@ -564,7 +692,7 @@ Result<std::string> karpenter(const Export& e) {
     y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "cpu" << YAML::Value << YAML::DoubleQuoted << cpu_quantity(nodes * p.type->cpu_cores);
     key_value(y, "memory", memory_quantity(Bytes(nodes * p.type->memory.value())));
-    y << YAML::Key << kGpuTaint << YAML::Value << YAML::DoubleQuoted << std::to_string(nodes * p.type->gpus_per_node);
+    y << YAML::Key << p.gpu_resource << YAML::Value << YAML::DoubleQuoted << std::to_string(nodes * p.type->gpus_per_node);
     y << YAML::EndMap;
     y << YAML::Key << "disruption" << YAML::Value << YAML::BeginMap;
     key_value(y, "consolidationPolicy", "WhenEmpty");
@@ -612,6 +740,7 @@ namespace {
 // the most nodes up in one hour, the GPU taint.
 Result<std::string> node_pools(const ClusterPlan& plan, const Export& e, ExportFormat format, std::string location) {
   std::vector<NodePool> pools;
+  std::vector<Diagnostic> errors;
   for (const auto& p : e.pools) {
     NodePool n;
     n.name = p.name;
@@ -622,47 +751,46 @@ Result<std::string> node_pools(const ClusterPlan& plan, const Export& e, ExportF
     n.nodes = p.bounds->max_nodes;
     n.min_nodes = p.bounds->min_nodes;
     n.max_nodes = p.bounds->max_nodes;
-    // A pool whose pods all run on MIG slices of one profile is partitioned by GKE itself
-    // (gpu-partition-size); mixed pools keep whole GPUs.
-    std::set<std::string> profiles;
-    bool all_mig = true;
-    for (const auto& node : plan.packing.nodes)
-      if (node.node_type == p.bounds->node_type)
-        for (const auto& pod : node.pods) {
-          const models::PackingWorkload* w = nullptr;
-          for (const auto& candidate : plan.problem.workloads)
-            if (candidate.name == pod.workload) w = &candidate;
-          if (w != nullptr && !w->is_training && w->service.gpu.mode == models::SharingMode::mig)
-            profiles.insert(w->service.gpu.mig_profile);
-          else
-            all_mig = false;
-        }
-    if (all_mig && profiles.size() == 1) n.mig_profile = *profiles.begin();
+    n.vendor = p.type->gpu.vendor;
+    // The plan's MIG strategy (gather): a GKE-partitioned pool carries its partition size; a
+    // GCP pool holding MIG slices under the mixed strategy cannot be made on GKE.
+    n.mig_profile = p.gke_partition;
+    if (p.provider == "gcp" && !p.gke_partition && !pool_mig(plan, p.bounds->node_type).profiles.empty()) {
+      const PoolMig m = pool_mig(plan, p.bounds->node_type);
+      errors.push_back(Diagnostic{{}, "export",
+                                  "GKE partitions a node pool's GPUs into one MIG size for MIG pods only; pool '" + p.name +
+                                      "' holds " + (m.profiles.size() > 1 ? "MIG slices of several profiles" : "MIG slices beside other pods"),
+                                  "give each MIG profile a node type of its own in cluster.node_types, or export with --export k8s "
+                                  "for a cluster with the NVIDIA GPU operator's mixed strategy"});
+    }
     pools.push_back(std::move(n));
     if (location.empty())
       for (const auto& src : plan.node_type_sources)
         if (src.id == p.bounds->node_type && src.provider == "gcp") location = src.region;
   }
+  if (!errors.empty()) return errors;
   ExportSettings settings;
   settings.cluster = e.queue;
   settings.location = location;
   settings.notes = {{"capsim.dev/cluster-plan", plan.name}};
+  if (!e.mig_strategy.empty()) settings.notes.emplace_back("capsim.dev/mig-strategy", e.mig_strategy);
   auto text = export_node_pools(pools, format, settings);
   if (text) return text;
-  std::vector<Diagnostic> errors = text.errors();
+  errors = text.errors();
   for (auto& d : errors)  // a cluster chooses its node types in the scenario, not with --node-type
-    if (d.hint.find("--node-type") != std::string::npos) d.hint = "list gcp node types in cluster.node_types";
+    if (d.hint.find("--node-type") != std::string::npos)
+      d.hint = std::string("list ") + (format == ExportFormat::eks ? "aws" : "gcp") + " node types in cluster.node_types";
   return errors;
 }
 
 }  // namespace
 
 Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view target, const std::string& location) {
-  static const std::vector<std::string> targets{"k8s", "karpenter", "gke", "terraform"};
+  static const std::vector<std::string> targets{"k8s", "pytorchjob", "karpenter", "gke", "terraform", "eks"};
   if (std::find(targets.begin(), targets.end(), target) == targets.end()) {
     const std::string near = did_you_mean(target, targets);
     return Diagnostic{{}, "--export", "unknown export target '" + std::string(target) + "'",
-                      near.empty() ? "use k8s, karpenter, gke or terraform" : near};
+                      near.empty() ? "use k8s, pytorchjob, karpenter, gke, terraform or eks" : near};
   }
   if (plan.packing.pools.empty()) return Diagnostic{{}, "export", "the plan has no node pool to export", ""};
   auto e = gather(plan, target);
@@ -670,7 +798,8 @@ Result<std::string> cluster_export(const ClusterPlan& plan, std::string_view tar
   if (target == "karpenter") return karpenter(*e);
   if (target == "gke") return node_pools(plan, *e, ExportFormat::gke, location);
   if (target == "terraform") return node_pools(plan, *e, ExportFormat::terraform, location);
-  return k8s(plan, *e);
+  if (target == "eks") return node_pools(plan, *e, ExportFormat::eks, location);
+  return k8s(plan, *e, target == "pytorchjob");
 }
 
 }  // namespace capsim::scenarios

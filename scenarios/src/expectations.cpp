@@ -32,6 +32,33 @@ const std::vector<MetricInfo>& known_metrics() {
 
 namespace {
 
+// The units capsim prints beside these counts ("throughput 12.3 requests/s", "gpus 16 GPUs"):
+// a bound may carry them and means the plain count.
+const std::vector<std::string>& count_units(std::string_view metric) {
+  static const std::vector<std::string> none;
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> units = {
+      {"gpus", {"GPUs", "GPU", "gpus", "gpu"}},
+      // capsim plan prints a serving plan's throughput in requests/s, a training plan's in
+      // tokens/s (transformers) or samples/s.
+      {"throughput", {"requests/s", "tokens/s", "samples/s"}},
+      {"samples_per_second", {"samples/s"}},
+  };
+  for (const auto& [name, list] : units)
+    if (name == metric) return list;
+  return none;
+}
+
+// The bound without a count unit of the metric's, and the unit ("" when none was written).
+std::pair<std::string_view, std::string> without_count_unit(std::string_view metric, std::string_view bound) {
+  while (!bound.empty() && bound.back() == ' ') bound.remove_suffix(1);
+  for (const auto& unit : count_units(metric))
+    if (bound.size() > unit.size() && bound.ends_with(unit)) {
+      const std::string_view number = bound.substr(0, bound.size() - unit.size());
+      if (number.back() == ' ' || std::isdigit(static_cast<unsigned char>(number.back())) != 0) return {number, unit};
+    }
+  return {bound, ""};
+}
+
 std::string_view op_text(ExpectOp op) {
   switch (op) {
     case ExpectOp::lt: return "<";
@@ -81,6 +108,8 @@ std::string written_unit(std::string_view bound) {
 // (shares of 1 as percentages, counts as the numbers they are).
 std::string value_in(const std::string& metric, const ParsedQuantity& q, const std::string& unit) {
   if (unit.empty()) return display_measurement(metric, q);
+  for (const auto& u : count_units(metric))
+    if (u == unit) return display_measurement(metric, q) + " " + unit;
   if (unit == "%") return to_string(ParsedQuantity{q.value_si * 100, {}, {}}) + " %";
   auto one = parse_quantity("1 " + unit);
   if (!one || !(one->dim == q.dim)) return display_measurement(metric, q);
@@ -121,8 +150,18 @@ Result<Expectation> parse_expectation(std::string_view text) {
       return Diagnostic{{}, "", "unknown metric '" + e.metric + "'",
                         did_you_mean(e.metric, names).empty() ? "known metrics: training_time, cost_per_run, ..."
                                                               : did_you_mean(e.metric, names)};
-    auto value = parse_quantity(text.substr(at + symbol.size()));
-    if (!value) return value.errors();
+    const auto [number, count_unit] = without_count_unit(e.metric, text.substr(at + symbol.size()));
+    auto value = parse_quantity(number);
+    if (!value) {
+      // A unit capsim prints for another metric ("gpus < 8 requests/s") says which it takes.
+      std::vector<Diagnostic> errors = value.errors();
+      if (!count_units(e.metric).empty() && errors.size() == 1) {
+        std::string list;
+        for (const auto& u : count_units(e.metric)) list += (list.empty() ? "" : ", ") + u;
+        errors.front().hint = "'" + e.metric + "' is a count: write a plain number or one in " + list;
+      }
+      return errors;
+    }
     if (!(value->dim == info->dim))
       return Diagnostic{{}, "", "'" + e.metric + "' is " + describe_dimension(info->dim) + ", got " +
                                     describe_dimension(value->dim),

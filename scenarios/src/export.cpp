@@ -34,6 +34,24 @@ std::string gce_machine_type(const std::string& instance_type) {
 // GKE schedules Cloud TPU chips as google.com/tpu and taints TPU nodes with that key.
 constexpr const char* kTpuResource = "google.com/tpu";
 
+// The taint key of a pool's nodes and its whole-accelerator resource: its vendor's device
+// plugin's (nvidia.com/gpu, amd.com/gpu, google.com/tpu). Pools of a vendor with none known
+// are refused before (unknown_vendor).
+std::string gpu_key(const NodePool& p) {
+  if (p.tpu) return kTpuResource;
+  return accelerator_resource(p.vendor).value_or(kGpuTaint);
+}
+
+std::vector<Diagnostic> unknown_vendor(const std::vector<NodePool>& pools) {
+  std::vector<Diagnostic> errors;
+  for (const auto& p : pools)
+    if (!p.tpu && !accelerator_resource(p.vendor))
+      errors.push_back({{}, "export", "no Kubernetes device plugin resource is known for " + p.vendor + " accelerators (pool '" +
+                                          p.name + "', gpu '" + p.gpu_id + "')",
+                        "capsim exports NVIDIA (nvidia.com/gpu), AMD (amd.com/gpu) and Cloud TPU (google.com/tpu) nodes"});
+  return errors;
+}
+
 // The plan's figures ride along with every export, so a reader of the YAML sees the same
 // numbers as `capsim run` (and tests can check they agree).
 void emit_annotations(YAML::Emitter& y, const ExportAnnotations& notes) {
@@ -65,10 +83,11 @@ std::string comment_line(const ExportAnnotations& notes) {
 // The resource a pod asks for. GKE schedules a MIG partition as nvidia.com/gpu on a node
 // labelled with its partition size (cloud.google.com/gke-gpu-partition-size); the NVIDIA GPU
 // operator's mixed strategy elsewhere names the slice in the resource (nvidia.com/mig-1g.10gb).
+// Whole accelerators: the vendor's device-plugin resource (accelerator_resource).
 std::string resource_name(const NodePool& p) {
   if (p.tpu) return kTpuResource;
   if (p.mig_profile && p.provider != "gcp") return "nvidia.com/mig-" + *p.mig_profile;
-  return "nvidia.com/gpu";
+  return gpu_key(p);
 }
 
 // gcloud's and Terraform's node counts: in a zone they are that zone's and so the total; in a
@@ -152,7 +171,7 @@ Result<std::string> gke(const std::vector<NodePool>& pools, const ExportSettings
     std::string acc = "type=" + *accelerator + ",count=" + std::to_string(p.gpus_per_node) + ",gpu-driver-version=default";
     if (p.mig_profile) acc += ",gpu-partition-size=" + *p.mig_profile;
     out += gke_create(p, s) + " \\\n  --accelerator=" + shell_word(acc) + gke_counts(p, s.location) +
-           " \\\n  --node-taints=" + kGpuTaint + "=present:NoSchedule" + (p.spot ? " \\\n  --spot" : "") + "\n";
+           " \\\n  --node-taints=" + gpu_key(p) + "=present:NoSchedule" + (p.spot ? " \\\n  --spot" : "") + "\n";
   }
   if (!errors.empty()) return errors;
   return out;
@@ -196,10 +215,10 @@ Result<std::string> karpenter(const std::vector<NodePool>& pools, const ExportSe
       << (p.spot ? "spot" : "on-demand") << YAML::EndSeq << YAML::EndMap;
     y << YAML::EndSeq;
     y << YAML::Key << "taints" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key" << YAML::Value
-      << kGpuTaint << YAML::Key << "effect" << YAML::Value << "NoSchedule" << YAML::EndMap << YAML::EndSeq;
+      << gpu_key(p) << YAML::Key << "effect" << YAML::Value << "NoSchedule" << YAML::EndMap << YAML::EndSeq;
     y << YAML::EndMap;  // template.spec
     y << YAML::EndMap;  // template
-    y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap << YAML::Key << "nvidia.com/gpu" << YAML::Value
+    y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap << YAML::Key << gpu_key(p) << YAML::Value
       << p.max_nodes * p.gpus_per_node << YAML::EndMap;
     y << YAML::Key << "disruption" << YAML::Value << YAML::BeginMap << YAML::Key << "consolidationPolicy"
       << YAML::Value << "WhenEmpty" << YAML::Key << "consolidateAfter" << YAML::Value << "5m" << YAML::EndMap;
@@ -268,12 +287,52 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const ExportSe
         {"machine_type", gce_machine_type(p.instance_type)},
         {"spot", p.spot},
         {"guest_accelerator", nlohmann::json::array({acc})},
-        {"taint", nlohmann::json::array({{{"key", kGpuTaint}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}};
+        {"taint", nlohmann::json::array({{{"key", gpu_key(p)}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}};
     pools_json[tf_name(p.name)] = pool;
   }
   if (!errors.empty()) return errors;
   nlohmann::json root = {{"resource", {{"google_container_node_pool", pools_json}}}};
   if (!s.notes.empty()) root["//"] = comment_line(s.notes);  // Terraform's JSON syntax: "//" is a comment
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// EKS managed node groups (hashicorp/aws aws_eks_node_group, Terraform's JSON syntax): one per
+// pool, its instance type, scaling between the plan's bounds, on demand or spot, the capsim.dev/pool
+// label and the GPU taint. The node role and subnets are the account's: Terraform variables
+// (node_role_arn, subnet_ids) the user sets. An AMI with the GPU driver for GPU pools: EKS's
+// AL2023 NVIDIA variant for NVIDIA GPUs (AMD GPUs and others: EKS publishes none, left unset).
+Result<std::string> eks(const std::vector<NodePool>& pools, const ExportSettings& s) {
+  nlohmann::json groups = nlohmann::json::object();
+  std::vector<Diagnostic> errors;
+  for (const auto& p : pools) {
+    if (p.provider != "aws") {
+      errors.push_back(wrong_provider(p, "EKS", "aws"));
+      continue;
+    }
+    const int desired = std::clamp(p.nodes, p.min_nodes, std::max(1, p.max_nodes));
+    nlohmann::json g = {{"cluster_name", s.cluster},
+                        {"node_group_name", p.name},
+                        {"node_role_arn", "${var.node_role_arn}"},
+                        {"subnet_ids", "${var.subnet_ids}"},
+                        {"instance_types", nlohmann::json::array({p.instance_type})},
+                        {"capacity_type", p.spot ? "SPOT" : "ON_DEMAND"},
+                        {"scaling_config", {{"desired_size", desired}, {"min_size", p.min_nodes}, {"max_size", std::max(1, p.max_nodes)}}},
+                        {"labels", {{"capsim.dev/pool", p.name}}},
+                        {"taint", nlohmann::json::array({{{"key", gpu_key(p)}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}};
+    if (p.vendor == "nvidia") g["ami_type"] = "AL2023_x86_64_NVIDIA";
+    groups[tf_name(p.name)] = g;
+  }
+  if (!errors.empty()) return errors;
+  nlohmann::json root = {
+      {"variable",
+       {{"node_role_arn", {{"type", "string"}, {"description", "ARN of the IAM role of the node groups' nodes"}}},
+        {"subnet_ids", {{"type", "list(string)"}, {"description", "subnets of the node groups (tagged kubernetes.io/cluster/" + s.cluster + ")"}}}}},
+      {"resource", {{"aws_eks_node_group", groups}}}};
+  std::string note = s.notes.empty() ? std::string() : comment_line(s.notes) + "; ";
+  bool efa = false;
+  for (const auto& p : pools) efa = efa || (p.training && p.pods > 1 && p.efa_interfaces > 0);
+  if (efa) note += "EFA interfaces need a launch template with EFA network interfaces (not written); ";
+  if (!note.empty()) root["//"] = note.substr(0, note.size() - 2);
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -299,13 +358,16 @@ void emit_pod_spec(YAML::Emitter& y, const NodePool& p, const ExportSettings& s,
   emit_pod_security_context(y);  // a numeric user, so runAsNonRoot holds whatever the image's USER
   emit_node_selector(y, p);
   y << YAML::Key << "tolerations" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "key"
-    << YAML::Value << (p.tpu ? kTpuResource : kGpuTaint) << YAML::Key << "operator" << YAML::Value << "Exists"
+    << YAML::Value << gpu_key(p) << YAML::Key << "operator" << YAML::Value << "Exists"
     << YAML::Key << "effect" << YAML::Value << "NoSchedule" << YAML::EndMap << YAML::EndSeq;
   y << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   y << YAML::Key << "name" << YAML::Value << "worker";
   y << YAML::Key << "image" << YAML::Value << s.image;
   y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits" << YAML::Value
-    << YAML::BeginMap << YAML::Key << resource_name(p) << YAML::Value << p.gpus_per_pod << YAML::EndMap << YAML::EndMap;
+    << YAML::BeginMap << YAML::Key << resource_name(p) << YAML::Value << p.gpus_per_pod;
+  // A training gang across nodes runs its collectives over EFA (RDMA) where the node has it.
+  if (p.training && p.pods > 1 && p.efa_interfaces > 0) y << YAML::Key << kEfaResource << YAML::Value << p.efa_interfaces;
+  y << YAML::EndMap << YAML::EndMap;
   y << YAML::EndMap << YAML::EndSeq;
   y << YAML::EndMap;
 }
@@ -363,7 +425,16 @@ std::string workloads(const std::vector<NodePool>& pools, const ExportSettings& 
     y << YAML::EndMap;  // spec
     y << YAML::EndMap;
   }
-  return "# Kubernetes workloads from capsim: replace the image (--image) and add the command.\n" +
+  // The MIG strategy, stated as the cluster exports state it: GKE partitions a GCP pool's GPUs
+  // (pods ask for nvidia.com/gpu), elsewhere the NVIDIA GPU operator's mixed strategy.
+  std::string mig;
+  for (const auto& p : pools)
+    if (p.mig_profile)
+      mig = p.provider == "gcp" ? "# MIG strategy: gke (GKE partitions the pool's GPUs; pods request nvidia.com/gpu on nodes "
+                                  "labelled cloud.google.com/gke-gpu-partition-size).\n"
+                                : "# MIG strategy: mixed (the NVIDIA GPU operator's mixed strategy; pods request "
+                                  "nvidia.com/mig-<profile>).\n";
+  return "# Kubernetes workloads from capsim: replace the image (--image) and add the command.\n" + mig +
          std::string(groups ? "# A replica spanning nodes is a LeaderWorkerSet group: install LeaderWorkerSet "
                               "(kubernetes-sigs/lws) in the cluster.\n"
                             : "") +
@@ -375,12 +446,33 @@ std::string workloads(const std::vector<NodePool>& pools, const ExportSettings& 
 Result<ExportFormat> parse_export_format(std::string_view name) {
   static const std::map<std::string, ExportFormat, std::less<>> formats = {
       {"gke", ExportFormat::gke}, {"karpenter", ExportFormat::karpenter}, {"terraform", ExportFormat::terraform},
-      {"k8s", ExportFormat::k8s}};
+      {"k8s", ExportFormat::k8s}, {"eks", ExportFormat::eks}};
   if (auto it = formats.find(name); it != formats.end()) return it->second;
   return Diagnostic{{}, "", "unknown export format '" + std::string(name) + "'",
-                    did_you_mean(name, {"gke", "karpenter", "terraform", "k8s"}).empty()
-                        ? "use gke, karpenter, terraform or k8s"
-                        : did_you_mean(name, {"gke", "karpenter", "terraform", "k8s"})};
+                    did_you_mean(name, {"gke", "karpenter", "terraform", "k8s", "eks"}).empty()
+                        ? "use gke, karpenter, terraform, eks or k8s"
+                        : did_you_mean(name, {"gke", "karpenter", "terraform", "k8s", "eks"})};
+}
+
+std::optional<std::string> accelerator_resource(std::string_view vendor) {
+  // NVIDIA's device plugin (NVIDIA/k8s-device-plugin) advertises nvidia.com/gpu; AMD's
+  // (ROCm/k8s-device-plugin: "amd.com/gpu" in its README and DaemonSet) amd.com/gpu; GKE
+  // advertises Cloud TPU chips as google.com/tpu (cloud.google.com/kubernetes-engine/docs/
+  // how-to/tpus).
+  if (vendor == "nvidia") return "nvidia.com/gpu";
+  if (vendor == "amd") return "amd.com/gpu";
+  if (vendor == "google") return "google.com/tpu";
+  return std::nullopt;
+}
+
+void complete_node_pools(std::vector<NodePool>& pools, const hardware::Catalog& catalog) {
+  for (auto& p : pools) {
+    if (const auto* gpu = catalog.find(hardware::EntityKind::gpu, p.gpu_id))
+      if (auto vendor = gpu->text("vendor"); !vendor.empty()) p.vendor = vendor;
+    for (const auto& e : catalog.all(hardware::EntityKind::instance))
+      if (e.text("provider") == p.provider && e.text("name") == p.instance_type)
+        p.efa_interfaces = static_cast<int>(e.integer("efa_interfaces").value_or(0));
+  }
 }
 
 std::optional<std::string> gke_accelerator(const std::string& gpu_id) {
@@ -424,11 +516,13 @@ Result<std::string> export_node_pools(const std::vector<NodePool>& pools, Export
   if (format == ExportFormat::terraform)
     if (auto errors = not_gcp(pools, "Terraform google_container_node_pool"); !errors.empty()) return errors;
   if (auto errors = check_export_settings(settings, format); !errors.empty()) return errors;
+  if (auto errors = unknown_vendor(pools); !errors.empty()) return errors;
   switch (format) {
     case ExportFormat::gke: return gke(pools, settings);
     case ExportFormat::karpenter: return karpenter(pools, settings);
     case ExportFormat::terraform: return terraform(pools, settings);
     case ExportFormat::k8s: return workloads(pools, settings);
+    case ExportFormat::eks: return eks(pools, settings);
   }
   return Diagnostic{{}, "export", "unknown format", ""};
 }

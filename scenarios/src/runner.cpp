@@ -554,6 +554,7 @@ Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalo
   else if (scenario.training.service) status = plan_service(scenario, catalog, r);
   else status = plan_training(scenario, catalog, r, progress, collectives);
   if (!status.empty()) return status;
+  complete_node_pools(r.plan.node_pools, catalog);  // each pool's vendor and EFA interfaces
   if (scenario.cost && !r.cost) {  // inference with a cost: section
     auto cost = cost_scenario(scenario, catalog);
     if (!cost) return cost.errors();
@@ -584,7 +585,7 @@ std::string run_summary_text(const RunResult& r) {
   }
   for (const auto& pool : r.plan.node_pools)
     out += "  node pool       " + pool.name + ": " + plural(pool.nodes, "node") + " of " + pool.instance_type + " (" +
-           pool.provider + "), " + (pool.tpu ? "google.com/tpu" : "nvidia.com/gpu") + ": " +
+           pool.provider + "), " + (pool.tpu ? "google.com/tpu" : accelerator_resource(pool.vendor).value_or("nvidia.com/gpu")) + ": " +
            std::to_string(pool.gpus_per_pod) + " per pod\n";
   if (r.simulation) {
     const auto& p = r.simulation->pipeline;

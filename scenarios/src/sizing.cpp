@@ -177,7 +177,7 @@ std::string describe_candidate(const SizingReport& r, const Candidate& c) {
 // The Kubernetes extended resource a node type's accelerators are requested by: GKE exposes
 // Cloud TPU chips as google.com/tpu, NVIDIA's device plugin GPUs as nvidia.com/gpu.
 std::string accelerator_resource(const NodeType& t) {
-  return t.cluster.gpu.vendor == "google" ? "google.com/tpu" : "nvidia.com/gpu";
+  return accelerator_resource(t.cluster.gpu.vendor).value_or("nvidia.com/gpu");
 }
 
 Table node_pools_table(const SizingReport& r, const Candidate& c) {

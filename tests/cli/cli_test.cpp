@@ -682,3 +682,48 @@ TEST_CASE("capsim plan packs the shipped cluster, in text and JSON, and bad clus
         std::string::npos);
   CHECK(r.out.empty());
 }
+
+TEST_CASE("issue 53: report -o - writes text formats to standard output and refuses PDF, exit 2") {
+  const std::string example = "'" CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml'";
+  // Markdown by default: the report's title and a table, on standard output, nothing else written.
+  auto md = capsim("report " + example + " -o -", "report.db");
+  CHECK(md.exit_code == 0);
+  CHECK(md.out.starts_with("# "));
+  CHECK(md.out.find("\n| ") != std::string::npos);
+  CHECK_FALSE(fs::exists("-"));
+  // JSON is the run result, as a .json report file holds it.
+  auto json = capsim("report " + example + " -o - --format json", "report.db");
+  REQUIRE(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.out).contains("plan"));
+  // CSV: one table per stream, named by --table; without one, the tables are listed.
+  auto csv = capsim("report " + example + " -o - --format csv", "report.db");
+  CHECK(csv.exit_code == 2);
+  CHECK(csv.err.find("a csv report on standard output is one table: name it with --table") != std::string::npos);
+  // PDF is binary: a message, exit 2, no bytes on standard output.
+  auto pdf = capsim("report " + example + " -o - --format pdf", "report.db");
+  CHECK(pdf.exit_code == 2);
+  CHECK(pdf.err.find("a PDF report is binary; capsim does not write it to standard output") != std::string::npos);
+  CHECK(pdf.out.empty());
+  // --format beside a file must agree with its extension.
+  auto clash = capsim("report " + example + " -o '" + (scratch() / "r.md").string() + "' --format json", "report.db");
+  CHECK(clash.exit_code == 2);
+  CHECK(clash.err.find("disagree") != std::string::npos);
+}
+
+TEST_CASE("issue 53: expect: takes the units capsim prints (GPUs, requests/s, tokens/s, samples/s)") {
+  const fs::path scenario = scratch() / "units.yaml";
+  std::string text = read(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml");
+  text += "  - gpus <= 8 GPUs\n  - gpus >= 1 GPU\n";
+  std::ofstream(scenario, std::ios::binary) << text;
+  auto r = capsim("run --check --no-history '" + scenario.string() + "'", "units.db");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("ok    gpus = 8 GPUs, meets <= 8 GPUs") != std::string::npos);
+  CHECK(r.out.find("GPUs, meets <= 8 GPUs") != std::string::npos);
+  // A unit of another metric is still refused, naming the units this one takes.
+  const fs::path wrong = scratch() / "wrong-unit.yaml";
+  std::ofstream(wrong, std::ios::binary) << read(CAPSIM_TEST_SOURCE_DIR "/../scenarios/examples/lora-7b-one-node.yaml") +
+                                                "  - gpus <= 8 requests/s\n";
+  auto bad = capsim("run --check --no-history '" + wrong.string() + "'", "units.db");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("'gpus' is a count: write a plain number or one in GPUs") != std::string::npos);
+}

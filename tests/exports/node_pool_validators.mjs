@@ -2,6 +2,8 @@
 // validate_exports.mjs (one scenario's pools) and validate_cluster_exports.mjs (a cluster
 // plan's pools).
 //   terraform: JSON against schemas/google_container_node_pool.schema.json (ajv).
+//   eks: JSON against schemas/aws_eks_node_group.schema.json (ajv), then what the schema cannot
+//     say: min_size <= desired_size <= max_size, and every ${var.NAME} declared under variable.
 //   gke: the script parsed as sh (sh -n, shellcheck when installed), each gcloud command's
 //     flags and values against schemas/gcloud_node_pools_create.json.
 // Each validator appends "WHERE: problem" lines to `problems`.
@@ -37,6 +39,31 @@ export function nodePoolValidators({ Ajv, here, qualifiedName }) {
   const terraformSchema = JSON.parse(fs.readFileSync(path.join(here, "schemas/google_container_node_pool.schema.json")));
   const validateTerraform = new Ajv({ allErrors: true, strict: false }).compile(terraformSchema);
   const gcloud = JSON.parse(fs.readFileSync(path.join(here, "schemas/gcloud_node_pools_create.json")));
+  const eksSchema = JSON.parse(fs.readFileSync(path.join(here, "schemas/aws_eks_node_group.schema.json")));
+  const validateEks = new Ajv({ allErrors: true, strict: false }).compile(eksSchema);
+
+  function validateEksText(text, where, problems) {
+    let j;
+    try {
+      j = JSON.parse(text);
+    } catch (e) {
+      return problems.push(`${where}: not JSON: ${e.message}`);
+    }
+    if (!validateEks(j)) {
+      for (const e of validateEks.errors) problems.push(`${where}: ${e.instancePath || "/"} ${e.message}`);
+      return;
+    }
+    for (const [name, g] of Object.entries(j.resource.aws_eks_node_group)) {
+      const s = g.scaling_config;
+      if (!(s.min_size <= s.desired_size && s.desired_size <= s.max_size))
+        problems.push(`${where}: ${name}: scaling_config needs min_size <= desired_size <= max_size, got ${JSON.stringify(s)}`);
+      for (const [k, v] of Object.entries(g.labels ?? {}))
+        if (!qualifiedName(k) || v.length > 63) problems.push(`${where}: ${name}: label ${k}=${v} is no Kubernetes label`);
+      for (const t of g.taint ?? []) if (!qualifiedName(t.key)) problems.push(`${where}: ${name}: taint key ${t.key} is no qualified name`);
+      for (const m of JSON.stringify(g).matchAll(/\$\{var\.([A-Za-z0-9_-]+)\}/g))
+        if (!(j.variable ?? {})[m[1]]) problems.push(`${where}: ${name}: var.${m[1]} is not declared`);
+    }
+  }
 
   function validateTerraformText(text, where, problems) {
     let j;
@@ -104,5 +131,5 @@ export function nodePoolValidators({ Ajv, here, qualifiedName }) {
     }
   }
 
-  return { validateTerraformText, validateGke };
+  return { validateTerraformText, validateGke, validateEksText };
 }

@@ -1,7 +1,8 @@
 // Issue 17: a whole cluster plan exported as objects real tools accept. For every cluster
-// scenario (scenarios/clusters/*.yaml), `capsim plan --export k8s|karpenter|gke|terraform`
-// either writes what validates, or (karpenter, gke, terraform) is refused with the documented
-// text for another provider's pools. gke and terraform: node_pool_validators.mjs.
+// scenario (scenarios/clusters/*.yaml), `capsim plan --export k8s|pytorchjob|karpenter|eks|gke|terraform`
+// either writes what validates, or (karpenter, eks, gke, terraform) is refused with the documented
+// text for another provider's pools (pytorchjob: for a gang of unlike pods). gke, terraform and
+// eks: node_pool_validators.mjs.
 //
 //   node validate_cluster_exports.mjs CAPSIM CLUSTERS_DIR DOCS_EXPORTS_MD NPM_DIR
 //
@@ -10,6 +11,7 @@
 //     Kubernetes' OpenAPI schemas (npm kubernetes-models);
 //   karpenter.sh/v1 NodePool, karpenter.k8s.aws/v1 EC2NodeClass: Karpenter's CRD schemas (npm
 //     @kubernetes-models/karpenter);
+//   kubeflow.org/v1 PyTorchJob (pytorchjob): the Kubeflow training operator's CRD schema;
 //   jobset.x-k8s.io/v1alpha2 JobSet, kueue.x-k8s.io/v1beta2 ResourceFlavor, ClusterQueue,
 //     LocalQueue: the published CRDs' openAPIV3Schemas in schemas/ (ajv; README.md there says
 //     where they come from), with unknown fields refused as strict field validation does;
@@ -18,7 +20,10 @@
 // references between documents, and agreement with `capsim plan --format json` (one JobSet
 // per training workload, one Deployment per service with the plan's replicas, node
 // selectors naming the plan's pools). Exit 0: all hold; 1: not; 77: the npm packages are
-// not installed (ctest reports the test as skipped).
+// not installed (ctest reports the test as skipped). Issue 53: the k8s and gke exports of one
+// plan agree on its MIG strategy (GKE-partitioned pools <-> nvidia.com/gpu requests on nodes
+// of that partition size; mixed <-> nvidia.com/mig-*) and both state it; negative controls show
+// the PyTorchJob and EKS checks refuse a broken document.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -53,6 +58,7 @@ const crd = (file) => {
 };
 const crds = {
   "jobset.x-k8s.io/v1alpha2 JobSet": crd("jobset.x-k8s.io_v1alpha2_jobset.schema.json"),
+  "kubeflow.org/v1 PyTorchJob": crd("kubeflow.org_v1_pytorchjob.schema.json"),
   "kueue.x-k8s.io/v1beta2 ResourceFlavor": crd("kueue.x-k8s.io_v1beta2_resourceflavor.schema.json"),
   "kueue.x-k8s.io/v1beta2 ClusterQueue": crd("kueue.x-k8s.io_v1beta2_clusterqueue.schema.json"),
   "kueue.x-k8s.io/v1beta2 LocalQueue": crd("kueue.x-k8s.io_v1beta2_localqueue.schema.json"),
@@ -61,7 +67,7 @@ const crds = {
 // ---- The API server's rules (k8s.io/apimachinery validation) the schemas do not encode
 // (k8s_rules.mjs, and below).
 const dns1035Label = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const { validateTerraformText, validateGke } = nodePoolValidators({ Ajv, here, qualifiedName });
+const { validateTerraformText, validateGke, validateEksText } = nodePoolValidators({ Ajv, here, qualifiedName });
 
 function metaRules(doc, bad) {
   const meta = doc.metadata ?? {};
@@ -99,7 +105,8 @@ function instanceTypes(template) {
   return types;
 }
 const gpuResources = (template) =>
-  Object.entries(template?.spec?.containers?.[0]?.resources?.limits ?? {}).filter(([r]) => r.startsWith("nvidia.com/"));
+  Object.entries(template?.spec?.containers?.[0]?.resources?.limits ?? {}).filter(
+    ([r]) => r.startsWith("nvidia.com/") || r === "amd.com/gpu" || r === "google.com/tpu");
 
 function kindRules(doc, bad) {
   switch (doc.kind) {
@@ -121,6 +128,22 @@ function kindRules(doc, bad) {
         podRules(job.template, `${p}.template.spec.template`, bad);
       }
       break;
+    case "PyTorchJob": {
+      // The training operator's webhook (pkg/webhooks/pytorch): replica types Master and Worker
+      // only, one Master, each template with a container named "pytorch"; restart policies it knows.
+      const specs = doc.spec?.pytorchReplicaSpecs ?? {};
+      if (!specs.Master) bad("spec.pytorchReplicaSpecs", "no Master");
+      for (const [type, rs] of Object.entries(specs)) {
+        const p = `spec.pytorchReplicaSpecs.${type}`;
+        if (!["Master", "Worker"].includes(type)) bad(p, "replica types are Master and Worker");
+        if (type === "Master" && rs.replicas !== 1) bad(`${p}.replicas`, "one Master");
+        if (!(Number.isInteger(rs.replicas) && rs.replicas >= 1)) bad(`${p}.replicas`, "at least 1");
+        if (!["Always", "OnFailure", "Never", "ExitCode"].includes(rs.restartPolicy)) bad(`${p}.restartPolicy`, "not a restart policy");
+        if (!(rs.template?.spec?.containers ?? []).some((c) => c.name === "pytorch")) bad(`${p}.template`, "no container named pytorch");
+        podRules(rs.template, `${p}.template`, bad);
+      }
+      break;
+    }
     case "Deployment": {
       podRules(doc.spec?.template, "spec.template", bad);
       const want = doc.spec?.selector?.matchLabels ?? {};
@@ -185,7 +208,7 @@ function parseStream(text, where, problems) {
 }
 
 // ---- The documents against each other and against the plan.
-function checkK8s(objects, plan, where, problems) {
+function checkK8s(objects, plan, where, problems, pytorch = false) {
   const of = (kind) => objects.filter((o) => o.kind === kind);
   const byName = (kind) => new Map(of(kind).map((o) => [o.metadata.name, o]));
   const flavors = byName("ResourceFlavor");
@@ -200,7 +223,9 @@ function checkK8s(objects, plan, where, problems) {
   for (const l of locals.values())
     if (!queues.has(l.spec.clusterQueue)) problems.push(`${where}: LocalQueue names no ClusterQueue '${l.spec.clusterQueue}'`);
   const workloads = new Map(plan.workloads.map((w) => [w.name, w]));
-  const jobsets = byName("JobSet");
+  const jobsets = byName(pytorch ? "PyTorchJob" : "JobSet");
+  if (byName(pytorch ? "JobSet" : "PyTorchJob").size !== 0) problems.push(`${where}: JobSets and PyTorchJobs mixed`);
+  const strategy = [...queues.values()][0]?.metadata?.annotations?.["capsim.dev/mig-strategy"];
   const deployments = byName("Deployment");
   const training = plan.workloads.filter((w) => w.kind === "training");
   const services = plan.workloads.filter((w) => w.kind === "service");
@@ -209,13 +234,18 @@ function checkK8s(objects, plan, where, problems) {
   const templates = [];
   for (const j of jobsets.values()) {
     const queue = j.metadata.labels?.["kueue.x-k8s.io/queue-name"];
-    if (!locals.has(queue)) problems.push(`${where}: JobSet/${j.metadata.name} names no LocalQueue '${queue}'`);
-    if (j.spec.suspend !== true) problems.push(`${where}: JobSet/${j.metadata.name} is not created suspended for Kueue`);
+    if (!locals.has(queue)) problems.push(`${where}: ${j.kind}/${j.metadata.name} names no LocalQueue '${queue}'`);
+    if ((pytorch ? j.spec.runPolicy?.suspend : j.spec.suspend) !== true)
+      problems.push(`${where}: ${j.kind}/${j.metadata.name} is not created suspended for Kueue`);
     const w = workloads.get(j.metadata.name);
     if (!w || w.kind !== "training") problems.push(`${where}: JobSet/${j.metadata.name} is no training workload of the plan`);
     // The gang's GPUs: the sum over its pods of their nvidia.com/gpu.
     let gpus = 0;
-    for (const rj of j.spec.replicatedJobs) {
+    for (const [type, rs] of Object.entries(pytorch ? j.spec.pytorchReplicaSpecs : {})) {
+      templates.push([`PyTorchJob/${j.metadata.name} ${type}`, rs.template]);
+      gpus += rs.replicas * Number(gpuResources(rs.template)[0]?.[1] ?? 0);
+    }
+    for (const rj of pytorch ? [] : j.spec.replicatedJobs) {
       const t = rj.template.spec.template;
       templates.push([`JobSet/${j.metadata.name}`, t]);
       gpus += rj.replicas * rj.template.spec.parallelism * Number(t.spec.containers[0].resources.limits["nvidia.com/gpu"] ?? 0);
@@ -233,9 +263,15 @@ function checkK8s(objects, plan, where, problems) {
     if (!w || w.kind !== "service") problems.push(`${where}: Deployment/${name} is no service of the plan`);
     if (d.spec.replicas !== replicas) problems.push(`${where}: Deployment/${name} has ${d.spec.replicas} replicas, the plan ${replicas}`);
     if (/MIG (\S+)/.test(w?.demand ?? "")) {
+      // The plan's one MIG strategy: GKE's partitioned pools advertise a slice as nvidia.com/gpu
+      // on nodes labelled with the partition size; the mixed strategy names the slice.
       const profile = /MIG (\S+)/.exec(w.demand)[1].replace(/,$/, "");
-      if (!gpuResources(d.spec.template).some(([r]) => r === `nvidia.com/mig-${profile}`))
-        problems.push(`${where}: Deployment/${name} does not ask for nvidia.com/mig-${profile}`);
+      const gke = strategy === "gke";
+      if (!["gke", "mixed"].includes(strategy)) problems.push(`${where}: a plan with MIG slices states no MIG strategy`);
+      const want = gke ? "nvidia.com/gpu" : `nvidia.com/mig-${profile}`;
+      if (!gpuResources(d.spec.template).some(([r]) => r === want)) problems.push(`${where}: Deployment/${name} does not ask for ${want}`);
+      if (gke && d.spec.template.spec.nodeSelector?.["cloud.google.com/gke-gpu-partition-size"] !== profile)
+        problems.push(`${where}: Deployment/${name} does not select GKE's ${profile} partitions`);
     }
     const hpa = hpas.get(name);
     if (!hpa || hpa.spec.scaleTargetRef.kind !== "Deployment" || hpa.spec.scaleTargetRef.name !== name || hpa.spec.maxReplicas !== d.spec.replicas)
@@ -250,8 +286,11 @@ function checkK8s(objects, plan, where, problems) {
     const types = instanceTypes(t);
     if (types.length === 0) problems.push(`${where}: ${what} selects no instance type`);
     for (const type of types) if (!poolTypes.has(type)) problems.push(`${where}: ${what} selects ${type}, no pool of the plan`);
-    if (!(t.spec.tolerations ?? []).some((x) => x.key === "nvidia.com/gpu" && x.effect === "NoSchedule"))
-      problems.push(`${where}: ${what} does not tolerate the nvidia.com/gpu taint`);
+    const key = gpuResources(t).some(([r]) => r === "amd.com/gpu") ? "amd.com/gpu" : "nvidia.com/gpu";
+    if (!(t.spec.tolerations ?? []).some((x) => x.key === key && x.effect === "NoSchedule"))
+      problems.push(`${where}: ${what} does not tolerate the ${key} taint`);
+    if (strategy === "gke" && gpuResources(t).some(([r]) => r.startsWith("nvidia.com/mig-")))
+      problems.push(`${where}: ${what} asks for a MIG resource GKE's partitioned nodes do not advertise`);
     if (gpuResources(t).length !== 1) problems.push(`${where}: ${what} asks for no GPU resource`);
   }
 }
@@ -269,6 +308,78 @@ function checkKarpenter(objects, plan, where, problems) {
   }
 }
 
+// The gke and k8s exports of one plan carry one MIG strategy: every pool the gke script
+// partitions (gpu-partition-size=P) is, in k8s, a flavor labelled with that partition size, no
+// pod asks for nvidia.com/mig-*, and both state "gke"; with no partitioned pool, k8s does not
+// say "gke".
+function agreeOnMig(outputs, file, problems) {
+  if (outputs.k8s === undefined) return;
+  const objects = YAML.parseAllDocuments(outputs.k8s).map((d) => d.toJS()).filter((o) => o);
+  const queue = objects.find((o) => o.kind === "ClusterQueue");
+  const strategy = queue?.metadata?.annotations?.["capsim.dev/mig-strategy"];
+  const asksMig = /nvidia\.com\/mig-/.test(outputs.k8s.split("\n").filter((l) => !l.startsWith("#")).join("\n"));
+  if (asksMig && !["gke", "mixed"].includes(strategy)) problems.push(`${file}: k8s asks for MIG slices but states no MIG strategy`);
+  if (outputs.gke === undefined) return;
+  const partitioned = [...outputs.gke.replace(/\\\n/g, " ").matchAll(/node-pools create (\S+) .*?gpu-partition-size=([^,\s']+)/g)];
+  if (partitioned.length === 0) {
+    if (strategy === "gke") problems.push(`${file}: k8s states the gke MIG strategy, the gke export partitions no pool`);
+    return;
+  }
+  if (strategy !== "gke") problems.push(`${file}: gke partitions ${partitioned.map((m) => m[1])}, k8s states MIG strategy '${strategy}'`);
+  if (!outputs.gke.includes("capsim.dev/mig-strategy=gke")) problems.push(`${file}: the gke export does not state its MIG strategy`);
+  if (asksMig) problems.push(`${file}: gke partitions its MIG pools, k8s asks for nvidia.com/mig-* (those pods would stay Pending)`);
+  for (const [, pool, size] of partitioned) {
+    const flavor = objects.find((o) => o.kind === "ResourceFlavor" && o.metadata.name === pool);
+    if (flavor?.spec?.nodeLabels?.["cloud.google.com/gke-gpu-partition-size"] !== size)
+      problems.push(`${file}: k8s flavor ${pool} is not GKE's ${size} partition`);
+  }
+}
+
+// Negative controls: documents a checker must refuse, so that a check that passes everything
+// cannot hide.
+function negativeControls(problems) {
+  const pod = { containers: [{ name: "pytorch", image: "registry.example.com/x:1", resources: { limits: { "nvidia.com/gpu": 8 } } }],
+                tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
+                nodeSelector: { "node.kubernetes.io/instance-type": "p5.48xlarge" }, restartPolicy: "Never",
+                securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001 } };
+  const job = (spec) => ({ apiVersion: "kubeflow.org/v1", kind: "PyTorchJob", metadata: { name: "control" }, spec });
+  // The kinds a cluster export writes (suspend under runPolicy, as Kueue's integration reads it).
+  const good = job({ runPolicy: { suspend: true }, pytorchReplicaSpecs: { Master: { replicas: 1, restartPolicy: "Never", template: { spec: pod } } } });
+  const cases = [
+    ["a good PyTorchJob", good, false],
+    ["a misspelt field", job({ pytorchReplicaSpec: good.spec.pytorchReplicaSpecs }), true],
+    ["replicas as text", job({ pytorchReplicaSpecs: { Master: { replicas: "1", restartPolicy: "Never", template: { spec: pod } } } }), true],
+    ["two Masters", job({ pytorchReplicaSpecs: { Master: { replicas: 2, restartPolicy: "Never", template: { spec: pod } } } }), true],
+    ["no pytorch container", job({ pytorchReplicaSpecs: { Master: { replicas: 1, restartPolicy: "Never",
+      template: { spec: { ...pod, containers: [{ ...pod.containers[0], name: "worker" }] } } } } }), true],
+  ];
+  for (const [what, doc, refuse] of cases) {
+    const found = [];
+    validateDocument(doc, "control", found);
+    if ((found.length > 0) !== refuse)
+      problems.push(`negative control PyTorchJob (${what}): ${refuse ? "not refused" : "refused: " + found.join("; ")}`);
+  }
+  const group = { cluster_name: "capsim", node_role_arn: "${var.node_role_arn}", subnet_ids: "${var.subnet_ids}",
+                  instance_types: ["p5.48xlarge"], scaling_config: { desired_size: 1, min_size: 0, max_size: 2 } };
+  const tf = (g, variable = { node_role_arn: { type: "string" }, subnet_ids: { type: "list(string)" } }) =>
+    JSON.stringify({ variable, resource: { aws_eks_node_group: { g } } });
+  const eksCases = [
+    ["a good node group", tf(group), false],
+    ["max_size 0", tf({ ...group, scaling_config: { desired_size: 0, min_size: 0, max_size: 0 } }), true],
+    ["desired above max", tf({ ...group, scaling_config: { desired_size: 3, min_size: 0, max_size: 2 } }), true],
+    ["a misspelt argument", tf({ ...group, instance_type: "p5.48xlarge" }), true],
+    ["no subnets", tf(Object.fromEntries(Object.entries(group).filter(([k]) => k !== "subnet_ids"))), true],
+    ["a taint effect Kubernetes spells", tf({ ...group, taint: [{ key: "nvidia.com/gpu", effect: "NoSchedule" }] }), true],
+    ["an undeclared variable", tf(group, { node_role_arn: { type: "string" } }), true],
+  ];
+  for (const [what, text, refuse] of eksCases) {
+    const found = [];
+    validateEksText(text, "control", found);
+    if ((found.length > 0) !== refuse)
+      problems.push(`negative control aws_eks_node_group (${what}): ${refuse ? "not refused" : "refused: " + found.join("; ")}`);
+  }
+}
+
 // ---- Run.
 const doc = fs.readFileSync(docPath, "utf8");
 const refusals = [...doc.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
@@ -282,6 +393,7 @@ const problems = [];
 let validated = 0;
 let refused = 0;
 let documents = 0;
+let partitionedPair;  // the gke and k8s exports of a plan with a GKE-partitioned pool, for the MIG control
 for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")).sort()) {
   const scenario = path.join(clustersDir, file);
   const planRun = spawnSync(capsim, ["plan", "--format", "json", scenario], { encoding: "utf8", env });
@@ -290,16 +402,18 @@ for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")
     continue;
   }
   const plan = JSON.parse(planRun.stdout);
-  for (const target of ["k8s", "karpenter", "gke", "terraform"]) {
+  const outputs = {};
+  for (const target of ["k8s", "pytorchjob", "karpenter", "eks", "gke", "terraform"]) {
     const where = `${file} ${target}`;
     const r = spawnSync(capsim, ["plan", "--export", target, scenario], { encoding: "utf8", env });
-    if (r.status === 0 && (target === "gke" || target === "terraform")) {
+    if (r.status === 0) outputs[target] = r.stdout;
+    if (r.status === 0 && (target === "gke" || target === "terraform" || target === "eks")) {
       const before = problems.length;
-      (target === "gke" ? validateGke : validateTerraformText)(r.stdout, where, problems);
+      ({ gke: validateGke, terraform: validateTerraformText, eks: validateEksText })[target](r.stdout, where, problems);
       // One pool per pool of the plan, named after it.
+      const named = { gke: (t) => `node-pools create ${t} `, terraform: (t) => `"name": "${t}"`, eks: (t) => `"node_group_name": "${t}"` };
       for (const pool of plan.pools)
-        if (!r.stdout.includes(target === "gke" ? `node-pools create ${pool.node_type} ` : `"name": "${pool.node_type}"`))
-          problems.push(`${where}: no node pool for ${pool.node_type}`);
+        if (!r.stdout.includes(named[target](pool.node_type))) problems.push(`${where}: no node pool for ${pool.node_type}`);
       if (problems.length === before) ++validated;
       console.log(`${where}: ${plan.pools.length} node pools, ${problems.length === before ? "valid" : "INVALID"}`);
       continue;
@@ -308,22 +422,40 @@ for (const file of fs.readdirSync(clustersDir).filter((f) => f.endsWith(".yaml")
       const before = problems.length;
       const objects = parseStream(r.stdout, where, problems);
       documents += objects.length;
-      (target === "k8s" ? checkK8s : checkKarpenter)(objects, plan, where, problems);
+      if (target === "karpenter") checkKarpenter(objects, plan, where, problems);
+      else checkK8s(objects, plan, where, problems, target === "pytorchjob");
       if (problems.length === before) ++validated;
       console.log(`${where}: ${objects.length} documents, ${problems.length === before ? "valid" : "INVALID"}`);
       continue;
     }
     // Refused: exit 2, every error a documented refusal naming a pool of the plan that is not AWS.
     const messages = r.stderr.split("\n").filter((l) => l.includes("error: ")).map((l) => l.slice(l.indexOf("error: ") + 7));
-    const provider = target === "karpenter" ? "aws-" : "gcp-";
-    const ok = target !== "k8s" && r.status === 2 && messages.length > 0 &&
-      messages.every((m) => refusals.some((p) => matches(m, p)) && plan.pools.some((x) => m.includes(`pool '${x.node_type}'`) && !x.node_type.startsWith(provider)));
+    const provider = target === "karpenter" || target === "eks" ? "aws-" : "gcp-";
+    const names = (m) =>
+      target === "pytorchjob"
+        ? plan.workloads.some((w) => m.includes(`workload '${w.name}'`) && w.kind === "training")
+        : plan.pools.some((x) => m.includes(`pool '${x.node_type}'`) && !x.node_type.startsWith(provider));
+    const ok = target !== "k8s" && r.status === 2 && messages.length > 0 && messages.every((m) => refusals.some((p) => matches(m, p)) && names(m));
     if (!ok) problems.push(`${where}: exit ${r.status}, not a documented refusal:\n${r.stderr}`);
     else ++refused;
     console.log(`${where}: refused: ${messages.join("; ")}`);
   }
+  agreeOnMig(outputs, file, problems);
+  if (/gpu-partition-size=/.test(outputs.gke ?? "") && outputs.k8s) partitionedPair = outputs;
 }
 fs.rmSync(path.dirname(db), { recursive: true, force: true });
+negativeControls(problems);
+// The MIG agreement check must catch the bug it guards against: k8s asking for the slice by
+// name (the mixed strategy) while gke partitions the pool.
+if (!partitionedPair) problems.push("no shipped cluster has a GKE-partitioned pool: the MIG agreement check ran on none");
+else {
+  const found = [];
+  const mixed = partitionedPair.k8s
+    .replace(/capsim\.dev\/mig-strategy: "gke"/, 'capsim.dev/mig-strategy: "mixed"')
+    .replace(/^( +)nvidia\.com\/gpu: 1$/m, "$1nvidia.com/mig-1g.5gb: 1");
+  agreeOnMig({ ...partitionedPair, k8s: mixed }, "control", found);
+  if (found.length === 0) problems.push("negative control MIG agreement: a k8s export asking for nvidia.com/mig-* beside GKE partitions was not refused");
+}
 for (const p of problems) console.log("FAIL: " + p);
 console.log(`${validated} cluster exports (${documents} documents) validated, ${refused} refused as documented, ${problems.length} problems`);
 process.exit(problems.length === 0 && validated > 0 ? 0 : 1);

@@ -12,6 +12,7 @@
 //     then the API server's own rules the schemas leave out (names, label keys and values,
 //     container images, resource names and quantities, selectors that match, references).
 //   terraform: JSON against schemas/google_container_node_pool.schema.json (ajv).
+//   eks: JSON against schemas/aws_eks_node_group.schema.json (ajv) and the scaling bounds.
 //   gke: the script parsed as sh (sh -n, shellcheck when installed), each gcloud command's
 //     flags and values against schemas/gcloud_node_pools_create.json.
 // The outcome table in docs/exports.md (between its "export-matrix" markers) must equal what
@@ -55,7 +56,7 @@ models["leaderworkerset.x-k8s.io/v1 LeaderWorkerSet"] = class {
   }
 };
 
-const { validateTerraformText, validateGke } = nodePoolValidators({ Ajv, here, qualifiedName });
+const { validateTerraformText, validateGke, validateEksText } = nodePoolValidators({ Ajv, here, qualifiedName });
 
 // ---- The API server's rules that the OpenAPI schemas do not encode (k8s_rules.mjs, and
 // below: names, labels, selectors).
@@ -174,6 +175,7 @@ const validators = {
   gke: validateGke,
   karpenter: validateKarpenter,
   terraform: validateTerraformText,
+  eks: validateEksText,
   k8s: (text, where, problems) => {
     const objects = validateYamlStream(text, where, problems, []);
     if (!objects.some((o) => ["Job", "Deployment", "LeaderWorkerSet"].includes(o.kind)))
@@ -195,7 +197,7 @@ const refusals = [...doc.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
 const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "capsim-exports-")), "capsim.db");
 const env = { ...process.env, CAPSIM_DB: db };
 const examples = fs.readdirSync(examplesDir).filter((f) => f.endsWith(".yaml")).sort();
-const targets = ["gke", "karpenter", "terraform", "k8s"];
+const targets = ["gke", "karpenter", "terraform", "eks", "k8s"];
 const problems = [];
 const rows = [];
 let validated = 0;

@@ -6,6 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -111,14 +113,17 @@ TEST_CASE("cluster export k8s: a Deployment per service with the plan's replicas
   CHECK(services == 3);
 }
 
-TEST_CASE("cluster export k8s: the MIG service asks for nvidia.com/mig-<profile>, time-slicing for one nvidia.com/gpu") {
+TEST_CASE("cluster export k8s: the MIG service on GKE's partitioned pool asks for nvidia.com/gpu, time-slicing for one nvidia.com/gpu") {
   auto text = cluster_export(estate_plan(), "k8s");
   REQUIRE(text);
   const auto deployments = by_name(documents(*text), "Deployment");
-  // food-photos: 2 replicas x MIG 1g.5gb (team-ml-estate's plan); notebooks: time-sliced 0.25.
-  const YAML::Node food = deployments.at("food-photos")["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
-  CHECK(food["nvidia.com/mig-1g.5gb"].as<int>() == 1);
-  CHECK(!food["nvidia.com/gpu"]);
+  // food-photos: 2 replicas x MIG 1g.5gb on the estate's GCP A100 pool, which GKE partitions
+  // (issue 53: one MIG strategy per plan); notebooks: time-sliced 0.25.
+  const YAML::Node food_pod = deployments.at("food-photos")["spec"]["template"]["spec"];
+  const YAML::Node food = food_pod["containers"][0]["resources"]["limits"];
+  CHECK(food["nvidia.com/gpu"].as<int>() == 1);
+  CHECK(!food["nvidia.com/mig-1g.5gb"]);
+  CHECK(food_pod["nodeSelector"]["cloud.google.com/gke-gpu-partition-size"].as<std::string>() == "1g.5gb");
   const YAML::Node notebooks = deployments.at("notebooks");
   CHECK(notebooks["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
   CHECK(notebooks["metadata"]["annotations"]["capsim.dev/gpu-sharing"].as<std::string>().find("sharing.timeSlicing (replicas: 4)") !=
@@ -244,4 +249,128 @@ TEST_CASE("issue 53: every pod of a cluster export names its user and group by n
     CHECK(pod["securityContext"]["runAsUser"].as<int>() == kPodUserId);
     CHECK(pod["securityContext"]["runAsGroup"].as<int>() == kPodGroupId);
   }
+}
+
+// ---- Issue 53: one MIG strategy per plan, PyTorchJob beside JobSet, EKS node groups.
+
+namespace {
+
+// Every GPU resource the pods of a k8s export ask for.
+std::set<std::string> asked_resources(const std::vector<YAML::Node>& docs) {
+  std::set<std::string> out;
+  std::function<void(const YAML::Node&)> walk = [&](const YAML::Node& n) {
+    if (n.IsMap()) {
+      if (n["containers"])
+        for (const auto& c : n["containers"])
+          for (const auto& r : c["resources"]["limits"]) out.insert(r.first.as<std::string>());
+      for (const auto& kv : n) walk(kv.second);
+    } else if (n.IsSequence()) {
+      for (const auto& x : n) walk(x);
+    }
+  };
+  for (const auto& d : docs) walk(d);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("issue 53: a GKE-partitioned plan asks for nvidia.com/gpu in every target, and each says its MIG strategy") {
+  const auto p = plan_of("gcp-inference-estate");
+  auto gke = cluster_export(p, "gke");
+  REQUIRE_MESSAGE(gke, format_diagnostics(gke.errors()));
+  CHECK(gke->find("gpu-partition-size=1g.5gb") != std::string::npos);
+  CHECK(gke->find("capsim.dev/mig-strategy=gke") != std::string::npos);
+  auto tf = cluster_export(p, "terraform");
+  REQUIRE(tf);
+  CHECK(nlohmann::json::parse(*tf)["//"].get<std::string>().find("capsim.dev/mig-strategy=gke") != std::string::npos);
+  auto k8s = cluster_export(p, "k8s");
+  REQUIRE_MESSAGE(k8s, format_diagnostics(k8s.errors()));
+  CHECK(k8s->find("# MIG strategy: gke") != std::string::npos);
+  const auto docs = documents(*k8s);
+  CHECK(by_name(docs, "ClusterQueue").begin()->second["metadata"]["annotations"]["capsim.dev/mig-strategy"].as<std::string>() ==
+        "gke");
+  // No pod asks for a MIG resource GKE's nodes do not advertise; the MIG service's pods select
+  // the partition size GKE gives the pool.
+  for (const auto& r : asked_resources(docs)) CHECK_MESSAGE(!r.starts_with("nvidia.com/mig-"), r);
+  int partitioned = 0;
+  for (const auto& [name, d] : by_name(docs, "Deployment")) {
+    const YAML::Node pod = d["spec"]["template"]["spec"];
+    if (!pod["nodeSelector"]["cloud.google.com/gke-gpu-partition-size"]) continue;
+    ++partitioned;
+    CHECK(pod["nodeSelector"]["cloud.google.com/gke-gpu-partition-size"].as<std::string>() == "1g.5gb");
+    CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+  }
+  CHECK(partitioned == 1);
+  // Kueue's quota is in the resource the pods ask for.
+  const auto flavors = by_name(docs, "ResourceFlavor");
+  CHECK(flavors.at("gcp-a2-highgpu-1g")["spec"]["nodeLabels"]["cloud.google.com/gke-gpu-partition-size"].as<std::string>() ==
+        "1g.5gb");
+}
+
+TEST_CASE("issue 53: a plan with MIG slices off GKE keeps the mixed strategy and says so") {
+  // aws-batch-and-serving's OCR service runs on MIG 1g.5gb slices of an AWS A100 pool.
+  auto k8s = cluster_export(plan_of("aws-batch-and-serving"), "k8s");
+  REQUIRE(k8s);
+  CHECK(k8s->find("# MIG strategy: mixed") != std::string::npos);
+  const auto docs = documents(*k8s);
+  CHECK(asked_resources(docs).count("nvidia.com/mig-1g.5gb") == 1);
+  CHECK(by_name(docs, "ClusterQueue").begin()->second["metadata"]["annotations"]["capsim.dev/mig-strategy"].as<std::string>() ==
+        "mixed");
+}
+
+TEST_CASE("issue 53: pytorchjob writes a Kubeflow PyTorchJob per training gang, Kueue-suspended, one pod per node") {
+  const auto p = plan_of("aws-batch-and-serving");
+  auto text = cluster_export(p, "pytorchjob");
+  REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+  const auto docs = documents(*text);
+  CHECK(by_name(docs, "JobSet").empty());
+  const auto jobs = by_name(docs, "PyTorchJob");
+  REQUIRE(jobs.count("weekly-pretrain") == 1);
+  const YAML::Node job = jobs.at("weekly-pretrain");
+  CHECK(job["apiVersion"].as<std::string>() == "kubeflow.org/v1");
+  CHECK(job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"].as<std::string>() == "aws-batch-and-serving");
+  CHECK(job["spec"]["runPolicy"]["suspend"].as<bool>());
+  // 16 H100s on two p5.48xlarge: a Master and a Worker of 8 GPUs and 32 EFA interfaces each.
+  const YAML::Node specs = job["spec"]["pytorchReplicaSpecs"];
+  CHECK(specs["Master"]["replicas"].as<int>() == 1);
+  CHECK(specs["Worker"]["replicas"].as<int>() == 1);
+  CHECK(job["spec"]["nprocPerNode"].as<std::string>() == "gpu");  // one process per GPU of the pod
+  for (const char* type : {"Master", "Worker"}) {
+    const YAML::Node c = specs[type]["template"]["spec"]["containers"][0];
+    CHECK(c["name"].as<std::string>() == "pytorch");  // the training operator's container name
+    CHECK(c["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 8);
+    CHECK(c["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == 32);
+  }
+  // The A10G gang's last node is partly used (a pod of 4 GPUs and one of 2): the partial pod is
+  // the Master, the full ones Workers, as many GPUs in all as the JobSet's.
+  const YAML::Node batch = jobs.at("weekly-batch")["spec"]["pytorchReplicaSpecs"];
+  CHECK(batch["Master"]["replicas"].as<int>() == 1);
+  CHECK(batch["Master"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 2);
+  CHECK(batch["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 4);
+  // The services are the k8s export's.
+  auto k8s = cluster_export(p, "k8s");
+  REQUIRE(k8s);
+  CHECK(by_name(docs, "Deployment").size() == by_name(documents(*k8s), "Deployment").size());
+  CHECK(by_name(documents(*k8s), "JobSet").size() == jobs.size());
+}
+
+TEST_CASE("issue 53: eks writes an aws_eks_node_group per pool of an AWS plan and refuses other clouds' pools") {
+  const auto p = plan_of("aws-batch-and-serving");
+  auto text = cluster_export(p, "eks");
+  REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+  const auto j = nlohmann::json::parse(*text);
+  const auto& groups = j["resource"]["aws_eks_node_group"];
+  CHECK(groups.size() == p.packing.pools.size());
+  for (const auto& pool : p.packing.pools) {
+    CAPTURE(pool.node_type);
+    std::string key = pool.node_type;
+    std::replace(key.begin(), key.end(), '-', '_');
+    REQUIRE(groups.contains(key));
+    CHECK(groups[key]["scaling_config"]["min_size"] == pool.min_nodes);
+    CHECK(groups[key]["scaling_config"]["max_size"] == std::max(1, pool.max_nodes));
+    CHECK(groups[key]["cluster_name"] == "aws-batch-and-serving");
+  }
+  auto refused = cluster_export(estate_plan(), "eks");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.errors()[0].hint == "list aws node types in cluster.node_types");
 }

@@ -7,6 +7,8 @@
 #include "capsim/scenarios/cost_report.hpp"
 #include "capsim/scenarios/export.hpp"
 #include "capsim/scenarios/pod_security.hpp"
+#include "capsim/scenarios/runner.hpp"
+#include "capsim/scenarios/scenario_file.hpp"
 #include "support/test_support.hpp"
 
 using namespace capsim;
@@ -368,4 +370,114 @@ TEST_CASE("issue 53: every exported pod names its user and group by number, so r
     ++pods;
   }
   CHECK(pods == 3);
+}
+
+// ---- Issue 53: the accelerator resource per vendor, EFA for multi-node gangs, EKS node groups.
+
+TEST_CASE("issue 53: the device-plugin resource comes from the catalog's vendor") {
+  CHECK(accelerator_resource("nvidia") == "nvidia.com/gpu");
+  CHECK(accelerator_resource("amd") == "amd.com/gpu");
+  CHECK(accelerator_resource("google") == "google.com/tpu");
+  CHECK_FALSE(accelerator_resource("intel"));
+  // Every GPU vendor of the shipped catalog has one (an unknown one would be refused at export).
+  for (const auto& gpu : testing::shipped_catalog().all(hardware::EntityKind::gpu)) {
+    CAPTURE(gpu.id);
+    CHECK(accelerator_resource(gpu.text("vendor")));
+  }
+}
+
+TEST_CASE("issue 53: an AMD pool's pods ask for amd.com/gpu and tolerate amd.com/gpu, not NVIDIA's resource") {
+  NodePool p = aws_pool();
+  p.provider = "oci";
+  p.instance_type = "BM.GPU.MI300X.8";
+  p.gpu_id = "mi300x";
+  p.vendor = "amd";
+  p.spot = false;
+  auto text = export_node_pools({p}, ExportFormat::k8s, {});
+  REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+  const YAML::Node pod = YAML::Load(*text)["spec"]["template"]["spec"];
+  CHECK(pod["containers"][0]["resources"]["limits"]["amd.com/gpu"].as<int>() == 8);
+  CHECK_FALSE(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]);
+  CHECK(pod["tolerations"][0]["key"].as<std::string>() == "amd.com/gpu");
+  CHECK(text->find("nvidia") == std::string::npos);
+  // A vendor without a known device plugin is refused, naming the pool and the GPU.
+  p.vendor = "intel";
+  auto refused = export_node_pools({p}, ExportFormat::k8s, {});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.errors()[0].message ==
+        "no Kubernetes device plugin resource is known for intel accelerators (pool 'train-h100-sxm-80gb', gpu 'mi300x')");
+}
+
+TEST_CASE("issue 53: the shipped MI300X example exports amd.com/gpu, its vendor read from the catalog") {
+  const auto& catalog = testing::shipped_catalog();
+  auto s = load_scenario_file(testing::example_scenario("llama2-13b-finetune-mi300x"), catalog);
+  REQUIRE_MESSAGE(s, format_diagnostics(s.errors()));
+  auto plan = make_plan(*s, catalog);
+  REQUIRE_MESSAGE(plan, format_diagnostics(plan.errors()));
+  REQUIRE(plan->plan.node_pools.size() == 1);
+  CHECK(plan->plan.node_pools[0].vendor == "amd");
+  auto text = export_node_pools(plan->plan.node_pools, ExportFormat::k8s, {});
+  REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+  const YAML::Node job = YAML::Load(*text);
+  CHECK(job["kind"].as<std::string>() == "Job");
+  const YAML::Node limits = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+  CHECK(limits["amd.com/gpu"].as<int>() >= 1);
+  CHECK_FALSE(limits["nvidia.com/gpu"]);
+}
+
+TEST_CASE("issue 53: a multi-node p5 training job requests the node's EFA interfaces, a one-node job none") {
+  const auto& catalog = testing::shipped_catalog();
+  auto load = [&](int gpus) {
+    auto s = load_scenario("p5.yaml",
+                           "name: p5\nworkload: {type: training, model: llama-2-13b, tokens: 100B, global_batch: 1024}\n"
+                           "hardware: {nodes: [aws-p5-48xlarge], max_gpus: " + std::to_string(gpus) + ", min_gpus: " +
+                               std::to_string(gpus) + "}\n",
+                           catalog);
+    REQUIRE_MESSAGE(s, format_diagnostics(s.errors()));
+    auto plan = make_plan(*s, catalog);
+    REQUIRE_MESSAGE(plan, format_diagnostics(plan.errors()));
+    REQUIRE(plan->plan.node_pools.size() == 1);
+    // The catalog's efa_interfaces of p5.48xlarge (32), whatever the plan.
+    CHECK(plan->plan.node_pools[0].efa_interfaces == 32);
+    auto text = export_node_pools(plan->plan.node_pools, ExportFormat::k8s, {});
+    REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+    return YAML::Load(*text);
+  };
+  const YAML::Node two = load(16);
+  REQUIRE(two["spec"]["parallelism"].as<int>() == 2);
+  const YAML::Node limits = two["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+  CHECK(limits["vpc.amazonaws.com/efa"].as<int>() == 32);
+  CHECK(limits["nvidia.com/gpu"].as<int>() == 8);
+  const YAML::Node one = load(8);
+  REQUIRE(one["spec"]["parallelism"].as<int>() == 1);
+  CHECK_FALSE(one["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"]);
+}
+
+TEST_CASE("issue 53: EKS managed node groups in Terraform's JSON syntax for AWS pools, other clouds refused") {
+  NodePool p = aws_pool();
+  p.min_nodes = 0;
+  p.max_nodes = 4;
+  p.nodes = 4;
+  auto text = export_node_pools({p}, ExportFormat::eks, in());
+  REQUIRE_MESSAGE(text, format_diagnostics(text.errors()));
+  const auto j = nlohmann::json::parse(*text);
+  const auto& g = j["resource"]["aws_eks_node_group"]["train_h100_sxm_80gb"];
+  CHECK(g["cluster_name"] == "prod");
+  CHECK(g["node_group_name"] == "train-h100-sxm-80gb");
+  CHECK(g["instance_types"] == nlohmann::json::array({"p5.48xlarge"}));
+  CHECK(g["capacity_type"] == "SPOT");
+  CHECK(g["scaling_config"]["min_size"] == 0);
+  CHECK(g["scaling_config"]["max_size"] == 4);
+  CHECK(g["scaling_config"]["desired_size"] == 4);
+  CHECK(g["taint"][0]["key"] == "nvidia.com/gpu");
+  CHECK(g["taint"][0]["effect"] == "NO_SCHEDULE");
+  CHECK(g["labels"]["capsim.dev/pool"] == "train-h100-sxm-80gb");
+  CHECK(g["ami_type"] == "AL2023_x86_64_NVIDIA");
+  // The account's role and subnets are variables the user sets.
+  CHECK(g["node_role_arn"] == "${var.node_role_arn}");
+  CHECK(j["variable"].contains("subnet_ids"));
+  auto refused = export_node_pools({gcp_pool()}, ExportFormat::eks, in());
+  REQUIRE_FALSE(refused);
+  CHECK(refused.errors()[0].message == "EKS export needs aws node types; pool 'train-h100-sxm-80gb' is gcp a3-highgpu-8g");
+  CHECK(parse_export_format("eks").value() == ExportFormat::eks);
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -39,6 +41,35 @@ TEST_CASE("expectations parse with units and reject unknown metrics") {
   REQUIRE_FALSE(unit.ok());
   CHECK(unit.errors()[0].message ==
         "'training_time' is a duration (e.g. '200 ms' or '14 d'), got a data size (e.g. '80 GB')");
+}
+
+TEST_CASE("issue 53: expectations take the units capsim prints beside counts and rates") {
+  for (const auto& [text, metric, value] :
+       {std::tuple<const char*, const char*, double>{"throughput > 12.5 requests/s", "throughput", 12.5},
+        {"throughput >= 3000 tokens/s", "throughput", 3000},
+        {"throughput > 40 samples/s", "throughput", 40},
+        {"samples_per_second > 900 samples/s", "samples_per_second", 900},
+        {"gpus <= 64 GPUs", "gpus", 64},
+        {"gpus >= 1 GPU", "gpus", 1},
+        {"gpus <= 64", "gpus", 64}}) {
+    CAPTURE(text);
+    auto e = parse_expectation(text);
+    REQUIRE_MESSAGE(e.ok(), format_diagnostics(e.errors()));
+    CHECK(e->metric == metric);
+    CHECK(e->bound.value_si == value);
+    CHECK(e->bound.dim == dims::none);
+  }
+  // A unit that is another metric's stays an error, and says which units this one takes.
+  auto wrong = parse_expectation("samples_per_second > 900 requests/s");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.errors()[0].hint == "'samples_per_second' is a count: write a plain number or one in samples/s");
+  // The result reads in the unit written.
+  auto e = parse_expectation("gpus <= 64 GPUs");
+  REQUIRE(e.ok());
+  const auto results = check_expectations({*e}, {Measurement{"gpus", {16, dims::none, Currency::none}}}, {});
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].passed);
+  CHECK(results[0].message == "gpus = 16 GPUs, meets <= 64 GPUs");
 }
 
 TEST_CASE("every shipped expectation passes and a tightened one fails with its measured value") {

@@ -63,7 +63,7 @@ done
 [ "$formats" -ge 10 ] || fail "only $formats commands have --format (the help's 'Output format:' line changed?)"
 expect "json" capsim size x.yaml --format = j
 expect "table json" capsim plan c.yaml -f ""
-expect "gke karpenter terraform k8s" capsim export ""
+expect "gke karpenter terraform eks k8s" capsim export ""
 expect "train infer" capsim memory --mode ""
 expect "bash zsh fish" capsim completion ""
 

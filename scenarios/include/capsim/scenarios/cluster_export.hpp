@@ -25,6 +25,11 @@
 //              all in one zone (podAffinity on topology.kubernetes.io/zone), and asks for the
 //              node's EFA interfaces (vpc.amazonaws.com/efa, the AWS EFA device plugin's
 //              resource) where the catalog gives efa_interfaces for its node type.
+//   pytorchjob the k8s stream with each training gang as a Kubeflow PyTorchJob (kubeflow.org/v1:
+//              a Master and Workers of one pod per node, container "pytorch", suspended with
+//              the queue label for Kueue) in place of its JobSet; a partly used last node is the
+//              Master; a gang of pods of more sizes than that is refused.
+//   eks        the node pools as aws_eks_node_group Terraform (export.hpp); AWS pools only.
 //   gke, terraform
 //              the node pools only, as `capsim export gke|terraform` writes them (export.hpp):
 //              one gcloud container node-pools create command, or one
@@ -33,6 +38,13 @@
 //   karpenter  one karpenter.sh/v1 NodePool per pool (its instance type, on demand, the GPU
 //              taint, limits of max nodes x the node's GPUs, vCPUs and memory) and the
 //              karpenter.k8s.aws/v1 EC2NodeClass they name: AWS pools only.
+// Accelerators: pods ask for their GPU vendor's device-plugin resource (accelerator_resource:
+// nvidia.com/gpu, amd.com/gpu) and tolerate it as a taint. MIG: one strategy per plan, stated
+// by every target ("# MIG strategy:", the ClusterQueue's capsim.dev/mig-strategy annotation,
+// the gke/terraform comment): "gke" when every pool with MIG slices is a GCP pool of one profile
+// and nothing else (GKE partitions it; pods ask for nvidia.com/gpu on nodes labelled
+// cloud.google.com/gke-gpu-partition-size), else "mixed" (nvidia.com/mig-<profile>); gke and
+// terraform refuse a GCP pool with MIG slices under "mixed".
 // Not exported: the hours of the week (a JobSet is one run, a Deployment has no schedule;
 // both carry them in the capsim.dev/hours annotation), priorities, borrowing of serving
 // nodes by training and the taint that keeps training off serving nodes.
@@ -50,7 +62,7 @@
 
 namespace capsim::scenarios {
 
-// `target` is "k8s", "karpenter", "gke" or "terraform". Errors (all at once): an unknown target (with a "did you
+// `target` is "k8s", "pytorchjob", "karpenter", "eks", "gke" or "terraform". Errors (all at once): an unknown target (with a "did you
 // mean"); for karpenter, every pool that is not an AWS instance:
 //   "Karpenter export needs aws node types; pool '<pool>' is <provider> <instance type>"
 // for both, names that collide once made DNS-1123 labels, an instance type that is no label

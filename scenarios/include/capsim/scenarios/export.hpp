@@ -2,6 +2,8 @@
 //   gke        `gcloud container node-pools create` commands (Google Kubernetes Engine)
 //   karpenter  Karpenter NodePool manifests (karpenter.sh/v1) for AWS
 //   terraform  `google_container_node_pool` resources in Terraform's JSON syntax (*.tf.json)
+//   eks        `aws_eks_node_group` resources (EKS managed node groups) in Terraform's JSON
+//              syntax, with the node role and subnets as Terraform variables
 //   k8s        the workload's Kubernetes objects: an Indexed Job of one pod per node for
 //              training, a Deployment of the replicas for serving, each with the image, the
 //              GPU (or MIG) resource the platform schedules and a node selector that is a
@@ -38,6 +40,12 @@ struct NodePool {
   // Serving: the pods one replica spans (an LLM replica of pipeline stages across nodes, a
   // pod per node); more than 1 exports the replicas as a LeaderWorkerSet of groups this size.
   int pods_per_replica = 1;
+  // The accelerator's vendor as the catalog records it (gpus.yaml `vendor`): it names the
+  // extended resource pods request and the taint key GPU nodes carry (accelerator_resource).
+  std::string vendor = "nvidia";
+  // AWS Elastic Fabric Adapter interfaces per node (the catalog's efa_interfaces; 0: none
+  // known). A training gang on more than one node requests them (vpc.amazonaws.com/efa).
+  int efa_interfaces = 0;
 };
 
 // Key/value notes written into the export (Kubernetes annotations, a Terraform "//" comment,
@@ -66,8 +74,20 @@ bool valid_label_value(std::string_view v);
 // Whether a GKE location names a zone ("us-central1-a") rather than a region ("us-central1").
 bool is_gke_zone(std::string_view location);
 
-enum class ExportFormat { gke, karpenter, terraform, k8s };
+enum class ExportFormat { gke, karpenter, terraform, k8s, eks };
 Result<ExportFormat> parse_export_format(std::string_view name);
+
+// The Kubernetes extended resource a vendor's device plugin advertises its accelerators as,
+// which is also the taint key capsim gives those nodes: nvidia.com/gpu (NVIDIA device plugin),
+// amd.com/gpu (ROCm/k8s-device-plugin), google.com/tpu (GKE's Cloud TPU). nullopt for a
+// vendor whose device plugin capsim does not know (intel), which exports refuse.
+std::optional<std::string> accelerator_resource(std::string_view vendor);
+// The AWS EFA device plugin's resource (aws-efa-k8s-device-plugin): one per EFA interface.
+inline constexpr const char* kEfaResource = "vpc.amazonaws.com/efa";
+
+// Fills in what a plan's pools take from the catalog: each pool's vendor (its GPU's
+// `vendor`) and EFA interfaces (its instance's `efa_interfaces`, matched by provider and name).
+void complete_node_pools(std::vector<NodePool>& pools, const hardware::Catalog& catalog);
 
 // The GKE accelerator type of a catalog GPU ("nvidia-h100-80gb"); nullopt when GKE has none.
 std::optional<std::string> gke_accelerator(const std::string& gpu_id);

@@ -42,7 +42,8 @@ struct SizingReport {
   bool recommended_spot = false;
 };
 
-// "google.com/tpu" for Cloud TPU node types, else "nvidia.com/gpu".
+// The vendor's device-plugin resource (export.hpp accelerator_resource): "google.com/tpu" for
+// Cloud TPU node types, "amd.com/gpu" for AMD GPUs, else "nvidia.com/gpu".
 std::string accelerator_resource(const models::NodeType& t);
 
 // Sets each node type's own training precision where its GPU lacks the requested one
