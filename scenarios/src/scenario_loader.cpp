@@ -783,7 +783,7 @@ class Loader {
       if (w["kv_memory_fraction"]) {
         inf.kv_memory_fraction = std::stod(w["kv_memory_fraction"].Scalar());
         inf.memory_utilization = *inf.kv_memory_fraction;
-        inf.engine_setting_origin["kv_memory_fraction"] = "the scenario";
+        inf.engine_setting_origin["kv_memory_fraction"] = "the scenario's";
       }
       // The KV cache's default precision is the engine's: TensorRT-LLM's FP8 builds quantize it
       // with the weights (an assumption: its FP8 recipes pass kv_cache_dtype fp8); vLLM's
@@ -1120,7 +1120,7 @@ class Loader {
       return;
     }
     const hardware::Entity& engine = *entry;
-    const std::string of = "the engine (" + engine.id + ")";
+    const std::string of = engine.id + "'s";
     inf.llm_engine_name = engine.text("name");
     if (engine.has("kv_admission")) {
       inf.kv_admission = engine.text("kv_admission") == "reserved" ? models::LlmKvAdmission::reserve_full
@@ -1149,15 +1149,15 @@ class Loader {
     if (w["kv_admission"]) {
       inf.kv_admission = w["kv_admission"].Scalar() == "reserved" ? models::LlmKvAdmission::reserve_full
                                                                   : models::LlmKvAdmission::on_demand;
-      origin["kv_admission"] = "the scenario";
+      origin["kv_admission"] = "the scenario's";
     }
     if (w["chunked_prefill"]) {
       inf.chunked_prefill = w["chunked_prefill"].Scalar() == "true";
-      origin["chunked_prefill"] = "the scenario";
+      origin["chunked_prefill"] = "the scenario's";
     }
     if (w["max_batched_tokens"]) {
       inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
-      origin["max_batched_tokens"] = "the scenario";
+      origin["max_batched_tokens"] = "the scenario's";
     }
   }
 

@@ -560,7 +560,7 @@ TEST_CASE("llm-serving: workload.engine picks the catalog entry's settings; scen
     CHECK(spec.kv_budget == models::LlmKvBudget::share_of_device);
     CHECK(spec.memory_utilization == doctest::Approx(0.9));
     CHECK(spec.max_batched_tokens == 8192);
-    CHECK(inf.engine_setting_origin.at("kv_admission") == "the engine (vllm)");
+    CHECK(inf.engine_setting_origin.at("kv_admission") == "vllm's");
   }
   {  // tensorrt-llm as its published benchmarks run it: as before (on-demand, 0.9 of what is free)
     auto [inf, spec] = spec_of("  engine: tensorrt-llm\n");
@@ -589,7 +589,7 @@ TEST_CASE("llm-serving: workload.engine picks the catalog entry's settings; scen
     CHECK(spec.max_batched_tokens == 2048);
     CHECK(spec.memory_utilization == doctest::Approx(0.8));
     CHECK(spec.kv_budget == models::LlmKvBudget::share_of_free);
-    CHECK(inf.engine_setting_origin.at("kv_admission") == "the scenario");
+    CHECK(inf.engine_setting_origin.at("kv_admission") == "the scenario's");
   }
   {  // without chunked prefill a step holds the whole longest prompt
     auto [inf, spec] = spec_of("  engine: trtllm-serve\n  max_batched_tokens: 256\n");
