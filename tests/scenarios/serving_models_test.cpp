@@ -706,3 +706,20 @@ hardware: {gpus: [l40s]}
   REQUIRE_FALSE(with_rate.ok());
   CHECK(with_rate.errors().front().message == "rate does not go with by_hour");
 }
+
+TEST_CASE("golden: capsim compare of the shipped GPU comparison example (text and JSON)") {
+  auto s = load_scenario_file(example("llama31-8b-compare-gpus"), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto c = compare_serving_gpus(*s, catalog(), {});
+  REQUIRE_MESSAGE(c.ok(), format_diagnostics(c.errors()));
+  CHECK(c->rows.size() == 4);  // the scenario's hardware.gpus
+  const auto dir = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / "scenarios" / "golden";
+  const std::pair<std::string, std::string> outputs[] = {
+      {"llama31-8b-compare-gpus.compare.json", serving_comparison_json(*c)},
+      {"llama31-8b-compare-gpus.compare.txt", serving_comparison_text(*c)}};
+  for (const auto& [name, actual] : outputs) {
+    CAPTURE(name);
+    if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(dir / name, std::ios::binary) << actual;
+    CHECK(testing::read_file(dir / name) == actual);
+  }
+}
