@@ -415,9 +415,43 @@ int run_memory(const MemoryOptions& o) {
   return kExitOk;
 }
 
+struct CompareOptions {
+  std::string file;
+  std::vector<std::string> gpus;
+  Format format = Format::table;
+};
+
+// `capsim compare`: the scenario sized on each GPU type alone, side by side for its SLO.
+int run_compare(const GlobalOptions& g, const CompareOptions& o) {
+  auto ws = open_workspace(g, hardware::Access::read_only);
+  if (!ws) return report_errors(ws.errors());
+  auto scenario = scenarios::load_scenario_file(o.file, *ws->catalog);
+  if (!scenario) return report_errors(scenario.errors());
+  auto c = scenarios::compare_serving_gpus(*scenario, *ws->catalog, o.gpus);
+  if (!c) return report_errors(c.errors());
+  std::cout << (o.format == Format::json ? with_schema(scenarios::serving_comparison_json(*c), "capsim-compare/1")
+                                         : scenarios::serving_comparison_text(*c));
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_plan_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto compare_options = std::make_shared<CompareOptions>();
+  auto* compare = app.add_subcommand(
+      "compare", "Size an LLM serving scenario on each GPU type: count, cost a month and per million tokens, headroom");
+  compare->footer("Examples:\n  capsim compare scenarios/examples/llama31-8b-compare-gpus.yaml\n"
+                  "  capsim compare scenarios/examples/llama2-70b-chat-h100.yaml --gpus h100-sxm-80gb,h200-sxm-141gb "
+                  "--format json");
+  compare->add_option("scenario", compare_options->file, "LLM serving scenario YAML file with slo: ttft_p99, tpot_p99")
+      ->required();
+  complete_from_catalog(compare->add_option("--gpus", compare_options->gpus,
+                                            "GPU ids to compare, comma-separated (default: the scenario's hardware.gpus)")
+                            ->delimiter(','),
+                        CatalogValues::gpus);
+  add_format_option(*compare, compare_options->format, {"table", "json"});
+  compare->callback([&global, &exit_code, compare_options] { exit_code = run_compare(global, *compare_options); });
+
   auto size_options = std::make_shared<SizeOptions>();
   auto* size = app.add_subcommand("size", "Search GPU types, node counts and parallel layouts for a scenario");
   size->footer("Examples:\n  capsim size scenarios/examples/llama-70b-pretrain.yaml\n  capsim size scenarios/examples/llama-70b-pretrain.yaml --chart frontier.png\n  capsim size scenarios/examples/food-photo-classifier.yaml --format json");

@@ -34,6 +34,7 @@ QString kind_text(const scenarios::SchemaNode& n) {
     case ValueKind::boolean: return "true/false";
     case ValueKind::catalog_id: return "catalog id";
     case ValueKind::model: return "preset or shape";
+    case ValueKind::length: return "tokens or distribution";
   }
   return {};
 }

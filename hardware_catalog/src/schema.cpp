@@ -210,10 +210,12 @@ std::vector<FieldDef> exchange_rate_fields() {
 std::vector<FieldDef> engine_fields() {
   std::vector<FieldDef> f = {
       text("name", true, "the runtime's name"),
-      choice("kind", true, {"eager", "graph", "compiled"},
+      choice("kind", true, {"eager", "graph", "compiled", "llm-serving"},
              "eager: one operator at a time from Python; graph: a runtime executing a saved graph; compiled: an "
-             "engine built ahead of time for one GPU"),
-      {"precisions", FieldType::text_list, true, "the precisions its convolutions run at (fp32, tf32, fp16, bf16, int8)"},
+             "engine built ahead of time for one GPU; llm-serving: an LLM serving engine (workload.engine of an "
+             "llm-serving scenario)"),
+      {"precisions", FieldType::text_list, false,
+       "the precisions its convolutions run at (fp32, tf32, fp16, bf16, int8); required but for llm-serving"},
       {"folds_batch_norm", FieldType::boolean, false, "batch norm folded into the convolution's weights (no pass)"},
       {"fuses_epilogue", FieldType::boolean, false,
        "activation and residual add run in the convolution's epilogue (no separate passes)"},
@@ -230,6 +232,20 @@ std::vector<FieldDef> engine_fields() {
                "fraction of the dense peak its kernels reach on large GEMMs, on every GPU generation"),
       quantity("gemm_half_saturation", dims::none, false,
                "GEMM dimension at which its convolution kernels reach half their ceiling (tile selection per layer)"),
+      // LLM serving engines (kind llm-serving): the scheduler settings capsim applies when the
+      // scenario does not state them; a field left out takes capsim's default (models/serving_llm.hpp).
+      choice("kv_admission", false, {"on-demand", "reserved"},
+             "llm-serving: on-demand (KV blocks as a sequence grows, preempting when they run out) or reserved "
+             "(prompt + output KV up front, never preempting)"),
+      choice("preemption", false, {"recompute", "swap", "none"},
+             "llm-serving: what happens to a preempted sequence (capsim models recompute)"),
+      {"chunked_prefill", FieldType::boolean, false,
+       "llm-serving: prompts split into chunks that ride in decode steps up to max_batched_tokens"},
+      integer("max_batched_tokens", false, "llm-serving: the token budget of one engine step"),
+      quantity("kv_memory_fraction", dims::none, false, "llm-serving: the share of memory given to the KV cache"),
+      choice("kv_memory_of", false, {"device", "free"},
+             "llm-serving: what kv_memory_fraction is a share of: the device's memory, weights included, or what the "
+             "loaded weights leave free"),
   };
   return f;
 }

@@ -405,6 +405,7 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
       (2.0 * body_params(s) * p / s.tensor_parallel / (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p))) +
        attention_flops_per_pair(s) * p * (p + 1) / 2 / s.tensor_parallel / (peak_of(s) * kFlashAmpereFa2.forward));
   const double cycle = mix.output_tokens * e.tpot_at_max.value() + n * prefill_extra;
+  e.prefill_per_request = Seconds(prefill_extra);
   e.requests_per_second = engines * n / cycle;
   e.output_tokens_per_second = e.requests_per_second * mix.output_tokens;
   e.output_tokens_per_second_per_gpu = e.output_tokens_per_second / llm_replica_gpus(s);

@@ -250,6 +250,51 @@ Result<ServingSizingResult> size_serving(const ServingSizingRequest& r) {
 
 // --- LLM ---------------------------------------------------------------------------------
 
+std::optional<LlmTokenCost> llm_token_cost(MoneyPerSecond cost, const LlmEstimate& e, const LlmRequestMix& mix,
+                                           double requests_per_second, double output_tokens_per_second,
+                                           std::string basis) {
+  if (!(requests_per_second > 0) || !std::isfinite(requests_per_second) || !std::isfinite(cost.value()) ||
+      cost.value() < 0)
+    return std::nullopt;
+  LlmTokenCost c;
+  // A request's GPU time on its replica: its prompt's share of the steps it rides in, and its
+  // output's decode steps, shared by the batch (estimate_llm_serving's cycle).
+  const double batch = std::max(1, e.max_concurrent_sequences);
+  const double prefill = e.prefill_per_request.value();
+  const double decode = mix.output_tokens * e.tpot_at_max.value() / batch;
+  c.prefill_share = prefill + decode > 0 ? prefill / (prefill + decode) : 0.0;
+  c.requests_per_second = requests_per_second;
+  c.input_tokens_per_second = requests_per_second * mix.prompt_tokens;
+  c.output_tokens_per_second =
+      output_tokens_per_second > 0 ? output_tokens_per_second : requests_per_second * mix.output_tokens;
+  const double per_hour = cost.value() * units::hour;
+  const auto per_million = [&](double share, double tokens_per_second) {
+    return tokens_per_second > 0 ? per_hour * share / (tokens_per_second * units::hour) * 1e6 : 0.0;
+  };
+  c.usd_per_million_input = per_million(c.prefill_share, c.input_tokens_per_second);
+  c.usd_per_million_output = per_million(1 - c.prefill_share, c.output_tokens_per_second);
+  c.usd_per_million_tokens = per_million(1, c.input_tokens_per_second + c.output_tokens_per_second);
+  c.basis = std::move(basis);
+  return c;
+}
+
+namespace {
+std::string usd_text(double v) { return significant(v, v >= 100 ? 4 : 3) + " USD"; }
+}  // namespace
+
+std::string llm_token_cost_text(const LlmTokenCost& c) {
+  return usd_text(c.usd_per_million_input) + " per million input tokens, " + usd_text(c.usd_per_million_output) +
+         " per million output tokens (" + usd_text(c.usd_per_million_tokens) + " per million tokens of both)";
+}
+
+std::string llm_token_cost_formula(const LlmTokenCost& c, MoneyPerSecond cost) {
+  const double per_hour = cost.value() * units::hour;
+  return significant(per_hour, 4) + " USD/h x " + significant(c.prefill_share, 3) + " (prefill's share of GPU time) / (" +
+         significant(c.input_tokens_per_second, 4) + " input tokens/s x 3600) x 1e6; x " +
+         significant(1 - c.prefill_share, 3) + " / (" + significant(c.output_tokens_per_second, 4) +
+         " output tokens/s x 3600) x 1e6 (" + c.basis + ")";
+}
+
 namespace {
 
 // Nodes are paid whole: replicas of TP GPUs fill every node they occupy, so no paid GPU
@@ -299,6 +344,27 @@ std::string llm_summary(const SizedLlmDeployment& d, const NodeType& nt, const L
 double llm_slo_ratio(const SizedLlmDeployment& d, const LlmSizingRequest& r) {
   if (!d.simulation || d.simulation->completed == 0) return std::numeric_limits<double>::infinity();
   return std::max(d.simulation->ttft.p99.mean / r.ttft_p99.value(), d.simulation->tpot.p99.mean / r.tpot_p99.value());
+}
+
+// The day's replicas and nodes hour by hour, for a per-replica capacity of `per_replica`
+// requests/s (already at the target utilization); the peak's own count is the ceiling.
+void set_hourly_replicas(SizedLlmDeployment& d, const std::vector<double>& rates, double per_replica,
+                         const NodeType& nt) {
+  d.replicas_by_hour.clear();
+  d.nodes_by_hour.clear();
+  d.autoscaled_cost.reset();
+  if (rates.empty() || !(per_replica > 0)) return;
+  double node_hours = 0;
+  for (const double rate : rates) {
+    SizedLlmDeployment hour = d;
+    const int needed = std::max(1, static_cast<int>(std::ceil(rate / per_replica)));
+    fill_nodes(hour, nt.cluster.gpus_per_node, needed);
+    const int replicas = std::min(hour.replicas, d.replicas), nodes = std::min(hour.nodes, d.nodes);
+    d.replicas_by_hour.push_back(replicas);
+    d.nodes_by_hour.push_back(nodes);
+    node_hours += nodes;
+  }
+  if (nt.price) d.autoscaled_cost = *nt.price * (node_hours / static_cast<double>(rates.size()));
 }
 
 std::vector<std::pair<int, int>> llm_layouts(int gpus_per_node) {
@@ -378,10 +444,14 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       d.k8s = {r.shape.name, "nvidia.com/gpu", std::min(tp * pp, nt.cluster.gpus_per_node), d.min_replicas, needed};
       fill_nodes(d, nt.cluster.gpus_per_node, needed);
       d.min_replicas = std::min(d.min_replicas, d.replicas);
+      set_hourly_replicas(d, r.hourly_rates, per_replica, nt);
       d.k8s.min_replicas = d.min_replicas;
       if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
       d.meets_slo = true;
       d.needed_at_peak = needed;
+      if (d.cost)
+        d.token_cost = llm_token_cost(*d.cost, d.estimate, r.mix, r.peak_rate, 0,
+                                      "analytic: the offered peak of " + significant(r.peak_rate, 4) + " requests/s");
       d.summary = llm_summary(d, nt, r.mix);
       out.candidates.push_back(std::move(d));
     }
@@ -424,9 +494,16 @@ Result<LlmSizingResult> size_llm_serving(const LlmSizingRequest& r) {
       fill_nodes(d, d.spec.cluster.gpus_per_node, d.replicas + 1);
       d.repairs += 1;
       if (nt.price) d.cost = *nt.price * static_cast<double>(d.nodes);
+      // The hours scale as the peak did: each replica serves what the repaired peak showed.
+      set_hourly_replicas(d, r.hourly_rates, r.peak_rate / d.replicas, nt);
     }
     // The line says what was verified: the replicas after repairs, at their simulated p99s.
     d.summary = llm_summary(d, nt, r.mix);
+    if (d.cost && d.simulation && d.simulation->completed > 0)
+      d.token_cost = llm_token_cost(*d.cost, d.estimate, r.mix, d.simulation->requests_per_second,
+                                    d.simulation->output_tokens_per_second,
+                                    "simulated: " + significant(d.simulation->requests_per_second, 4) +
+                                        " requests/s served at the peak");
     if (d.meets_slo && !out.recommended) {
       out.recommended = d;
       out.recommendation = "the cheapest layout verified by simulation: " + d.summary;

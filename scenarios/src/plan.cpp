@@ -54,6 +54,10 @@ std::string plan_figures_json(const PlanFigures& p) {
   j["cost_per_month"] =
       finite(p.cost_per_month ? std::optional(p.cost_per_month->value() * units::month) : std::nullopt);
   j["cost_basis"] = p.cost_basis;
+  j["cost_per_million_input_tokens"] = finite(p.usd_per_million_input_tokens);
+  j["cost_per_million_output_tokens"] = finite(p.usd_per_million_output_tokens);
+  j["cost_per_million_tokens"] = finite(p.usd_per_million_tokens);
+  j["token_cost_basis"] = p.usd_per_million_tokens ? json(p.token_cost_basis) : json(nullptr);
   j["p99_seconds"] = finite(p.p99 ? std::optional(p.p99->value()) : std::nullopt);
   j["ttft_p99_seconds"] = finite(p.ttft_p99 ? std::optional(p.ttft_p99->value()) : std::nullopt);
   j["tpot_p99_seconds"] = finite(p.tpot_p99 ? std::optional(p.tpot_p99->value()) : std::nullopt);
@@ -104,6 +108,10 @@ std::string plan_figures_text(const PlanFigures& p) {
   if (p.cost_per_run) out += "  cost per run    " + money_text(p.cost_per_run->value()) + "\n";
   if (p.cost_per_month) out += "  cost per month  " + money_text(p.cost_per_month->value() * units::month) + "\n";
   if ((p.cost_per_run || p.cost_per_month) && !p.cost_basis.empty()) out += "  cost basis      " + p.cost_basis + "\n";
+  if (p.usd_per_million_input_tokens && p.usd_per_million_output_tokens && p.usd_per_million_tokens)
+    out += "  per M tokens    " + money_text(*p.usd_per_million_input_tokens) + " input, " +
+           money_text(*p.usd_per_million_output_tokens) + " output (" + money_text(*p.usd_per_million_tokens) +
+           " input and output together)\n  token cost      " + p.token_cost_basis + "\n";
   if (!p.cost_per_run && !p.cost_per_month) out += "  cost            no price in the catalog\n";
   for (const auto& c : p.conversions) out += "  currency        " + c + "\n";
   for (const auto& w : p.warnings) out += "  warning         " + w + "\n";

@@ -37,8 +37,12 @@ ReportSection question(const RunResult& run) {
       t.rows.push_back({"request", inf.mix.requests.empty()
                                        ? std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
                                              std::to_string(inf.mix.output_tokens) + " output tokens"
-                                       : std::to_string(inf.mix.requests.size()) + " lengths from " +
-                                             inf.request_lengths_file + ", mean " +
+                                       : std::to_string(inf.mix.requests.size()) + " lengths " +
+                                             (inf.request_lengths_file.empty()
+                                                  ? "drawn from prompt " + models::llm_length_text(inf.prompt_lengths) +
+                                                        "; output " + models::llm_length_text(inf.output_lengths)
+                                                  : "from " + inf.request_lengths_file) +
+                                             ", mean " +
                                              std::to_string(inf.mix.prompt_tokens) + " prompt tokens, " +
                                              std::to_string(inf.mix.output_tokens) + " output tokens"});
       if (inf.speculation.tokens > 0)
@@ -100,6 +104,12 @@ ReportSection plan_section(const RunResult& run) {
   if (p.cost_per_run) t.rows.push_back({"cost per run (USD)", human_count(p.cost_per_run->value())});
   if (p.cost_per_month) t.rows.push_back({"cost per month (USD)", human_count(p.cost_per_month->value() * units::month)});
   if (!p.cost_basis.empty()) t.rows.push_back({"cost basis", p.cost_basis});
+  if (p.usd_per_million_input_tokens && p.usd_per_million_output_tokens && p.usd_per_million_tokens) {
+    t.rows.push_back({"cost per million input tokens (USD)", significant(*p.usd_per_million_input_tokens, 3)});
+    t.rows.push_back({"cost per million output tokens (USD)", significant(*p.usd_per_million_output_tokens, 3)});
+    t.rows.push_back({"cost per million tokens, both (USD)", significant(*p.usd_per_million_tokens, 3)});
+    t.rows.push_back({"token cost basis", p.token_cost_basis});
+  }
   for (const auto& c : p.conversions) t.rows.push_back({"currency", c});
   for (const auto& w : p.warnings) t.rows.push_back({"warning", w});
   sec.tables.push_back(t);

@@ -101,19 +101,34 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
         q.emplace_back("workload.request_lengths", inf.request_lengths_file + " (" +
                                                        std::to_string(inf.mix.requests.size()) + " requests)");
       const std::string mean = inf.request_lengths_file.empty() ? "" : " (mean)";
-      q.emplace_back("workload.prompt_tokens", std::to_string(inf.mix.prompt_tokens) + mean);
-      q.emplace_back("workload.output_tokens", std::to_string(inf.mix.output_tokens) + mean);
+      // A distribution: what was assumed, and the mean of the requests drawn from it.
+      const auto length = [&](const models::LlmLengthDistribution& d, int mix_mean) {
+        if (!inf.request_lengths_file.empty() || d.is_fixed()) return std::to_string(mix_mean) + mean;
+        return models::llm_length_text(d) + " (" + std::to_string(inf.mix.requests.size()) +
+               " requests drawn, mean " + std::to_string(mix_mean) + ")";
+      };
+      q.emplace_back("workload.prompt_tokens", length(inf.prompt_lengths, inf.mix.prompt_tokens));
+      q.emplace_back("workload.output_tokens", length(inf.output_lengths, inf.mix.output_tokens));
       q.emplace_back("workload.kv_cache", std::string(models::precision_name(inf.kv_cache)));
-      q.emplace_back("workload.engine", inf.llm_engine);
-      q.emplace_back("workload.kv_admission", inf.kv_admission == models::LlmKvAdmission::reserve_full ? "reserved" : "on-demand");
+      // Each engine setting as applied, and whose it is: the scenario's, the engine's
+      // (data/catalog/llm_engines.yaml) or capsim's default.
+      const auto from = [&](const char* key) {
+        const auto it = inf.engine_setting_origin.find(key);
+        return it == inf.engine_setting_origin.end() ? std::string() : " (" + it->second + ")";
+      };
+      q.emplace_back("workload.engine", inf.llm_engine + " (" + inf.llm_engine_name + ")");
+      q.emplace_back("workload.kv_admission",
+                     std::string(inf.kv_admission == models::LlmKvAdmission::reserve_full ? "reserved" : "on-demand") +
+                         from("kv_admission"));
+      q.emplace_back("workload.chunked_prefill", std::string(inf.chunked_prefill ? "true" : "false") + from("chunked_prefill"));
+      q.emplace_back("workload.max_batched_tokens", std::to_string(inf.max_batched_tokens) + from("max_batched_tokens"));
       q.emplace_back("workload.batching", inf.batching == models::LlmBatching::static_batches ? "static" : "continuous");
       q.emplace_back("workload.decode_attention", inf.gqa_shared_kv ? "gqa-shared" : "per-query-head");
       q.emplace_back("workload.kv_memory_fraction",
-                     significant(inf.kv_memory_fraction.value_or(inf.llm_engine == "tensorrt-llm"
-                                                                 ? models::kTrtllmFreeGpuMemoryFraction
-                                                                 : models::kVllmGpuMemoryUtilization),
-                                 3) +
-                         (inf.llm_engine == "tensorrt-llm" ? " of what the weights leave free" : " of the device"));
+                     significant(inf.memory_utilization, 3) +
+                         (inf.kv_budget == models::LlmKvBudget::share_of_free ? " of what the weights leave free"
+                                                                              : " of the device") +
+                         from("kv_memory_fraction"));
       if (inf.offline_requests > 0)
         q.emplace_back("workload.offline_requests", std::to_string(inf.offline_requests));
       if (inf.server_requests > 0) q.emplace_back("arrivals.requests", std::to_string(inf.server_requests));
@@ -275,6 +290,22 @@ Status plan_serving(const Scenario& scenario, const hardware::Catalog& catalog, 
     p.cost_per_month = MoneyPerSecond(node->price->value() * p.nodes, Currency::usd);
     p.cost_basis = plural(p.nodes, "node") + " at " + to_string(*node->price) + " each, around the clock (" +
                    std::string(commitment_price_field(scenario.commitment)) + ")";
+  }
+  // LLM serving: what a token costs, over the tokens the simulation served (the analytic
+  // capacity at the offered rate when none completed).
+  if (sim.llm && sim.llm_estimate && p.cost_per_month) {
+    const bool measured = sim.llm->completed > 0;
+    const double served = measured ? sim.llm->requests_per_second
+                                   : std::min(sim.rate, sim.llm_estimate->requests_per_second * sim.replicas);
+    const std::string basis = measured ? "simulated: " + significant(served, 4) + " requests/s served"
+                                       : "analytic: " + significant(served, 4) + " requests/s";
+    if (auto c = models::llm_token_cost(*p.cost_per_month, *sim.llm_estimate, inf.mix, served,
+                                        measured ? sim.llm->output_tokens_per_second : 0, basis)) {
+      p.usd_per_million_input_tokens = c->usd_per_million_input;
+      p.usd_per_million_output_tokens = c->usd_per_million_output;
+      p.usd_per_million_tokens = c->usd_per_million_tokens;
+      p.token_cost_basis = models::llm_token_cost_formula(*c, *p.cost_per_month);
+    }
   }
   if (stated) {
     p.reason = "the deployment the scenario states";

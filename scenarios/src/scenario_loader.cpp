@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -264,6 +265,12 @@ class Loader {
   void validate(const YAML::Node& node, const SchemaNode& schema, const std::string& path) {
     switch (schema.kind) {
       case ValueKind::map: validate_map(node, schema, path); return;
+      case ValueKind::length:
+        if (node.IsMap()) validate_map(node, schema, path);
+        else if (node.IsScalar()) validate_scalar(node, schema, path);
+        else error(node, path, "expected a whole number of tokens or a distribution mapping, got " + describe(node),
+                   "e.g. 256, or {distribution: exponential, mean: 256}");
+        return;
       case ValueKind::model:
         if (node.IsMap()) validate_map(node, schema, path);
         else if (!node.IsScalar()) error(node, path, "expected a preset name or a shape mapping, got " + describe(node));
@@ -375,6 +382,7 @@ class Loader {
         }
         return;
       }
+      case ValueKind::length:
       case ValueKind::integer: {
         long long v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -470,6 +478,7 @@ class Loader {
         read_run_length(sim, run);
         s.simulate = run;
       }
+      sample_lengths(root["workload"], *s.inference, s.simulate ? s.simulate->seed : SimulationSetup{}.seed);
     } else {
       for (const char* key : {"arrivals", "slo", "deployment"})
         if (root[key]) error(root[key], key, std::string(key) + " applies to inference and llm-serving workloads");
@@ -738,8 +747,14 @@ class Loader {
     if (w["precision"]) inf.exec.precision = *models::precision_from_name(w["precision"].Scalar());
     if (llm) {
       inf.shape = transformer_preset(w["model"], "workload.model");
-      if (w["prompt_tokens"]) inf.mix.prompt_tokens = static_cast<int>(as_int(w["prompt_tokens"]));
-      if (w["output_tokens"]) inf.mix.output_tokens = static_cast<int>(as_int(w["output_tokens"]));
+      if (w["prompt_tokens"]) inf.prompt_lengths = read_length(w["prompt_tokens"], "workload.prompt_tokens", inf.shape);
+      else inf.prompt_lengths.mean = inf.mix.prompt_tokens;
+      if (w["output_tokens"]) inf.output_lengths = read_length(w["output_tokens"], "workload.output_tokens", inf.shape);
+      else inf.output_lengths.mean = inf.mix.output_tokens;
+      for (auto* d : {&inf.prompt_lengths, &inf.output_lengths})
+        if (d->is_fixed()) d->min = d->max = static_cast<int>(d->mean);
+      if (inf.prompt_lengths.is_fixed()) inf.mix.prompt_tokens = static_cast<int>(inf.prompt_lengths.mean);
+      if (inf.output_lengths.is_fixed()) inf.mix.output_tokens = static_cast<int>(inf.output_lengths.mean);
       if (const YAML::Node sp = w["speculative"]) {
         // phase 1 checked the types and ranges
         inf.speculation.tokens = static_cast<int>(as_int(sp["tokens"]));
@@ -759,27 +774,27 @@ class Loader {
       check_context_length(w, inf);
       if (w["kv_cache"]) inf.kv_cache = *models::precision_from_name(w["kv_cache"].Scalar());
       if (w["max_num_seqs"]) inf.max_num_seqs = static_cast<int>(as_int(w["max_num_seqs"]));
-      if (w["max_batched_tokens"]) inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
+
       if (w["offline_requests"]) inf.offline_requests = static_cast<int>(as_int(w["offline_requests"]));
-      if (const YAML::Node e = w["engine"]) {
-        if (e.Scalar() == "vllm" || e.Scalar() == "tensorrt-llm") inf.llm_engine = e.Scalar();
-        else error(e, "workload.engine", "'" + e.Scalar() + "' is an inference engine; llm-serving runs vllm or tensorrt-llm");
-      }
-      if (w["kv_admission"]) inf.kv_admission = w["kv_admission"].Scalar() == "reserved" ? models::LlmKvAdmission::reserve_full
-                                                                                        : models::LlmKvAdmission::on_demand;
+      read_llm_engine(w, inf);
       if (w["batching"]) inf.batching = w["batching"].Scalar() == "static" ? models::LlmBatching::static_batches
                                                                           : models::LlmBatching::continuous;
       if (w["decode_attention"]) inf.gqa_shared_kv = w["decode_attention"].Scalar() == "gqa-shared";
-      if (w["kv_memory_fraction"]) inf.kv_memory_fraction = std::stod(w["kv_memory_fraction"].Scalar());
+      if (w["kv_memory_fraction"]) {
+        inf.kv_memory_fraction = std::stod(w["kv_memory_fraction"].Scalar());
+        inf.memory_utilization = *inf.kv_memory_fraction;
+        inf.engine_setting_origin["kv_memory_fraction"] = "the scenario's";
+      }
       // The KV cache's default precision is the engine's: TensorRT-LLM's FP8 builds quantize it
       // with the weights (an assumption: its FP8 recipes pass kv_cache_dtype fp8); vLLM's
       // kv_cache_dtype 'auto' keeps the activations' 16 bits.
-      if (!w["kv_cache"] && inf.llm_engine == "tensorrt-llm" && inf.exec.precision == models::Precision::fp8)
+      if (!w["kv_cache"] && (inf.llm_engine == "tensorrt-llm" || inf.llm_engine == "trtllm-serve") &&
+          inf.exec.precision == models::Precision::fp8)
         inf.kv_cache = models::Precision::fp8;
       if (w["graph"]) error(w["graph"], "workload.graph", "graph applies to inference; llm-serving names a model");
     } else {
       const std::string engine_id = w["engine"] ? w["engine"].Scalar() : "framework";
-      if (engine_id == "vllm" || engine_id == "tensorrt-llm") {
+      if (const auto* e = catalog_.find(hardware::EntityKind::engine, engine_id); e && e->text("kind") == "llm-serving") {
         error(w["engine"], "workload.engine", "'" + engine_id + "' serves LLMs (workload.type: llm-serving)",
               "an inference graph runs framework, tensorflow, onnxruntime or tensorrt");
       } else if (auto engine = catalog_.engine(engine_id)) {
@@ -813,6 +828,8 @@ class Loader {
     const bool offline = llm && root["workload"]["offline_requests"];  // every request queued at t = 0
     if (offline && !a) {
       // no arrival process: the offline requests are all there at the start
+    } else if (a && a["by_hour"]) {
+      read_load_curve(a, inf);
     } else if (!a || !a["rate"]) {
       error(a ? a : root, a ? "arrivals" : "", "missing required key '" + std::string(a ? "rate" : "arrivals") + "'",
             "requests per second, e.g. arrivals: {kind: poisson, rate: 200}");
@@ -1053,6 +1070,220 @@ class Loader {
     if (arrivals.trace.empty()) error(n, "arrivals.trace", "the trace file holds no arrivals");
   }
 
+  // arrivals.by_hour: a day's load curve in requests/s, as diurnal arrivals whose base rate is
+  // the peak hour's and whose multipliers are each hour's share of it.
+  void read_load_curve(const YAML::Node& a, InferenceSetup& inf) {
+    const YAML::Node h = a["by_hour"];
+    for (const char* key : {"rate", "hourly"})
+      if (a[key]) error(a[key], std::string("arrivals.") + key, std::string(key) + " does not go with by_hour",
+                        "by_hour gives each hour's rate in requests per second");
+    if (a["kind"] && a["kind"].Scalar() != "diurnal")
+      error(a["kind"], "arrivals.kind", "by_hour is a diurnal load curve", "write kind: diurnal, or leave kind out");
+    if (h.size() != 24) {
+      error(h, "arrivals.by_hour", "a day's load curve needs 24 hourly rates, got " + std::to_string(h.size()),
+            "one rate in requests per second for each hour from midnight");
+      return;
+    }
+    double peak = 0;
+    std::array<double, 24> rates{};
+    for (std::size_t i = 0; i < 24; ++i) peak = std::max(peak, rates[i] = std::stod(h[i].Scalar()));
+    if (!(peak > 0)) {
+      error(h, "arrivals.by_hour", "every hour's rate is zero", "at least one hour needs requests");
+      return;
+    }
+    inf.arrivals.kind = models::ArrivalSpec::Kind::diurnal;
+    inf.arrivals.rate = des::Rate(peak);
+    for (std::size_t i = 0; i < 24; ++i) inf.arrivals.hourly[i] = rates[i] / peak;
+  }
+
+  // workload.engine of an llm-serving scenario: its catalog entry's scheduler settings
+  // (data/catalog/llm_engines.yaml), then the scenario's keys over them; capsim's defaults
+  // (models/serving_llm.hpp) where neither gives one.
+  void read_llm_engine(const YAML::Node& w, InferenceSetup& inf) {
+    const YAML::Node e = w["engine"];
+    if (e) inf.llm_engine = e.Scalar();
+    auto& origin = inf.engine_setting_origin;
+    for (const char* key : {"kv_admission", "chunked_prefill", "max_batched_tokens", "kv_memory_fraction"})
+      origin[key] = "capsim's default";
+    const hardware::Entity* entry = catalog_.find(hardware::EntityKind::engine, inf.llm_engine);
+    if (entry == nullptr || entry->text("kind") != "llm-serving") {
+      std::vector<std::string> llm_ids;
+      for (const auto& c : catalog_.all(hardware::EntityKind::engine))
+        if (c.text("kind") == "llm-serving") llm_ids.push_back(c.id);
+      std::string list;
+      for (const auto& id : llm_ids) list += (list.empty() ? "" : ", ") + id;
+      const std::string hint = did_you_mean(inf.llm_engine, llm_ids);
+      error(e ? e : w, "workload.engine",
+            entry ? "'" + inf.llm_engine + "' is an inference engine; llm-serving runs " + list
+                  : "unknown LLM serving engine '" + inf.llm_engine + "' (the catalog has " + list + ")",
+            hint.empty() ? "data/catalog/llm_engines.yaml defines them" : hint);
+      return;
+    }
+    const hardware::Entity& engine = *entry;
+    const std::string of = engine.id + "'s";
+    inf.llm_engine_name = engine.text("name");
+    if (engine.has("kv_admission")) {
+      inf.kv_admission = engine.text("kv_admission") == "reserved" ? models::LlmKvAdmission::reserve_full
+                                                                   : models::LlmKvAdmission::on_demand;
+      origin["kv_admission"] = of;
+    }
+    if (engine.has("preemption")) inf.preemption = engine.text("preemption");
+    if (const auto* v = engine.find("chunked_prefill")) {
+      inf.chunked_prefill = v->number != 0;
+      origin["chunked_prefill"] = of;
+    }
+    if (auto tokens = engine.integer("max_batched_tokens")) {
+      inf.max_batched_tokens = static_cast<int>(*tokens);
+      origin["max_batched_tokens"] = of;
+    }
+    if (const auto* f = engine.find("kv_memory_fraction")) {
+      inf.memory_utilization = f->number;
+      origin["kv_memory_fraction"] = of;
+    }
+    if (engine.has("kv_memory_of") && engine.text("kv_memory_of") == "free") {
+      inf.kv_budget = models::LlmKvBudget::share_of_free;
+      // Without a sourced fraction, TensorRT-LLM's default share of what is free.
+      if (!engine.has("kv_memory_fraction")) inf.memory_utilization = models::kTrtllmFreeGpuMemoryFraction;
+    }
+    // The scenario's keys win.
+    if (w["kv_admission"]) {
+      inf.kv_admission = w["kv_admission"].Scalar() == "reserved" ? models::LlmKvAdmission::reserve_full
+                                                                  : models::LlmKvAdmission::on_demand;
+      origin["kv_admission"] = "the scenario's";
+    }
+    if (w["chunked_prefill"]) {
+      inf.chunked_prefill = w["chunked_prefill"].Scalar() == "true";
+      origin["chunked_prefill"] = "the scenario's";
+    }
+    if (w["max_batched_tokens"]) {
+      inf.max_batched_tokens = static_cast<int>(as_int(w["max_batched_tokens"]));
+      origin["max_batched_tokens"] = "the scenario's";
+    }
+  }
+
+  // Distributions become the simulation's requests, drawn from the scenario's seed.
+  void sample_lengths(const YAML::Node& w, InferenceSetup& inf, std::uint64_t seed) {
+    if (!inf.llm || (inf.prompt_lengths.is_fixed() && inf.output_lengths.is_fixed()) || !errors_.empty()) return;
+    auto mix = models::sample_llm_request_mix(inf.prompt_lengths, inf.output_lengths, context_of(inf.shape),
+                                              models::kLlmLengthSamples, seed);
+    if (!mix) {
+      const YAML::Node at = w["prompt_tokens"] ? w["prompt_tokens"] : w["output_tokens"];
+      for (const auto& d : mix.errors()) error(at, d.key_path, d.message, d.hint);
+      return;
+    }
+    inf.mix = std::move(mix).value();
+  }
+
+  // workload.prompt_tokens / output_tokens: a whole number (phase 1 checked its range), or a
+  // distribution mapping whose keys phase 1 checked one by one; here, how they go together.
+  models::LlmLengthDistribution read_length(const YAML::Node& n, const std::string& key,
+                                            const models::TransformerShape& shape) {
+    models::LlmLengthDistribution d;
+    if (n.IsScalar()) {
+      d.mean = static_cast<double>(as_int(n));
+      d.min = d.max = static_cast<int>(d.mean);
+      return d;
+    }
+    const int context = context_of(shape);
+    d.min = n["min"] ? static_cast<int>(as_int(n["min"])) : 1;
+    d.max = n["max"] ? static_cast<int>(as_int(n["max"])) : (context > 0 ? context : 1 << 22);
+    const YAML::Node dist = n["distribution"], hist = n["histogram"];
+    if (!dist && !hist) {
+      error(n, key, "a length distribution needs distribution: or histogram:",
+            "e.g. {distribution: exponential, mean: 256}, or {histogram: [[128, 0.5], [512, 0.5]]}; or one number");
+      return d;
+    }
+    if (dist && hist) {
+      error(hist, key + ".histogram", "give distribution: or histogram:, not both");
+      return d;
+    }
+    // Keys that the chosen form does not read are errors, not silently ignored.
+    auto refuse = [&](const char* k, const std::string& why) {
+      if (n[k]) error(n[k], key + "." + k, std::string(k) + " does not apply to " + why);
+    };
+    if (hist) {
+      d.kind = models::LlmLengthKind::histogram;
+      for (const char* k : {"mean", "sigma", "min", "max"}) refuse(k, "a histogram (its pairs give the lengths)");
+      for (std::size_t i = 0; i < hist.size(); ++i) {
+        const YAML::Node pair = hist[i];
+        const std::string at = key + ".histogram[" + std::to_string(i) + "]";
+        if (pair.size() != 2) {
+          error(pair, at, "expected a [tokens, weight] pair, got " + std::to_string(pair.size()) + " numbers",
+                "e.g. [512, 0.3]");
+          continue;
+        }
+        const double tokens = std::stod(pair[0].Scalar()), weight = std::stod(pair[1].Scalar());
+        if (tokens < 1 || tokens != std::floor(tokens)) {
+          error(pair[0], at, "tokens must be a whole number from 1 to 4194304, got " + pair[0].Scalar());
+          continue;
+        }
+        if (!(weight > 0)) {
+          error(pair[1], at, "weight must be greater than zero, got " + pair[1].Scalar(), "leave the length out instead");
+          continue;
+        }
+        d.histogram.emplace_back(static_cast<int>(tokens), weight);
+      }
+      if (d.histogram.empty()) return d;
+      double total = 0, sum = 0;
+      d.min = d.max = d.histogram.front().first;
+      for (const auto& [tokens, weight] : d.histogram) {
+        total += weight;
+        sum += tokens * weight;
+        d.min = std::min(d.min, tokens);
+        d.max = std::max(d.max, tokens);
+      }
+      d.mean = sum / total;
+      if (context > 0 && d.min > context)
+        error(hist, key + ".histogram", "every length is longer than " + shape.name + "'s context of " +
+                                            std::to_string(context) + " tokens");
+      return d;
+    }
+    const std::string kind = dist.Scalar();
+    const std::string what = (kind == "exponential" ? "an " : "a ") + kind + " distribution";
+    if (kind == "uniform") d.kind = models::LlmLengthKind::uniform;
+    else if (kind == "normal") d.kind = models::LlmLengthKind::normal;
+    else if (kind == "lognormal") d.kind = models::LlmLengthKind::lognormal;
+    else d.kind = models::LlmLengthKind::exponential;
+    if (d.min > d.max) {
+      error(n["max"] ? n["max"] : n, key + ".max",
+            "max (" + std::to_string(d.max) + ") is less than min (" + std::to_string(d.min) + ")");
+      return d;
+    }
+    if (context > 0 && d.min > context)
+      error(n["min"], key + ".min", "min (" + std::to_string(d.min) + ") is longer than " + shape.name + "'s context of " +
+                                        std::to_string(context) + " tokens");
+    if (d.kind == models::LlmLengthKind::uniform) {
+      refuse("mean", "a uniform distribution (its mean is (min + max) / 2)");
+      refuse("sigma", what);
+      if (!n["min"] || !n["max"])
+        error(n, key, "a uniform distribution needs min and max", "e.g. {distribution: uniform, min: 1, max: 511}");
+      d.mean = (d.min + d.max) / 2.0;
+      return d;
+    }
+    if (!n["mean"]) {
+      error(n, key, what + " needs mean", "the mean length in tokens, e.g. mean: 256");
+      return d;
+    }
+    d.mean = std::stod(n["mean"].Scalar());
+    const bool needs_sigma = d.kind != models::LlmLengthKind::exponential;
+    if (needs_sigma && !n["sigma"])
+      error(n, key, what + " needs sigma",
+            d.kind == models::LlmLengthKind::normal ? "the standard deviation in tokens, e.g. sigma: 64"
+                                                    : "the standard deviation of ln(tokens), e.g. sigma: 0.8");
+    else if (needs_sigma) {
+      d.sigma = std::stod(n["sigma"].Scalar());
+      if (!(d.sigma > 0)) error(n["sigma"], key + ".sigma", "must be greater than zero, got " + n["sigma"].Scalar(),
+                                "a length that never varies is one number: " + key.substr(key.find('.') + 1) + ": " +
+                                    significant(d.mean, 7));
+    }
+    if (!needs_sigma) refuse("sigma", what + " (its spread is its mean)");
+    if (d.mean < d.min || d.mean > d.max)
+      error(n["mean"], key + ".mean",
+            "the mean (" + significant(d.mean, 7) + ") lies outside min to max (" + std::to_string(d.min) + " to " +
+                std::to_string(d.max) + ")");
+    return d;
+  }
+
   // The model's context (TransformerPreset::context_length): 0 when the preset gives none.
   static int context_of(const models::TransformerShape& shape) {
     const auto* preset = models::find_transformer_preset(shape.name);
@@ -1065,6 +1296,18 @@ class Loader {
   void check_context_length(const YAML::Node& w, const InferenceSetup& inf) {
     const int context = context_of(inf.shape);
     if (context <= 0 || w["request_lengths"]) return;
+    if (!inf.prompt_lengths.is_fixed() || !inf.output_lengths.is_fixed()) {
+      // Sampling draws a pair again when it is longer than the context; the shortest pair must fit.
+      const long long shortest = static_cast<long long>(inf.prompt_lengths.min) + inf.output_lengths.min;
+      if (shortest > context)
+        error(w["prompt_tokens"] ? w["prompt_tokens"] : w["output_tokens"],
+              w["prompt_tokens"] ? "workload.prompt_tokens" : "workload.output_tokens",
+              "the shortest request (" + std::to_string(inf.prompt_lengths.min) + " prompt and " +
+                  std::to_string(inf.output_lengths.min) + " output tokens) is longer than " + inf.shape.name +
+                  "'s context of " + std::to_string(context) + " tokens",
+              "lower min");
+      return;
+    }
     const long long tokens = static_cast<long long>(inf.mix.prompt_tokens) + inf.mix.output_tokens;
     if (tokens <= context) return;
     const bool prompt_alone = inf.mix.prompt_tokens > context || !w["output_tokens"];

@@ -147,6 +147,29 @@ SchemaNode number(std::string name, double minimum, double maximum, std::string 
   return n;
 }
 
+// A request length: a whole number of tokens, or a distribution the simulation samples
+// (models/serving_lengths.hpp).
+SchemaNode length_node(std::string name, std::string help, std::string def) {
+  SchemaNode n = leaf(std::move(name), ValueKind::length, std::move(help), std::move(def));
+  n.minimum = 1;
+  n.maximum = 1 << 22;
+  SchemaNode pair = at_most(list_of("[]", number("[]", 0, 1 << 22, "tokens, then weight"), "a [tokens, weight] pair"), 2);
+  n.children = {
+      choice("distribution", {"uniform", "normal", "lognormal", "exponential"},
+             "uniform (every whole length from min to max), normal (mean, sigma in tokens), lognormal (mean, sigma "
+             "of ln tokens), exponential (mean); each rounded to a token and truncated to [min, max]"),
+      number("mean", 1, 1 << 22, "normal, lognormal, exponential: the mean in tokens before truncation"),
+      number("sigma", 0, 1 << 22, "normal: standard deviation in tokens; lognormal: standard deviation of ln(tokens)"),
+      integer("min", 1, 1 << 22, "the shortest length (uniform: required)", "1"),
+      integer("max", 1, 1 << 22, "the longest length (uniform: required)", "the model's context"),
+      at_most(list_of("histogram", pair,
+                      "instead of distribution: [tokens, weight] pairs, e.g. [[128, 0.5], [512, 0.3], [2048, 0.2]]; "
+                      "a request takes each length with probability weight / total"),
+              1000),
+  };
+  return n;
+}
+
 // `cost:`: where to run — cloud, rented bare metal, owned servers on-prem or in colocation.
 SchemaNode cost_section() {
   constexpr Dim kPricePerTime = dims::money / dims::seconds;
@@ -238,20 +261,27 @@ SchemaNode build() {
                                                       "1")}),
                                       "inference: the chain of models each request goes through"),
                               8),
-                      choice("engine", {"framework", "tensorflow", "onnxruntime", "tensorrt", "vllm", "tensorrt-llm"},
+                      choice("engine",
+                             {"framework", "tensorflow", "onnxruntime", "tensorrt", "vllm", "sglang", "tensorrt-llm",
+                              "trtllm-serve", "tgi"},
                              "the runtime. inference: an efficiency profile in data/catalog/engines.yaml (framework: "
-                             "eager PyTorch; default framework). llm-serving: vllm (its KV cache is 0.9 of the device "
-                             "less the weights) or tensorrt-llm (0.9 of what the weights leave free); default vllm",
+                             "eager PyTorch; default framework). llm-serving: a serving engine in "
+                             "data/catalog/llm_engines.yaml, whose scheduler settings (kv_admission, chunked_prefill, "
+                             "max_batched_tokens, kv_memory_fraction and what it is a share of) apply unless the "
+                             "scenario states them: vllm, sglang, tensorrt-llm (as NVIDIA's published benchmarks run "
+                             "it: on-demand admission), trtllm-serve (TensorRT-LLM's defaults: reserved admission, no "
+                             "chunked prefill) or tgi; default vllm",
                              "framework (inference), vllm (llm-serving)"),
                       number("engine_speedup", 0, 0,
                              "inference: an override, every latency divided by this measured factor (any positive "
                              "number; the engine profile already models the runtime)",
                              {}),
-                      integer("prompt_tokens", 1, 1 << 22,
-                              "llm-serving: prompt tokens per request; with output_tokens at most the model's context "
-                              "(131072 for llama-3.1, 4096 for llama-2)",
-                              "512"),
-                      integer("output_tokens", 1, 1 << 22, "llm-serving: output tokens per request", "128"),
+                      length_node("prompt_tokens",
+                                  "llm-serving: prompt tokens per request, or their distribution; with output_tokens "
+                                  "at most the model's context (131072 for llama-3.1, 4096 for llama-2)",
+                                  "512"),
+                      length_node("output_tokens", "llm-serving: output tokens per request, or their distribution",
+                                  "128"),
                       section("speculative",
                               "llm-serving: speculative decoding: a draft proposes tokens, the model verifies them "
                               "in one step (Leviathan et al. 2023)",
@@ -277,13 +307,17 @@ SchemaNode build() {
                               "none: the KV cache decides"),
                       integer("max_batched_tokens", 1, 1 << 22,
                               "llm-serving: tokens per engine step with chunked prefill (vLLM max_num_batched_tokens)",
-                              "8192"),
+                              "the engine's; 8192"),
+                      leaf("chunked_prefill", ValueKind::boolean,
+                           "llm-serving: prompts split into chunks that ride in decode steps up to max_batched_tokens "
+                           "(Sarathi-Serve); false: a prompt is prefilled whole in one step",
+                           "the engine's; true"),
                       choice("kv_admission", {"on-demand", "reserved"},
                              "llm-serving: how the scheduler admits a request: on-demand (KV blocks as the sequence "
                              "grows; a full cache preempts the newest and recomputes it later: vLLM, TensorRT-LLM's "
                              "max_utilization) or reserved (its whole prompt + output KV up front: TensorRT-LLM's "
                              "guaranteed_no_evict)",
-                             "on-demand"),
+                             "the engine's; on-demand"),
                       choice("batching", {"continuous", "static"},
                              "llm-serving: continuous (in-flight) batching, or static batches that run to their "
                              "longest sequence before the next starts (a generate() call on a batch)",
@@ -296,7 +330,7 @@ SchemaNode build() {
                              "llm-serving: the share of memory the engine gives its KV cache (vLLM "
                              "gpu_memory_utilization: of the device, weights included; TensorRT-LLM "
                              "free_gpu_memory_fraction: of what the weights leave)",
-                             "0.9"),
+                             "the engine's; 0.9"),
                       integer("offline_requests", 1, 1 << 24,
                               "llm-serving: offline max-throughput mode: this many requests queued at t = 0 "
                               "(arrivals are then ignored)",
@@ -460,13 +494,17 @@ SchemaNode build() {
           section("arrivals", "inference and llm-serving: how requests arrive",
                   {
                       choice("kind", {"poisson", "diurnal", "trace"}, "the arrival process", "poisson"),
-                      number("rate", 1e-9, 1e9, "requests per second (diurnal: the base rate)", {}),
+                      number("rate", 1e-9, 1e9, "requests per second (diurnal: the base rate; not with by_hour)", {}),
                       integer("requests", 1, 1 << 24,
                               "llm-serving, poisson: a benchmark client's fixed count: this many requests at the rate, "
                               "run to the last completion and every one measured (no warm-up or window)",
                               "none: arrivals for warmup + duration"),
                       list_of("hourly", number("[]", 0, 1e6, "multiplier"),
                               "diurnal: 24 rate multipliers, hour 0 (midnight) first"),
+                      at_most(list_of("by_hour", number("[]", 0, 1e9, "requests per second"),
+                                      "diurnal: a day's load curve, 24 rates in requests per second from midnight, "
+                                      "instead of rate and hourly (LLM sizing gives each hour its replicas)"),
+                              24),
                       leaf("trace", ValueKind::text, "trace: a file of arrival times in seconds, one per line "
                                                      "(relative to the scenario)"),
                   }),
@@ -559,6 +597,14 @@ nlohmann::json json_of(const SchemaNode& n) {
       j["type"] = "string";
       j["pattern"] = "^[a-z0-9]+(-[a-z0-9]+)*$";
       break;
+    case ValueKind::length: {
+      SchemaNode shape = n;
+      shape.kind = ValueKind::map;
+      shape.help.clear();
+      j["oneOf"] = {nlohmann::json{{"type", "integer"}, {"minimum", n.minimum}, {"maximum", n.maximum}},
+                    json_of(shape)};
+      break;
+    }
     case ValueKind::model: {
       SchemaNode shape = n;
       shape.kind = ValueKind::map;
@@ -587,6 +633,7 @@ std::string kind_text(const SchemaNode& n) {
     case ValueKind::boolean: return "true \\| false";
     case ValueKind::catalog_id: return "catalog id";
     case ValueKind::model: return "preset name or shape";
+    case ValueKind::length: return "integer or distribution";
   }
   return "";
 }
@@ -596,13 +643,14 @@ void markdown_of(const SchemaNode& n, const std::string& path, std::string& out)
   out += "\n## `" + path + "`\n\n" + n.help + "\n\n| key | type | required | default | meaning |\n|---|---|---|---|---|\n";
   for (const auto& c : n.children) {
     std::string range;
-    if ((c.kind == ValueKind::integer || c.kind == ValueKind::number) && (c.minimum != 0 || c.maximum != 0)) {
+    if ((c.kind == ValueKind::integer || c.kind == ValueKind::number || c.kind == ValueKind::length) &&
+        (c.minimum != 0 || c.maximum != 0)) {
       // As people read numbers: 0.000001 to 1000000, never 1e-06 to 1000000.0.
       range = " (" + significant(c.minimum, 12) + " to " + significant(c.maximum, 12) + ")";
     }
     out += "| `" + c.name + "` | " + kind_text(c) + range + " | " + (c.required ? "yes" : "no") + " | " +
            (c.default_text.empty() ? "" : "`" + c.default_text + "`") + " | " + c.help + " |\n";
-    if (c.kind == ValueKind::map || c.kind == ValueKind::model) nested.push_back(&c);
+    if (c.kind == ValueKind::map || c.kind == ValueKind::model || c.kind == ValueKind::length) nested.push_back(&c);
     // A list of mappings: its items' keys get a table of their own ("workload.graph[]").
     if (c.kind == ValueKind::list && !c.children.empty() &&
         (c.children[0].kind == ValueKind::map || c.children[0].kind == ValueKind::model))
@@ -672,6 +720,7 @@ bool key_applies(std::string_view path, std::string_view type) {
       {"workload.kv_cache", {"llm-serving"}},
       {"workload.max_num_seqs", {"llm-serving"}},
       {"workload.max_batched_tokens", {"llm-serving"}},
+      {"workload.chunked_prefill", {"llm-serving"}},
       {"workload.offline_requests", {"llm-serving"}},
       {"workload.model", {"training", "llm-serving"}},
       {"workload.gpus", {"service"}},

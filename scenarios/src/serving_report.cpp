@@ -105,15 +105,19 @@ models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models:
   spec.kv_cache = inf.kv_cache;
   spec.max_concurrent = inf.max_num_seqs;
   spec.max_batched_tokens = inf.max_batched_tokens;
+  // An engine without chunked prefill runs a prompt whole in one step: the step's budget is
+  // at least the longest prompt.
+  if (!inf.chunked_prefill) {
+    int longest = inf.mix.prompt_tokens;
+    for (const auto& r : inf.mix.requests) longest = std::max(longest, r.prompt_tokens);
+    spec.max_batched_tokens = std::max(spec.max_batched_tokens, longest);
+  }
   spec.speculation = inf.speculation;
   spec.kv_admission = inf.kv_admission;
   spec.batching = inf.batching;
   spec.gqa_shared_kv = inf.gqa_shared_kv;
-  if (inf.llm_engine == "tensorrt-llm") {  // its KV cache is a share of what the weights leave free
-    spec.kv_budget = models::LlmKvBudget::share_of_free;
-    spec.memory_utilization = models::kTrtllmFreeGpuMemoryFraction;
-  }
-  if (inf.kv_memory_fraction) spec.memory_utilization = *inf.kv_memory_fraction;
+  spec.kv_budget = inf.kv_budget;  // the engine's (llm_engines.yaml), the scenario's fraction over it
+  spec.memory_utilization = inf.memory_utilization;
   return spec;
 }
 
@@ -211,12 +215,14 @@ Result<ServingSizingReport> size_serving_scenario(const Scenario& s, const hardw
     req.speculation = inf.speculation;
     req.peak_rate = inf.arrivals.peak_rate().value();
     req.trough_rate = trough_rate(inf.arrivals);
+    if (inf.arrivals.kind == models::ArrivalSpec::Kind::diurnal)
+      for (const double m : inf.arrivals.hourly) req.hourly_rates.push_back(inf.arrivals.rate.value() * m);
     req.ttft_p99 = *inf.ttft_p99;
     req.tpot_p99 = *inf.tpot_p99;
     req.node_types = r.node_types;
     req.weights = inf.exec.precision;
     req.kv_cache = inf.kv_cache;
-    req.max_batched_tokens = inf.max_batched_tokens;
+    req.max_batched_tokens = llm_serving_spec(inf, models::ClusterSpec{}).max_batched_tokens;
     req.max_num_seqs = inf.max_num_seqs;
     {  // the engine's policy, as the deployment runs it
       const models::LlmServingSpec engine = llm_serving_spec(inf, models::ClusterSpec{});
@@ -428,6 +434,17 @@ std::string serving_sizing_text(const ServingSizingReport& r) {
     out += "Recommendation (" + res.recommendation + "):\n  " + d.summary + "\n  cost " + cost_text(d.cost) + "\n";
     out += "  replicas " + std::to_string(d.min_replicas) + " (trough) to " + std::to_string(d.replicas) +
            " (peak), " + plural(d.gpus, "GPU") + " on " + plural(d.nodes, "node") + "\n";
+    if (d.token_cost) out += "  tokens " + models::llm_token_cost_text(*d.token_cost) + "\n";
+    if (!d.replicas_by_hour.empty()) {
+      out += "  replicas by hour (from midnight):";
+      for (std::size_t h = 0; h < d.replicas_by_hour.size(); ++h)
+        out += (h % 6 == 0 ? "\n    " : "  ") + (h < 10 ? std::string("0") : std::string()) + std::to_string(h) +
+               "h " + std::to_string(d.replicas_by_hour[h]);
+      out += "\n";
+      if (d.autoscaled_cost)
+        out += "  autoscaled hour by hour: " + cost_text(*d.autoscaled_cost) + " on average (the peak's nodes around the clock: " +
+               cost_text(d.cost) + ")\n";
+    }
     if (d.simulation && d.simulation->completed == 0)
       out += "  simulated at peak: TTFT and TPOT not measured (no request completed)\n";
     else if (d.simulation)
@@ -479,6 +496,19 @@ std::string serving_sizing_json(const ServingSizingReport& r) {
                         {"gpus", d.gpus},
                         {"cost_per_hour_usd", cost(d.cost)},
                         {"meets_slo", d.meets_slo}};
+    if (!d.replicas_by_hour.empty()) {
+      j["recommended"]["replicas_by_hour"] = d.replicas_by_hour;
+      j["recommended"]["nodes_by_hour"] = d.nodes_by_hour;
+      j["recommended"]["autoscaled_cost_per_hour_usd"] = cost(d.autoscaled_cost);
+    }
+    if (d.token_cost)
+      j["recommended"]["token_cost"] = {{"usd_per_million_input_tokens", finite(d.token_cost->usd_per_million_input)},
+                                        {"usd_per_million_output_tokens", finite(d.token_cost->usd_per_million_output)},
+                                        {"usd_per_million_tokens", finite(d.token_cost->usd_per_million_tokens)},
+                                        {"prefill_share", finite(d.token_cost->prefill_share)},
+                                        {"input_tokens_per_second", finite(d.token_cost->input_tokens_per_second)},
+                                        {"output_tokens_per_second", finite(d.token_cost->output_tokens_per_second)},
+                                        {"basis", d.token_cost->basis}};
   } else if (r.graph && r.graph->recommended) {
     const auto& d = *r.graph->recommended;
     j["recommended"] = {{"summary", d.summary},   {"node_type", d.node_type},      {"gpus", d.gpus},
@@ -534,6 +564,133 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
   if (!d.k8s.empty()) pool.pods = d.k8s.front().max_replicas;
   pools.push_back(pool);
   return pools;
+}
+
+Result<ServingComparison> compare_serving_gpus(const Scenario& s, const hardware::Catalog& catalog,
+                                               const std::vector<std::string>& gpus) {
+  if (!s.inference || !s.inference->llm || !s.inference->ttft_p99 || !s.inference->tpot_p99)
+    return placed(s, {Diagnostic{{}, "workload.type",
+                                 "compare sizes an llm-serving scenario for its SLO (slo: {ttft_p99, tpot_p99})",
+                                 "capsim size sizes the other kinds"}});
+  std::vector<std::string> ids = gpus.empty() ? s.hardware.gpus : gpus;
+  if (ids.empty())
+    return Diagnostic{{}, "--gpus", "no GPU types to compare", "e.g. --gpus h100-sxm-80gb,h200-sxm-141gb,l40s"};
+  std::vector<Diagnostic> errors;
+  for (const auto& id : ids)
+    if (auto g = catalog.gpu(id); !g)
+      for (auto d : g.errors()) {
+        d.key_path = "--gpus";
+        errors.push_back(std::move(d));
+      }
+  if (!errors.empty()) return errors;
+  ServingComparison c;
+  c.scenario = s.name;
+  c.peak_rate = s.inference->arrivals.peak_rate().value();
+  c.ttft_p99 = *s.inference->ttft_p99;
+  c.tpot_p99 = *s.inference->tpot_p99;
+  for (const auto& id : ids) {
+    Scenario one = s;
+    one.hardware.gpus = {id};
+    ServingComparisonRow row;
+    row.gpu = id;
+    auto sized = size_serving_scenario(one, catalog);
+    if (!sized) {
+      row.why_none = sized.errors().front().message;
+    } else if (!sized->llm || !sized->llm->recommended) {
+      row.why_none = sized->llm ? sized->llm->recommendation : "no LLM sizing";
+    } else {
+      const auto& d = *sized->llm->recommended;
+      row.deployment = d;
+      if (c.peak_rate > 0) row.headroom = d.estimate.requests_per_second * d.replicas / c.peak_rate - 1;
+      for (const auto& conv : sized->conversions) add_conversion(c.conversions, conv);
+    }
+    c.rows.push_back(std::move(row));
+  }
+  // Cheapest first (a priced deployment before an unpriced one), then fewest GPUs.
+  std::stable_sort(c.rows.begin(), c.rows.end(), [](const auto& a, const auto& b) {
+    const auto key = [](const ServingComparisonRow& r) {
+      if (!r.deployment) return std::pair{2.0, 0.0};
+      if (!r.deployment->cost) return std::pair{1.0, static_cast<double>(r.deployment->gpus)};
+      return std::pair{0.0, r.deployment->cost->value()};
+    };
+    return key(a) < key(b);
+  });
+  return c;
+}
+
+std::string serving_comparison_text(const ServingComparison& c) {
+  std::string out = "GPU comparison: " + c.scenario + " at " + num(c.peak_rate) + " requests/s, TTFT p99 <= " +
+                    ms(c.ttft_p99.value()) + ", TPOT p99 <= " + ms(c.tpot_p99.value()) + "\n\n";
+  Table t{{"GPU", "node type", "GPUs", "replicas", "cost/month (USD)", "USD/M input", "USD/M output", "headroom",
+           "TTFT / TPOT p99 (simulated)"},
+          {},
+          {false, false, true, true, true, true, true, true, false}};
+  std::vector<std::string> none;
+  for (const auto& r : c.rows) {
+    if (!r.deployment) {
+      none.push_back(r.gpu + ": " + r.why_none);
+      continue;
+    }
+    const auto& d = *r.deployment;
+    const bool measured = d.simulation && d.simulation->completed > 0;
+    t.rows.push_back({r.gpu, d.node_type + " x " + std::to_string(d.nodes), std::to_string(d.gpus),
+                      std::to_string(d.replicas) + " x TP=" + std::to_string(d.spec.tensor_parallel),
+                      d.cost ? num(d.cost->value() * units::month) : "no price",
+                      d.token_cost ? significant(d.token_cost->usd_per_million_input, 3) : "-",
+                      d.token_cost ? significant(d.token_cost->usd_per_million_output, 3) : "-",
+                      r.headroom ? "+" + significant(100 * *r.headroom, 3) + " %" : "-",
+                      measured ? ms(d.simulation->ttft.p99.mean) + " / " + ms(d.simulation->tpot.p99.mean)
+                               : "not measured"});
+  }
+  if (!t.rows.empty()) out += render_text(t);
+  if (!none.empty()) {
+    out += "\nNo deployment meets the SLO:\n";
+    for (const auto& n : none) out += "  " + n + "\n";
+  }
+  out += "\nEach row is `capsim size` with hardware.gpus set to that GPU: whole nodes at the catalog's price, "
+         "around the clock. Cost per million tokens: the hour's price split between input and output tokens by "
+         "their GPU time, over the tokens served at the peak. Headroom: the replicas' analytic capacity over the "
+         "peak rate.\n";
+  for (const auto& conv : c.conversions) out += "Currency: " + conv + "\n";
+  return out;
+}
+
+std::string serving_comparison_json(const ServingComparison& c) {
+  json j{{"scenario", c.scenario},
+         {"peak_rate", finite(c.peak_rate)},
+         {"ttft_p99_bound_s", finite(c.ttft_p99.value())},
+         {"tpot_p99_bound_s", finite(c.tpot_p99.value())},
+         {"currency", "USD"}};
+  j["gpus"] = json::array();
+  for (const auto& r : c.rows) {
+    json row{{"gpu", r.gpu}};
+    if (!r.deployment) {
+      row["meets_slo"] = false;
+      row["why"] = r.why_none;
+      j["gpus"].push_back(row);
+      continue;
+    }
+    const auto& d = *r.deployment;
+    const bool measured = d.simulation && d.simulation->completed > 0;
+    row["meets_slo"] = d.meets_slo;
+    row["node_type"] = d.node_type;
+    row["nodes"] = d.nodes;
+    row["gpu_count"] = d.gpus;
+    row["replicas"] = d.replicas;
+    row["tensor_parallel"] = d.spec.tensor_parallel;
+    row["pipeline_parallel"] = d.spec.pipeline_parallel;
+    row["cost_per_month"] = d.cost ? finite(d.cost->value() * units::month) : json(nullptr);
+    row["cost_per_million_input_tokens"] = d.token_cost ? finite(d.token_cost->usd_per_million_input) : json(nullptr);
+    row["cost_per_million_output_tokens"] = d.token_cost ? finite(d.token_cost->usd_per_million_output) : json(nullptr);
+    row["cost_per_million_tokens"] = d.token_cost ? finite(d.token_cost->usd_per_million_tokens) : json(nullptr);
+    row["headroom"] = r.headroom ? finite(*r.headroom) : json(nullptr);
+    row["ttft_p99_s"] = measured ? finite(d.simulation->ttft.p99.mean) : json(nullptr);
+    row["tpot_p99_s"] = measured ? finite(d.simulation->tpot.p99.mean) : json(nullptr);
+    row["summary"] = d.summary;
+    j["gpus"].push_back(row);
+  }
+  j["conversions"] = c.conversions;
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::scenarios

@@ -541,12 +541,14 @@ rows:
   CHECK(report->rows[0].not_predicted == "workload.batching: expected one of continuous, static, got 'dynamic'");
   // The engine decides how the KV cache is sized (LlmKvBudget): an engine the predictor does
   // not know is refused, not read as vLLM.
-  write("continuous\n    engine: sglang");
+  // (SGLang is an entry of data/catalog/llm_engines.yaml since issue 49; LMDeploy is not.)
+  write("continuous\n    engine: lmdeploy");
   report = scenarios::run_accuracy(*catalog, dir, "llm-serving");
   std::filesystem::remove_all(dir);
   REQUIRE(report.ok());
   CHECK(report->rows[0].not_predicted ==
-        "workload.engine: expected one of framework, tensorflow, onnxruntime, tensorrt, vllm, tensorrt-llm, got 'sglang'");
+        "workload.engine: expected one of framework, tensorflow, onnxruntime, tensorrt, vllm, sglang, tensorrt-llm, "
+        "trtllm-serve, tgi, got 'lmdeploy'");
 }
 
 TEST_CASE("accuracy: micro_batch: tuned predicts the fastest micro-batch that fits, as the source's tuning found it") {

@@ -3,6 +3,7 @@
 // simulation on every shipped serving example.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -460,4 +461,265 @@ simulate: {duration: 60 s, warmup: 10 s, seed: 1}
   fp8.max_concurrent = 0;
   CHECK(models::estimate_llm_serving(fp8, {512, 128})->kv_limited_sequences >
         1.9 * models::estimate_llm_serving(bf16, {512, 128})->kv_limited_sequences);
+}
+
+// Issue 49: prompt_tokens / output_tokens as distributions, sampled from the scenario's seed.
+TEST_CASE("llm-serving: length distributions are drawn with the run's seed and shown as assumed") {
+  const std::string lengths = "  prompt_tokens: {histogram: [[128, 1], [512, 3]]}\n"
+                              "  output_tokens: {distribution: exponential, mean: 200, max: 2000}";
+  auto s = load_scenario("d.yaml", llm_with(lengths), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& inf = *s->inference;
+  CHECK(inf.prompt_lengths.kind == models::LlmLengthKind::histogram);
+  CHECK(inf.output_lengths.kind == models::LlmLengthKind::exponential);
+  REQUIRE(inf.mix.requests.size() == static_cast<std::size_t>(models::kLlmLengthSamples));
+  CHECK(inf.mix.prompt_tokens == doctest::Approx(416).epsilon(0.02));  // 0.25 x 128 + 0.75 x 512
+  CHECK(inf.mix.output_tokens == doctest::Approx(200).epsilon(0.03));
+  // The question says what was assumed.
+  auto plan = make_plan(*s, catalog());
+  REQUIRE_MESSAGE(plan.ok(), format_diagnostics(plan.errors()));
+  std::string prompt, output;
+  for (const auto& [k, v] : plan->plan.question) {
+    if (k == "workload.prompt_tokens") prompt = v;
+    if (k == "workload.output_tokens") output = v;
+  }
+  CHECK(prompt.rfind("histogram (128: 0.25, 512: 0.75) (20000 requests drawn, mean ", 0) == 0);
+  CHECK(output.rfind("exponential, mean 200, 1 to 2000 (20000 requests drawn, mean ", 0) == 0);
+  // Another seed draws other requests.
+  auto other = load_scenario("d.yaml", llm_with(lengths) + "simulate: {seed: 2}\n", catalog());
+  REQUIRE_MESSAGE(other.ok(), format_diagnostics(other.errors()));
+  bool differs = false;
+  for (std::size_t i = 0; i < 50; ++i)
+    differs = differs || other->inference->mix.requests[i].output_tokens != inf.mix.requests[i].output_tokens;
+  CHECK(differs);
+}
+
+TEST_CASE("llm-serving: bad length distributions name the key, the rule and the fix") {
+  struct Case {
+    std::string lengths, key, message;
+  };
+  const std::vector<Case> cases = {
+      {"  output_tokens: {mean: 200}", "workload.output_tokens",
+       "a length distribution needs distribution: or histogram:"},
+      {"  output_tokens: {distribution: exponental, mean: 200}", "workload.output_tokens.distribution",
+       "expected one of uniform, normal, lognormal, exponential, got 'exponental'"},
+      {"  output_tokens: {distribution: normal, mean: 200}", "workload.output_tokens",
+       "a normal distribution needs sigma"},
+      {"  output_tokens: {distribution: exponential, mean: 200, sigma: 3}", "workload.output_tokens.sigma",
+       "sigma does not apply to an exponential distribution (its spread is its mean)"},
+      {"  output_tokens: {distribution: uniform, min: 10}", "workload.output_tokens",
+       "a uniform distribution needs min and max"},
+      {"  output_tokens: {distribution: uniform, min: 300, max: 10}", "workload.output_tokens.max",
+       "max (10) is less than min (300)"},
+      {"  output_tokens: {distribution: exponential, mean: 5000, max: 1000}", "workload.output_tokens.mean",
+       "the mean (5000) lies outside min to max (1 to 1000)"},
+      {"  output_tokens: {histogram: [[128, 0.5], [512]]}", "workload.output_tokens.histogram[1]",
+       "expected a [tokens, weight] pair, got 1 numbers"},
+      {"  output_tokens: {histogram: [[128, 0.5], [512, 0]]}", "workload.output_tokens.histogram[1]",
+       "weight must be greater than zero, got 0"},
+      {"  output_tokens: {histogram: [[128.5, 1]]}", "workload.output_tokens.histogram[0]",
+       "tokens must be a whole number from 1 to 4194304, got 128.5"},
+      {"  output_tokens: {distribution: exponential, mean: 200, histogram: [[1, 1]]}",
+       "workload.output_tokens.histogram", "give distribution: or histogram:, not both"},
+      {"  output_tokens: {distribution: exponential, maen: 200}", "workload.output_tokens.maen",
+       "unknown key 'maen' in 'workload.output_tokens'"},
+      {"  output_tokens: [1, 2]", "workload.output_tokens",
+       "expected a whole number of tokens or a distribution mapping, got a list"},
+      {"  prompt_tokens: {distribution: uniform, min: 4000, max: 4090}\n  output_tokens: {distribution: uniform, min: "
+       "200, max: 300}",
+       "workload.prompt_tokens",
+       "the shortest request (4000 prompt and 200 output tokens) is longer than llama-2-7b's context of 4096 tokens"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.lengths);
+    auto s = load_scenario("bad.yaml", llm_with(c.lengths), catalog());
+    REQUIRE_FALSE(s.ok());
+    const auto& e = s.errors().front();
+    CHECK(e.key_path == c.key);
+    CHECK(e.message == c.message);
+    CHECK(e.where.file == "bad.yaml");
+    CHECK(e.where.line >= 6);  // at the key, not the file
+  }
+  // A typo of a known key suggests it.
+  auto typo = load_scenario("bad.yaml", llm_with("  output_tokens: {distribution: exponential, maen: 200}"), catalog());
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.errors().front().hint.find("mean") != std::string::npos);
+}
+
+// Issue 49: engines as data.
+TEST_CASE("llm-serving: workload.engine picks the catalog entry's settings; scenario keys override each") {
+  auto spec_of = [](const std::string& keys) {
+    auto s = load_scenario("e.yaml", llm_with("  prompt_tokens: 512\n  output_tokens: 128\n" + keys), catalog());
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    return std::pair{*s->inference, llm_serving_spec(*s->inference, models::ClusterSpec{})};
+  };
+  {  // vLLM, capsim's default: as before
+    auto [inf, spec] = spec_of("");
+    CHECK(inf.llm_engine == "vllm");
+    CHECK(spec.kv_admission == models::LlmKvAdmission::on_demand);
+    CHECK(spec.kv_budget == models::LlmKvBudget::share_of_device);
+    CHECK(spec.memory_utilization == doctest::Approx(0.9));
+    CHECK(spec.max_batched_tokens == 8192);
+    CHECK(inf.engine_setting_origin.at("kv_admission") == "vllm's");
+  }
+  {  // tensorrt-llm as its published benchmarks run it: as before (on-demand, 0.9 of what is free)
+    auto [inf, spec] = spec_of("  engine: tensorrt-llm\n");
+    CHECK(spec.kv_admission == models::LlmKvAdmission::on_demand);
+    CHECK(spec.kv_budget == models::LlmKvBudget::share_of_free);
+    CHECK(spec.memory_utilization == doctest::Approx(0.9));
+    CHECK(inf.engine_setting_origin.at("max_batched_tokens") == "capsim's default");
+  }
+  {  // TensorRT-LLM's own defaults: reserved, prompts whole
+    auto [inf, spec] = spec_of("  engine: trtllm-serve\n");
+    CHECK(spec.kv_admission == models::LlmKvAdmission::reserve_full);
+    CHECK_FALSE(inf.chunked_prefill);
+    CHECK(inf.preemption == "none");
+  }
+  {  // TGI: the whole device
+    auto [inf, spec] = spec_of("  engine: tgi\n");
+    CHECK(spec.kv_admission == models::LlmKvAdmission::reserve_full);
+    CHECK(spec.memory_utilization == doctest::Approx(1.0));
+    CHECK(spec.kv_budget == models::LlmKvBudget::share_of_device);
+  }
+  {  // the scenario's keys win
+    auto [inf, spec] = spec_of("  engine: trtllm-serve\n  kv_admission: on-demand\n  chunked_prefill: true\n"
+                               "  max_batched_tokens: 2048\n  kv_memory_fraction: 0.8\n");
+    CHECK(spec.kv_admission == models::LlmKvAdmission::on_demand);
+    CHECK(inf.chunked_prefill);
+    CHECK(spec.max_batched_tokens == 2048);
+    CHECK(spec.memory_utilization == doctest::Approx(0.8));
+    CHECK(spec.kv_budget == models::LlmKvBudget::share_of_free);
+    CHECK(inf.engine_setting_origin.at("kv_admission") == "the scenario's");
+  }
+  {  // without chunked prefill a step holds the whole longest prompt
+    auto [inf, spec] = spec_of("  engine: trtllm-serve\n  max_batched_tokens: 256\n");
+    CHECK(spec.max_batched_tokens == 512);
+  }
+  // An inference engine is not an LLM serving engine, and the reverse.
+  auto cnn = load_scenario("e.yaml", llm_with("  prompt_tokens: 512\n  engine: tensorrt\n"), catalog());
+  REQUIRE_FALSE(cnn.ok());
+  CHECK(cnn.errors().front().key_path == "workload.engine");
+  CHECK(cnn.errors().front().message ==
+        "'tensorrt' is an inference engine; llm-serving runs vllm, sglang, tensorrt-llm, trtllm-serve, tgi");
+  auto reverse = load_scenario("own.yaml", with_model("resnet-50", "sglang"), catalog());
+  REQUIRE_FALSE(reverse.ok());
+  CHECK(reverse.errors().front().message == "'sglang' serves LLMs (workload.type: llm-serving)");
+}
+
+TEST_CASE("llm-serving: reserved admission never preempts where on-demand does") {
+  // Long answers on a small KV cache: vLLM-style admission fills the cache with prompts and
+  // preempts as the answers grow; TensorRT-LLM's default reserves each answer up front.
+  const std::string keys = "  prompt_tokens: 512\n  output_tokens: 2048\n  kv_memory_fraction: 0.45\n";
+  auto on_demand = load_scenario("p.yaml", llm_with(keys), catalog());
+  auto reserved = load_scenario("p.yaml", llm_with(keys + "  engine: trtllm-serve\n"), catalog());
+  REQUIRE_MESSAGE(on_demand.ok(), format_diagnostics(on_demand.errors()));
+  REQUIRE_MESSAGE(reserved.ok(), format_diagnostics(reserved.errors()));
+  auto a = simulate_serving_scenario(*on_demand, catalog());
+  auto b = simulate_serving_scenario(*reserved, catalog());
+  REQUIRE((a.ok() && b.ok()));
+  CHECK(a->llm->preemptions > 0);
+  CHECK(b->llm->preemptions == 0);
+}
+
+// Issue 49: what a million tokens costs, in every serving plan.
+TEST_CASE("llm-serving: the plan prices a million input and output tokens") {
+  auto s = load_scenario_file(example("llama2-70b-chat-h100"), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto plan = make_plan(*s, catalog());
+  REQUIRE_MESSAGE(plan.ok(), format_diagnostics(plan.errors()));
+  const auto& p = plan->plan;
+  REQUIRE(p.cost_per_month);
+  REQUIRE(p.usd_per_million_input_tokens);
+  REQUIRE(p.usd_per_million_output_tokens);
+  REQUIRE(p.usd_per_million_tokens);
+  // Both together: the hour's price over every token served in it.
+  const auto& sim = *plan->serving_simulation->llm;
+  const double per_hour = p.cost_per_month->value() * 3600;
+  const double tokens_per_hour = (sim.requests_per_second * 1024 + sim.output_tokens_per_second) * 3600;
+  CHECK(*p.usd_per_million_tokens == doctest::Approx(per_hour / tokens_per_hour * 1e6).epsilon(1e-9));
+  // An output token costs more than an input token: decode reads the weights per token.
+  CHECK(*p.usd_per_million_output_tokens > *p.usd_per_million_input_tokens);
+  CHECK(plan_figures_text(p).find("  per M tokens    ") != std::string::npos);
+  CHECK(plan_figures_json(p).find("\"cost_per_million_output_tokens\"") != std::string::npos);
+}
+
+TEST_CASE("compare: each GPU type sized alone for the SLO, cheapest first") {
+  auto s = load_scenario_file(example("llama31-8b-compare-gpus"), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto c = compare_serving_gpus(*s, catalog(), {"l40s", "h100-sxm-80gb"});
+  REQUIRE_MESSAGE(c.ok(), format_diagnostics(c.errors()));
+  REQUIRE(c->rows.size() == 2);
+  for (const auto& r : c->rows) {
+    CAPTURE(r.gpu);
+    REQUIRE(r.deployment);
+    CHECK(r.deployment->spec.cluster.gpu.id == r.gpu);
+    REQUIRE(r.headroom);
+    CHECK(*r.headroom >= 0);  // sized for the peak
+    REQUIRE(r.deployment->token_cost);
+  }
+  CHECK(c->rows[0].deployment->cost->value() <= c->rows[1].deployment->cost->value());
+  // The same answer as `capsim size` on that GPU alone.
+  Scenario one = *s;
+  one.hardware.gpus = {c->rows[0].gpu};
+  auto sized = size_serving_scenario(one, catalog());
+  REQUIRE(sized.ok());
+  CHECK(sized->llm->recommended->gpus == c->rows[0].deployment->gpus);
+  CHECK(serving_comparison_json(*c).find("\"cost_per_million_output_tokens\"") != std::string::npos);
+  auto typo = compare_serving_gpus(*s, catalog(), {"h100-sxm-80g"});
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.errors().front().key_path == "--gpus");
+  CHECK(typo.errors().front().hint.find("h100-sxm-80gb") != std::string::npos);
+}
+
+// Issue 49: a day's load curve, sized per hour.
+TEST_CASE("llm-serving: arrivals.by_hour sizes the peak and gives every hour its replicas") {
+  auto s = load_scenario_file(example("llm-chat-daily-load-curve"), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  const auto& a = s->inference->arrivals;
+  CHECK(a.kind == models::ArrivalSpec::Kind::diurnal);
+  CHECK(a.peak_rate().value() == doctest::Approx(12));
+  CHECK(a.hourly[0] == doctest::Approx(1.0 / 12));
+  auto z = size_serving_scenario(*s, catalog());
+  REQUIRE_MESSAGE(z.ok(), format_diagnostics(z.errors()));
+  REQUIRE(z->llm->recommended);
+  const auto& d = *z->llm->recommended;
+  REQUIRE(d.replicas_by_hour.size() == 24);
+  const auto [lo, hi] = std::minmax_element(d.replicas_by_hour.begin(), d.replicas_by_hour.end());
+  CHECK(*hi == d.replicas);        // the peak hours run the peak's replicas
+  CHECK(*lo < *hi);                // the night fewer
+  CHECK(d.replicas_by_hour[13] >= d.replicas_by_hour[3]);
+  REQUIRE(d.autoscaled_cost);
+  CHECK(d.autoscaled_cost->value() < d.cost->value());  // autoscaling pays for fewer node-hours
+  CHECK(serving_sizing_text(*z).find("replicas by hour (from midnight):") != std::string::npos);
+
+  const std::string base = R"(name: c
+workload: {type: llm-serving, model: llama-2-7b, prompt_tokens: 512, output_tokens: 128}
+slo: {ttft_p99: 2 s, tpot_p99: 100 ms}
+hardware: {gpus: [l40s]}
+)";
+  auto short_curve = load_scenario("c.yaml", base + "arrivals: {kind: diurnal, by_hour: [1, 2, 3]}\n", catalog());
+  REQUIRE_FALSE(short_curve.ok());
+  CHECK(short_curve.errors().front().key_path == "arrivals.by_hour");
+  CHECK(short_curve.errors().front().message == "a day's load curve needs 24 hourly rates, got 3");
+  auto with_rate = load_scenario(
+      "c.yaml", base + "arrivals: {rate: 3, by_hour: [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}\n", catalog());
+  REQUIRE_FALSE(with_rate.ok());
+  CHECK(with_rate.errors().front().message == "rate does not go with by_hour");
+}
+
+TEST_CASE("golden: capsim compare of the shipped GPU comparison example (text and JSON)") {
+  auto s = load_scenario_file(example("llama31-8b-compare-gpus"), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto c = compare_serving_gpus(*s, catalog(), {});
+  REQUIRE_MESSAGE(c.ok(), format_diagnostics(c.errors()));
+  CHECK(c->rows.size() == 4);  // the scenario's hardware.gpus
+  const auto dir = std::filesystem::path(CAPSIM_TEST_SOURCE_DIR) / "scenarios" / "golden";
+  const std::pair<std::string, std::string> outputs[] = {
+      {"llama31-8b-compare-gpus.compare.json", serving_comparison_json(*c)},
+      {"llama31-8b-compare-gpus.compare.txt", serving_comparison_text(*c)}};
+  for (const auto& [name, actual] : outputs) {
+    CAPTURE(name);
+    if (std::getenv("CAPSIM_UPDATE_GOLDEN")) std::ofstream(dir / name, std::ios::binary) << actual;
+    CHECK(testing::read_file(dir / name) == actual);
+  }
 }

@@ -229,6 +229,12 @@ struct LlmEstimate {
   // At max concurrency with prefill iterations interleaved: sequences finish every
   // (output x tpot_at_max + ttft_unloaded x max_concurrent) / max_concurrent.
   Seconds pipeline_send_per_step{0.0}; // in tpot_single: the p - 1 sends between stages
+  // GPU time of one request's prompt at max concurrency: the extra compute its tokens add to
+  // the decode steps they ride in (chunked prefill); the request's decode time is
+  // output_tokens x tpot_at_max / max_concurrent (per batch). Their sum is the cycle that
+  // sets requests_per_second, and their ratio splits a replica's cost between input and
+  // output tokens (llm_token_cost, serving_sizing.hpp).
+  Seconds prefill_per_request{0.0};
   double requests_per_second = 0;      // per replica
   double output_tokens_per_second = 0; // per replica
   double output_tokens_per_second_per_gpu = 0;

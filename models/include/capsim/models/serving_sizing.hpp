@@ -112,6 +112,10 @@ struct LlmSizingRequest {
   LlmRequestMix mix;
   double peak_rate = 0;                 // requests/s, > 0
   double trough_rate = 0;               // requests/s, >= 0 (0: minimum one replica)
+  // A day's load curve: requests/s in each hour from midnight (24), or empty for a constant
+  // rate. The deployment is sized for its peak; each hour gets the replicas its rate needs
+  // (SizedLlmDeployment::replicas_by_hour).
+  std::vector<double> hourly_rates;
   Seconds ttft_p99{0.0};                // > 0
   Seconds tpot_p99{0.0};                // > 0
   std::vector<NodeType> node_types;
@@ -135,6 +139,39 @@ struct LlmSizingRequest {
   std::uint64_t verify_max_events = 100'000'000;
 };
 
+// What a deployment's tokens cost: its price per hour spread over the tokens it serves,
+// split between input (prompt) and output tokens by the GPU time each takes (the analytic
+// cycle of estimate_llm_serving: a request's prompt costs prefill_per_request of extra step
+// time, its output output_tokens x tpot_at_max / n of decode steps it shares with n others):
+//   prefill share s = prefill / (prefill + decode)
+//   USD per million input tokens  = cost per hour x s       / (input tokens per hour)  x 1e6
+//   USD per million output tokens = cost per hour x (1 - s) / (output tokens per hour) x 1e6
+//   USD per million tokens        = cost per hour / (input + output tokens per hour) x 1e6
+// Tokens per hour are those served at the rate given (the simulation's completed requests,
+// or the offered peak when no simulation measured one): a deployment sized for a peak and
+// paid around the clock costs this per token at that peak. Input tokens = requests x the
+// mean prompt. Costs are in USD (the plan's currency).
+struct LlmTokenCost {
+  double prefill_share = 0;            // of the replica's GPU time, in [0, 1]
+  double requests_per_second = 0;      // served, whole deployment
+  double input_tokens_per_second = 0;
+  double output_tokens_per_second = 0;
+  double usd_per_million_input = 0;
+  double usd_per_million_output = 0;
+  double usd_per_million_tokens = 0;   // input and output together
+  std::string basis;                   // "simulated" or "analytic", with the rate
+};
+
+// None when the cost is unknown or nothing is served (requests_per_second <= 0); the
+// figures are finite otherwise. output_tokens_per_second <= 0 takes requests x the mean output.
+std::optional<LlmTokenCost> llm_token_cost(MoneyPerSecond cost, const LlmEstimate& estimate, const LlmRequestMix& mix,
+                                           double requests_per_second, double output_tokens_per_second,
+                                           std::string basis);
+// "0.123 USD per million input tokens, 1.23 USD per million output tokens (0.456 per million tokens)"
+std::string llm_token_cost_text(const LlmTokenCost& c);
+// The formula with this deployment's numbers, for reports.
+std::string llm_token_cost_formula(const LlmTokenCost& c, MoneyPerSecond cost);
+
 struct SizedLlmDeployment {
   std::string node_type;
   LlmServingSpec spec;                  // with max_concurrent set to the TPOT-limited batch
@@ -149,6 +186,14 @@ struct SizedLlmDeployment {
   bool verified = false;
   std::optional<LlmSimulation> simulation;
   bool meets_slo = false;
+  // At the peak: the simulation's served rate once verified, the offered peak before.
+  std::optional<LlmTokenCost> token_cost;
+  // With a load curve: the replicas each hour of the day needs, ceil(rate / (a replica's
+  // analytic requests/s x kLlmTargetUtilization)), at least one, filling whole nodes, at most
+  // the peak's; and the day's mean cost at those nodes (an autoscaled pool, per hour).
+  std::vector<int> replicas_by_hour;
+  std::vector<int> nodes_by_hour;
+  std::optional<MoneyPerSecond> autoscaled_cost;
   K8sResourceRequest k8s;               // nvidia.com/gpu: TP per pod
   std::string summary;
 };

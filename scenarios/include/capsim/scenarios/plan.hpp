@@ -39,6 +39,12 @@ struct PlanFigures {
   std::optional<Money> cost_per_run;             // training, USD
   std::optional<MoneyPerSecond> cost_per_month;  // USD, as a rate
   std::string cost_basis;
+  // LLM serving: cost_per_month over the tokens the planned deployment serves at the peak,
+  // split between input and output tokens by their GPU time (models::llm_token_cost).
+  std::optional<double> usd_per_million_input_tokens;
+  std::optional<double> usd_per_million_output_tokens;
+  std::optional<double> usd_per_million_tokens;  // input and output together
+  std::string token_cost_basis;                  // the formula with its numbers
   std::optional<Seconds> p99;       // inference: the planned deployment's p99 latency
   std::optional<Seconds> ttft_p99;  // llm-serving
   std::optional<Seconds> tpot_p99;  // llm-serving

@@ -19,6 +19,7 @@
 #include "capsim/models/parallelism.hpp"
 #include "capsim/models/serving.hpp"
 #include "capsim/models/serving_llm.hpp"
+#include "capsim/models/serving_lengths.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/expectations.hpp"
 
@@ -98,6 +99,10 @@ struct InferenceSetup {
   models::ExecutionOptions exec;
   models::TransformerShape shape;       // llm-serving
   models::LlmRequestMix mix;
+  // llm-serving: workload.prompt_tokens / output_tokens as given: one number (fixed) or a
+  // distribution; with a distribution, `mix` holds the requests sampled from the scenario's
+  // seed (serving_lengths.hpp) and their rounded means.
+  models::LlmLengthDistribution prompt_lengths, output_lengths;
   std::string request_lengths_file;  // llm-serving: workload.request_lengths as written, or empty
   std::vector<std::string> latency_files;  // inference: the graph's models' latency_file, as written
   models::LlmSpeculation speculation;  // llm-serving: workload.speculative (tokens 0: off)
@@ -108,11 +113,20 @@ struct InferenceSetup {
   int server_requests = 0;  // llm-serving: arrivals.requests, a benchmark client's fixed count (0: a window)
   // llm-serving: how the engine runs (workload.engine, kv_admission, batching, decode_attention,
   // kv_memory_fraction): the LlmServingSpec fields they set, vLLM's behaviour by default.
+  // The engine's settings come from its catalog entry (data/catalog/llm_engines.yaml), the
+  // scenario's keys override each, and capsim's defaults fill what neither gives;
+  // engine_setting_origin says which, per key ("kv_admission" -> "the scenario").
   std::string llm_engine = "vllm";
+  std::string llm_engine_name = "vLLM";
   models::LlmKvAdmission kv_admission = models::LlmKvAdmission::on_demand;
   models::LlmBatching batching = models::LlmBatching::continuous;
   bool gqa_shared_kv = true;
-  std::optional<double> kv_memory_fraction;  // none: the engine's
+  std::optional<double> kv_memory_fraction;  // the scenario's workload.kv_memory_fraction; none: the engine's
+  models::LlmKvBudget kv_budget = models::LlmKvBudget::share_of_device;  // what the fraction is a share of
+  double memory_utilization = models::kVllmGpuMemoryUtilization;       // as applied
+  bool chunked_prefill = true;  // false: a prompt is prefilled whole in one step
+  std::string preemption = "recompute";  // the engine's, as its entry states it (shown, not modelled)
+  std::map<std::string, std::string> engine_setting_origin;
   models::ArrivalSpec arrivals;
   std::optional<Seconds> p99, ttft_p99, tpot_p99;
   // deployment:

@@ -24,6 +24,7 @@ enum class ValueKind {
   boolean,
   catalog_id,  // the id of a catalog entry (checked against the catalog by the loader)
   model,       // a preset name (text) or a shape (mapping with `children`)
+  length,      // a whole number within [minimum, maximum], or a distribution (mapping with `children`)
 };
 
 struct SchemaNode {

@@ -55,6 +55,32 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r);
 // The pools as a table: node type, GPUs per node, autoscaling bounds, the pod's GPU request.
 Table serving_node_pool_table(const std::vector<NodePool>& pools);
 
+// `capsim compare`: one LLM serving scenario sized on each GPU type alone, side by side for
+// its SLO. Each row is what `capsim size` recommends with hardware.gpus set to that GPU.
+struct ServingComparisonRow {
+  std::string gpu;
+  std::optional<models::SizedLlmDeployment> deployment;  // none: no layout met the SLO
+  std::string why_none;                                  // then: the sizing's reason
+  // Capacity over the offered peak, less one: replicas x each replica's analytic requests/s
+  // over the peak rate (0.25: a quarter more than the peak needs).
+  std::optional<double> headroom;
+};
+struct ServingComparison {
+  std::string scenario;
+  double peak_rate = 0;  // requests/s
+  Seconds ttft_p99{0.0}, tpot_p99{0.0};
+  std::vector<ServingComparisonRow> rows;  // cheapest first; those without a deployment last
+  std::vector<std::string> conversions;
+};
+
+// Errors: not an llm-serving scenario or no TTFT/TPOT SLO; an unknown GPU id (with "did you
+// mean", key path "--gpus"); no GPUs to compare. A GPU the sizing cannot place is a row
+// with why_none, not an error.
+Result<ServingComparison> compare_serving_gpus(const Scenario& s, const hardware::Catalog& catalog,
+                                               const std::vector<std::string>& gpus);
+std::string serving_comparison_text(const ServingComparison& c);
+std::string serving_comparison_json(const ServingComparison& c);
+
 // The LLM serving model of the scenario's deployment on `cluster` (the node's GPUs).
 models::LlmServingSpec llm_serving_spec(const InferenceSetup& inf, const models::ClusterSpec& cluster);
 
