@@ -51,6 +51,11 @@ scenarios::Table rows_table(const scenarios::AccuracyReport& r) {
                         "not predicted: " + row.not_predicted});
       continue;
     }
+    if (row.first_look_pending()) {  // nobody sees its error before it is recorded
+      t.rows.push_back({row.id, group, protocol_of(row), row.metric, figure(row.published), "-", "-",
+                        "withheld until its first look is recorded (--record-first-look)"});
+      continue;
+    }
     t.rows.push_back({row.id, group, protocol_of(row), row.metric, figure(row.published),
                       figure(row.predicted), signed_percent(row.error_percent), row.detail});
   }
@@ -91,7 +96,8 @@ nlohmann::json summary_json(const scenarios::AccuracySummary& s) {
           {"first_look_rows", s.first_look},
           {"first_look_mean_abs_error_percent", s.first_look_mean_abs},
           {"first_look_max_abs_error_percent", s.first_look_max_abs},
-          {"not_predicted", s.not_predicted}};
+          {"not_predicted", s.not_predicted},
+          {"first_look_pending", s.first_look_pending}};
 }
 
 int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
@@ -140,7 +146,9 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
                           {"source", row.source}, {"where", row.where}};
       j["protocol"] = row.fit ? "fit" : row.first_look_error ? "first-look" : row.first_look_row ? "first-look pending" : "dev";
       if (row.first_look_error) j["first_look_error_percent"] = *row.first_look_error;
-      if (row.not_predicted.empty()) {
+      if (row.not_predicted.empty() && row.first_look_pending()) {
+        j["published"] = row.published;  // prediction withheld until the first look is recorded
+      } else if (row.not_predicted.empty()) {
         j["published"] = row.published;
         j["predicted"] = row.predicted;
         j["error_percent"] = row.error_percent;
