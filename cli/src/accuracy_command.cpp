@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capsim/scenarios/accuracy.hpp"
+#include "capsim/scenarios/model_constants.hpp"
 #include "capsim/scenarios/workspace.hpp"
 
 namespace capsim::cli {
@@ -20,6 +21,7 @@ struct AccuracyOptions {
   std::string dir;
   std::string scenario;  // --scenario ROW: print that row's scenario instead
   std::string record;    // --record-first-look FILE
+  bool constants = false;  // --constants: docs/model-constants.md with each constant's sensitivity
   Format format = Format::table;
 };
 
@@ -114,6 +116,14 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   hardware::Catalog datasheet = *ws->catalog;
   const bool dropped_calibration = datasheet.has_measured();
   datasheet.clear_measured();
+  if (o.constants) {
+    auto sensitivities = scenarios::constant_sensitivities(datasheet, dir, [](const std::string& name) {
+      std::cerr << "sensitivity of " << name << "\n";
+    });
+    if (!sensitivities) return report_errors(sensitivities.errors());
+    std::cout << scenarios::model_constants_markdown(*sensitivities);
+    return kExitOk;
+  }
   if (!o.record.empty()) {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
@@ -197,6 +207,10 @@ void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_
                   "this capsim's commit and today's date (never rewrites an entry): the error to expect on a new "
                   "configuration")
       ->option_text("FILE");
+  cmd->add_flag("--constants", o->constants,
+               "Print docs/model-constants.md: the models' empirical constants (value, unit, basis) and the change "
+               "of the dev mean error when each alone moves -10 % and +10 % (predicts the corpus twice per "
+               "constant: minutes)");
   cmd->add_option("--scenario", o->scenario,
                   "Print the scenario the runner plans for this row (llm-serving rows): piped to the command its "
                   "first line names, it gives the row's predicted figure")

@@ -328,7 +328,7 @@ TEST_CASE("accuracy: a vision row fed by a host input pipeline waits for it when
   REQUIRE(report->rows.size() == 3);
   const auto& slow = report->rows[0];
   const auto& fast = report->rows[1];
-  CHECK(slow.predicted == doctest::Approx(64 * models::kTfInputSecondsPerImage * 1e3));
+  CHECK(slow.predicted == doctest::Approx(64 * models::kTfInputSecondsPerImage() * 1e3));
   CHECK(slow.detail.find("input-bound (input_threads 1)") != std::string::npos);
   CHECK(fast.predicted < 5.0);
   CHECK(fast.detail.find("input-bound") == std::string::npos);
@@ -698,6 +698,17 @@ TEST_CASE("accuracy: first looks are recorded once, reported apart, and never re
   };
   std::ofstream(dir / "llm.yaml") << "kind: llm-serving\nrows:\n" << make("dev-row", "group: x") << make("new-row", "first_look: true");
   const auto file = dir / scenarios::kFirstLooksFile;
+  // Before its first look is recorded, a marked row counts in no figure: its error must not
+  // be seen, in a mean either.
+  auto before = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  REQUIRE(before.ok());
+  CHECK(before->overall.first_look_pending == 1);
+  CHECK(before->overall.rows == 1);  // the dev row only
+  CHECK(before->overall.dev == 1);
+  CHECK(before->overall.first_look == 0);
+  REQUIRE(before->rows.size() == 2);
+  CHECK(before->rows[1].first_look_pending());
+  CHECK(before->overall.mean_abs == doctest::Approx(std::abs(before->rows[0].error_percent)));
   auto added = scenarios::record_first_looks(*catalog, dir, file, "abc1234", "2026-12-07");
   REQUIRE_MESSAGE(added.ok(), format_diagnostics(added.errors()));
   CHECK(*added == std::vector<std::string>{"new-row"});  // only the marked row
