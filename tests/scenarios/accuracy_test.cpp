@@ -81,20 +81,33 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
   CHECK(megatron->mean_abs <= 5.0);
   CHECK(megatron->max_abs <= 10.0);
   const auto& all = report->overall;
-  MESSAGE("training: " << all.rows << " rows, held-out " << all.held_out << " mean " << all.held_out_mean_abs
-                       << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
+  MESSAGE("training: " << all.rows << " rows, dev " << all.dev << " mean " << all.dev_mean_abs << " % worst "
+                       << all.dev_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
   CHECK(all.not_predicted == 0);
-  CHECK(all.held_out >= 40);
-  CHECK(all.held_out_mean_abs <= 8.5);
-  // The groups the issue names, at today's level (targets: 12 % each; interleaved holds its
-  // target), and MoE.
-  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 8.0}, {"long-seq", 8.5}, {"interleaved", 12.0},
-                                    {"fp8-h100", 9.0}, {"ge-1000-gpus", 9.0}, {"megatron-3d-h100", 8.5},
-                                    {"moe", 24.0}}) {
+  CHECK(all.dev >= 40);
+  // Issue 48: bounds on the dev rows (neither fit nor first-look), with every annotation the
+  // sources do not state removed (the MPT rows' attention: flash1 went: 8.1 % -> 12.8 % mean,
+  // zero3-fsdp 7.7 -> 14.2 %, long-seq 7.6 -> 16.4 %, fp8-h100 7.4 -> 14.1 %). The bounds are
+  // the honest values, widened where the removal moved them, and hold the worst row as well
+  // as the mean; they are not lowered when a change improves the rows. The issue's target
+  // (mean <= 10 %, worst <= 35 %) is not met: the worst row is bridge-2511-qwen3-30b-a3b-h100-16g-fp8
+  // (MoE) at +140 %.
+  CHECK(all.dev_mean_abs <= 13.0);
+  CHECK(all.dev_max_abs <= 141.0);
+  // Per group: {mean bound, worst-row bound}.
+  struct Bound {
+    const char* group;
+    double mean, worst;
+  };
+  for (const auto& [name, mean, worst] : {Bound{"zero3-fsdp", 14.5, 61.0}, Bound{"long-seq", 16.5, 61.0},
+                                         Bound{"interleaved", 12.0, 141.0}, Bound{"fp8-h100", 14.5, 61.0},
+                                         Bound{"ge-1000-gpus", 9.0, 15.0}, Bound{"megatron-3d-h100", 8.5, 15.0},
+                                         Bound{"moe", 24.0, 141.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
     INFO(name);
-    CHECK(g->held_out_mean_abs <= bound);
+    CHECK(g->dev_mean_abs <= mean);
+    CHECK(g->dev_max_abs <= worst);
   }
   CHECK(all.fit_mean_abs <= 8.0);
   // Every row carries its source; the runner refuses a row without one.
