@@ -22,6 +22,7 @@ struct AccuracyOptions {
   std::string scenario;  // --scenario ROW: print that row's scenario instead
   std::string record;    // --record-first-look FILE
   bool constants = false;  // --constants: docs/model-constants.md with each constant's sensitivity
+  unsigned jobs = 0;       // --jobs N: threads for --constants (0: one per core)
   Format format = Format::table;
 };
 
@@ -119,7 +120,7 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   if (o.constants) {
     auto sensitivities = scenarios::constant_sensitivities(datasheet, dir, [](const std::string& name) {
       std::cerr << "sensitivity of " << name << "\n";
-    });
+    }, o.jobs);
     if (!sensitivities) return report_errors(sensitivities.errors());
     std::cout << scenarios::model_constants_markdown(*sensitivities);
     return kExitOk;
@@ -211,13 +212,16 @@ void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_
                "Print docs/model-constants.md: the models' empirical constants (value, unit, basis) and the change "
                "of the dev mean error when each alone moves -10 % and +10 % (predicts the corpus twice per "
                "constant: minutes)");
+  cmd->add_option("--jobs", o->jobs, "Threads that --constants predicts the corpus on (default: one per core)")
+      ->option_text("N");
   cmd->add_option("--scenario", o->scenario,
                   "Print the scenario the runner plans for this row (llm-serving rows): piped to the command its "
                   "first line names, it gives the row's predicted figure")
       ->option_text("ROW");
   add_format_option(*cmd, o->format, {"table", "json", "csv", "md"});
   cmd->footer("Examples:\n  capsim accuracy\n  capsim accuracy --group zero3-fsdp\n  capsim accuracy --format json\n"
-              "  capsim accuracy --scenario trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128 | capsim simulate -");
+              "  capsim accuracy --scenario trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128 | capsim simulate -\n"
+              "  capsim accuracy --constants > docs/model-constants.md");
   cmd->callback([&global, &exit_code, o] { exit_code = run_accuracy_command(global, *o); });
 }
 

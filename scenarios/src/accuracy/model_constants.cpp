@@ -50,7 +50,7 @@ std::string fit_rows_cell(std::string_view rows) {
 
 Result<ConstantSensitivities> constant_sensitivities(const hardware::Catalog& catalog,
                                                      const std::filesystem::path& validation_dir,
-                                                     void (*progress)(const std::string& name)) {
+                                                     void (*progress)(const std::string& name), unsigned jobs) {
   // A constant that only some kinds of rows read (ModelConstant::kinds) is moved over a
   // directory of those kinds' files only: the other rows' errors cannot change, so the
   // corpus's dev mean moves by the change of those rows' |error| sum over all dev rows.
@@ -121,7 +121,7 @@ Result<ConstantSensitivities> constant_sensitivities(const hardware::Catalog& ca
       else task.errors = r.errors();
     }
   };
-  const std::size_t threads = std::max(2u, std::thread::hardware_concurrency());
+  const std::size_t threads = jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (std::size_t i = 0; i < threads; ++i) pool.emplace_back(work);
   for (auto& th : pool) th.join();

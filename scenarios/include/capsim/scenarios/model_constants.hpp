@@ -25,10 +25,12 @@ struct ConstantSensitivities {
 };
 
 // Predicts the corpus under `validation_dir` once at the registry's values and twice per
-// constant (x 0.9, x 1.1). `progress` (may be null) is told each constant's name as it starts.
+// constant (x 0.9, x 1.1), on `jobs` threads (0: one per core). `progress` (may be null) is
+// told each constant's name as it starts.
 Result<ConstantSensitivities> constant_sensitivities(const hardware::Catalog& catalog,
                                                      const std::filesystem::path& validation_dir,
-                                                     void (*progress)(const std::string& name) = nullptr);
+                                                     void (*progress)(const std::string& name) = nullptr,
+                                                     unsigned jobs = 0);
 
 // The Markdown of docs/model-constants.md for these sensitivities (a constant missing from
 // `s.by_name` shows "not computed").
