@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capsim/scenarios/accuracy.hpp"
+#include "capsim/scenarios/model_constants.hpp"
 #include "capsim/scenarios/workspace.hpp"
 
 namespace capsim::cli {
@@ -20,6 +21,8 @@ struct AccuracyOptions {
   std::string dir;
   std::string scenario;  // --scenario ROW: print that row's scenario instead
   std::string record;    // --record-first-look FILE
+  bool constants = false;  // --constants: docs/model-constants.md with each constant's sensitivity
+  unsigned jobs = 0;       // --jobs N: threads for --constants (0: one per core)
   Format format = Format::table;
 };
 
@@ -49,6 +52,11 @@ scenarios::Table rows_table(const scenarios::AccuracyReport& r) {
     if (!row.not_predicted.empty()) {
       t.rows.push_back({row.id, group, protocol_of(row), row.metric, "-", "-", "-",
                         "not predicted: " + row.not_predicted});
+      continue;
+    }
+    if (row.first_look_pending()) {  // nobody sees its error before it is recorded
+      t.rows.push_back({row.id, group, protocol_of(row), row.metric, figure(row.published), "-", "-",
+                        "withheld until its first look is recorded (--record-first-look)"});
       continue;
     }
     t.rows.push_back({row.id, group, protocol_of(row), row.metric, figure(row.published),
@@ -91,7 +99,8 @@ nlohmann::json summary_json(const scenarios::AccuracySummary& s) {
           {"first_look_rows", s.first_look},
           {"first_look_mean_abs_error_percent", s.first_look_mean_abs},
           {"first_look_max_abs_error_percent", s.first_look_max_abs},
-          {"not_predicted", s.not_predicted}};
+          {"not_predicted", s.not_predicted},
+          {"first_look_pending", s.first_look_pending}};
 }
 
 int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
@@ -108,6 +117,14 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
   hardware::Catalog datasheet = *ws->catalog;
   const bool dropped_calibration = datasheet.has_measured();
   datasheet.clear_measured();
+  if (o.constants) {
+    auto sensitivities = scenarios::constant_sensitivities(datasheet, dir, [](const std::string& name) {
+      std::cerr << "sensitivity of " << name << "\n";
+    }, o.jobs);
+    if (!sensitivities) return report_errors(sensitivities.errors());
+    std::cout << scenarios::model_constants_markdown(*sensitivities);
+    return kExitOk;
+  }
   if (!o.record.empty()) {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
@@ -140,7 +157,9 @@ int run_accuracy_command(const GlobalOptions& g, const AccuracyOptions& o) {
                           {"source", row.source}, {"where", row.where}};
       j["protocol"] = row.fit ? "fit" : row.first_look_error ? "first-look" : row.first_look_row ? "first-look pending" : "dev";
       if (row.first_look_error) j["first_look_error_percent"] = *row.first_look_error;
-      if (row.not_predicted.empty()) {
+      if (row.not_predicted.empty() && row.first_look_pending()) {
+        j["published"] = row.published;  // prediction withheld until the first look is recorded
+      } else if (row.not_predicted.empty()) {
         j["published"] = row.published;
         j["predicted"] = row.predicted;
         j["error_percent"] = row.error_percent;
@@ -189,13 +208,20 @@ void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_
                   "this capsim's commit and today's date (never rewrites an entry): the error to expect on a new "
                   "configuration")
       ->option_text("FILE");
+  cmd->add_flag("--constants", o->constants,
+               "Print docs/model-constants.md: the models' empirical constants (value, unit, basis) and the change "
+               "of the dev mean error when each alone moves -10 % and +10 % (predicts the corpus twice per "
+               "constant: minutes)");
+  cmd->add_option("--jobs", o->jobs, "Threads that --constants predicts the corpus on (default: one per core)")
+      ->option_text("N");
   cmd->add_option("--scenario", o->scenario,
                   "Print the scenario the runner plans for this row (llm-serving rows): piped to the command its "
                   "first line names, it gives the row's predicted figure")
       ->option_text("ROW");
   add_format_option(*cmd, o->format, {"table", "json", "csv", "md"});
   cmd->footer("Examples:\n  capsim accuracy\n  capsim accuracy --group zero3-fsdp\n  capsim accuracy --format json\n"
-              "  capsim accuracy --scenario trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128 | capsim simulate -");
+              "  capsim accuracy --scenario trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128 | capsim simulate -\n"
+              "  capsim accuracy --constants > docs/model-constants.md");
   cmd->callback([&global, &exit_code, o] { exit_code = run_accuracy_command(global, *o); });
 }
 

@@ -64,7 +64,7 @@ void apply_measured_links(ClusterSpec& c, bool has_intra_node) {
     const double line = c.intra_node_bandwidth.value();
     std::optional<BytesPerSecond> intra;
     if (m.allreduce_bus_bandwidth && m.collective_ranks >= 2) {
-      if (m.allreduce_bus_bandwidth->value() <= 1.1 * kCollectiveBandwidthFraction * line)
+      if (m.allreduce_bus_bandwidth->value() <= 1.1 * kCollectiveBandwidthFraction() * line)
         intra = *m.allreduce_bus_bandwidth / intra_node_collective_fraction(c);
     } else if (m.p2p_bandwidth && m.p2p_bandwidth->value() <= 1.1 * line) {
       intra = *m.p2p_bandwidth;
@@ -111,7 +111,7 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
     const hardware::Entity* fabric = catalog.find(EntityKind::interconnect, intra_node_id);
     const bool is_pcie = fabric != nullptr && fabric->text("kind") == "pcie";
     auto link = read_link(catalog, EntityKind::interconnect, intra_node_id, "bandwidth_per_direction",
-                          is_pcie ? kDefaultPcieLatencySeconds : kDefaultIntraNodeLatencySeconds,
+                          is_pcie ? kDefaultPcieLatencySeconds() : kDefaultIntraNodeLatencySeconds(),
                           "intra_node");
     if (!link) errors.insert(errors.end(), link.errors().begin(), link.errors().end());
     else {
@@ -137,7 +137,7 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
                                                 "', got " + std::to_string(nics_per_node)));
   } else {
     auto link = read_link(catalog, EntityKind::network, network_id, "port_bandwidth",
-                          kDefaultInterNodeLatencySeconds, "network");
+                          kDefaultInterNodeLatencySeconds(), "network");
     if (!link) errors.insert(errors.end(), link.errors().begin(), link.errors().end());
     else if (gpus_per_node >= 1) {
       // Each GPU gets an equal share of the node's NICs (rail-optimized DGX layout).
@@ -156,14 +156,14 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
 }
 
 double intra_node_collective_fraction(const ClusterSpec& c) {
-  return c.intra_node_pcie ? kPcieCollectiveBandwidthFraction : kCollectiveBandwidthFraction;
+  return c.intra_node_pcie ? kPcieCollectiveBandwidthFraction() : kCollectiveBandwidthFraction();
 }
 
 LinkModel intra_node_link(const ClusterSpec& c, int group) {
   const LinkModel fabric{c.intra_node_bandwidth * intra_node_collective_fraction(c), c.intra_node_latency};
   if (c.intra_node_domain <= 0 || group <= c.intra_node_domain || c.intra_node_pcie) return fabric;
   // A ring through several NVLink domains crosses PCIe between them: its pace is the slower hop's.
-  const LinkModel pcie{c.pcie_bandwidth * kPcieCollectiveBandwidthFraction, Seconds(kDefaultPcieLatencySeconds)};
+  const LinkModel pcie{c.pcie_bandwidth * kPcieCollectiveBandwidthFraction(), Seconds(kDefaultPcieLatencySeconds())};
   return pcie.bandwidth < fabric.bandwidth ? LinkModel{pcie.bandwidth, Seconds(std::max(pcie.latency.value(), fabric.latency.value()))}
                                            : fabric;
 }
@@ -176,7 +176,7 @@ std::string node_intra_node_id(const hardware::Catalog& catalog, const hardware:
 }
 
 LinkModel inter_node_link(const ClusterSpec& c) {
-  return {c.inter_node_bandwidth * kCollectiveBandwidthFraction, c.inter_node_latency};
+  return {c.inter_node_bandwidth * kCollectiveBandwidthFraction(), c.inter_node_latency};
 }
 
 std::string catalog_node_for_gpu(const hardware::Catalog& catalog, std::string_view gpu_id, int gpus_per_node) {

@@ -137,7 +137,7 @@ double cuda_core_fp32_peak(const hardware::GpuSpec& gpu) {
   const auto per_sm = gpu.flops_per_clock_per_sm("fp32");
   const bool shared_int_datapath =
       (gpu.architecture == "ampere" || gpu.architecture == "ada-lovelace") && per_sm && *per_sm > 192;
-  return shared_int_datapath ? peak * kSharedDatapathFp32Share : peak;
+  return shared_int_datapath ? peak * kSharedDatapathFp32Share() : peak;
 }
 
 // The precision a framework (or an engine running `tf32`) runs the convolutions at.
@@ -189,8 +189,8 @@ Result<Path> inference_path(const hardware::GpuSpec& gpu, Precision requested, c
 // path's precision, which grows with the GPU's tensor FLOPs per clock per SM
 // (gemm_half_saturation_dim, performance.hpp).
 struct Kernels {
-  double ceiling = kGemmMaxEfficiency;
-  double half_saturation = kGemmHalfSaturationDim;
+  double ceiling = kGemmMaxEfficiency();
+  double half_saturation = kGemmHalfSaturationDim();
 };
 
 Kernels kernels_for(const hardware::GpuSpec& gpu, const hardware::EngineSpec* engine, Precision math) {
@@ -265,7 +265,7 @@ ConvCost conv_cost(const ConvLayer& c, double batch, const Path& path, const Ker
     // NCHW -> NHWC of the input and back for the output (each element read and written),
     // forward and twice in backward: HBM traffic or the SMs' shuffle, whichever is longer.
     const double elements = in_elems + out_elems;
-    const double shuffle = sm_clocks > 0 ? elements / (kTransposeElementsPerSmClock * sm_clocks) : 0.0;
+    const double shuffle = sm_clocks > 0 ? elements / (kTransposeElementsPerSmClock() * sm_clocks) : 0.0;
     const double dram = dram_share(2 * elements * path.act_bytes, l2);  // each tensor and its transpose
     const double once = std::max(2 * elements * path.act_bytes * dram / bandwidth, shuffle);
     cost.transpose_fwd = once;
@@ -439,8 +439,8 @@ Result<CnnStep> cnn_training_step(const CnnNetwork& n, int batch, const hardware
   const double optimizer = cnn_parameter_count(n) * 20.0 / bw;
   const double kernels = w.kernels_fwd + w.kernels_bwd + 4;
   CnnStep s;
-  s.gpu_time = Seconds(w.gemm + w.gemm_bwd + w.ew_fwd + w.ew_bwd + optimizer + kernels * kKernelGpuFloorSeconds);
-  s.host_time = Seconds(kernels * kCnnHostTimePerKernel);
+  s.gpu_time = Seconds(w.gemm + w.gemm_bwd + w.ew_fwd + w.ew_bwd + optimizer + kernels * kKernelGpuFloorSeconds());
+  s.host_time = Seconds(kernels * kCnnHostTimePerKernel());
   s.time = Seconds(std::max(s.gpu_time.value(), s.host_time.value()));
   s.images_per_second = batch / s.time.value();
   s.math = path->math;
@@ -466,7 +466,7 @@ Result<CnnStep> cnn_inference(const CnnNetwork& n, int batch, const hardware::Gp
       network_work(n, batch, gpu, with_measured(*path, gpu), engine.channels_last(sixteen_bit),
                    kernels_for(gpu, &engine, path->math), fo);
   CnnStep s;
-  s.gpu_time = Seconds(w.gemm + w.ew_fwd + w.kernels_fwd * kKernelGpuFloorSeconds);
+  s.gpu_time = Seconds(w.gemm + w.ew_fwd + w.kernels_fwd * kKernelGpuFloorSeconds());
   const double launches = w.kernels_fwd * engine.host_time_per_kernel.value();
   const double body = engine.host_overlaps_gpu ? std::max(s.gpu_time.value(), launches) : s.gpu_time.value() + launches;
   s.host_time = Seconds(launches + engine.host_time_per_call.value());

@@ -31,7 +31,7 @@ Result<FabricAllReduce> fabric_data_parallel_all_reduce(const TransformerShape& 
   topo.intra.gpu_to_gpu_latency = cluster.intra_node_latency;
   if (!nvlink) topo.intra.bridge_uplink_bandwidth = cluster.pcie_bandwidth * intra_share;
   topo.network.nics_per_node = cluster.gpus_per_node;
-  topo.network.nic_bandwidth = nodes > 1 ? cluster.inter_node_bandwidth * kCollectiveBandwidthFraction
+  topo.network.nic_bandwidth = nodes > 1 ? cluster.inter_node_bandwidth * kCollectiveBandwidthFraction()
                                          : gigabytes_per_second(1);  // unused on one node
   topo.network.nic_to_nic_latency = cluster.inter_node_latency;
 

@@ -64,11 +64,11 @@ double gradient_bytes(Precision p) { return std::max(2.0, operand_bytes(p)); }
 // only on Hopper and newer, older GPUs run fa2 in its place.
 FlashEfficiency flash_efficiency(FlashKernel kernel, bool hopper_class) {
   switch (kernel) {
-    case FlashKernel::fa1: return hopper_class ? kFlashHopperFa1 : kFlashFa1;
-    case FlashKernel::fa2: return hopper_class ? kFlashHopperFa2 : kFlashAmpereFa2;
-    case FlashKernel::fa3: return hopper_class ? kFlashHopperFa3 : kFlashAmpereFa2;
+    case FlashKernel::fa1: return hopper_class ? flash_hopper_fa1() : flash_fa1();
+    case FlashKernel::fa2: return hopper_class ? flash_hopper_fa2() : flash_ampere_fa2();
+    case FlashKernel::fa3: return hopper_class ? flash_hopper_fa3() : flash_ampere_fa2();
   }
-  return kFlashAmpereFa2;
+  return flash_ampere_fa2();
 }
 
 double gemm_efficiency(const TrainingDevice& g, double m, double n, double k) {
@@ -451,7 +451,7 @@ bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu) {
 double streaming_bandwidth(const hardware::GpuSpec& gpu) {
   if (gpu.measured && gpu.measured->memory_bandwidth && gpu.measured->memory_bandwidth->value() > 0)
     return gpu.measured->memory_bandwidth->value();
-  return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
+  return gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency();
 }
 
 // The fixed cost of a GEMM tile (prologue, epilogue, the last partial wave) is a number of
@@ -478,7 +478,7 @@ bool hopper_or_newer(const hardware::GpuSpec& gpu) {
 }
 
 double generation_gemm_ceiling(const hardware::GpuSpec& gpu) {
-  return hopper_or_newer(gpu) ? kGemmMaxEfficiencyHopper : kGemmMaxEfficiency;
+  return hopper_or_newer(gpu) ? kGemmMaxEfficiencyHopper() : kGemmMaxEfficiency();
 }
 
 double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p) {
@@ -486,7 +486,7 @@ double gemm_half_saturation_dim(const hardware::GpuSpec& gpu, Precision p) {
   // thread-block tile needs twice the depth to keep the tensor cores fed (Hopper's FP8
   // wgmma takes K = 32 per instruction where BF16 takes 16): the dimension at which a
   // GEMM dimension halves the efficiency scales with 2 B / operand bytes.
-  return kGemmHalfSaturationDim * std::max(1.0, 2.0 / operand_bytes(p)) * tensor_rate_per_sm(gpu);
+  return kGemmHalfSaturationDim() * std::max(1.0, 2.0 / operand_bytes(p)) * tensor_rate_per_sm(gpu);
 }
 
 namespace {
@@ -571,7 +571,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   if (auto errors = check_layout(s, par, c); !errors.empty()) return errors;
   TrainingDevice g = devices.compute;
   // Row-wise scaled FP8 kernels saturate later (kRowwiseFp8HalfSaturationFactor).
-  if (g.operand < 2.0 && o.fp8_rowwise_scaling) g.gemm_half_dim *= kRowwiseFp8HalfSaturationFactor;
+  if (g.operand < 2.0 && o.fp8_rowwise_scaling) g.gemm_half_dim *= kRowwiseFp8HalfSaturationFactor();
   const TrainingDevice& g16 = g.operand < 2.0 ? devices.sixteen_bit : g;
 
   const double act = activation_bytes(o.compute);
@@ -682,8 +682,8 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
   // (two of the 4 + 2 x recompute collectives per pass).
   double host_mb = 0;
   if (s.experts > 1) {
-    const double host_fwd = kMoeLayerHostSeconds * kMoeLayerHostForwardShare;
-    const double host_bwd = kMoeLayerHostSeconds - host_fwd;
+    const double host_fwd = kMoeLayerHostSeconds() * kMoeLayerHostForwardShare();
+    const double host_bwd = kMoeLayerHostSeconds() - host_fwd;
     const double comm_per_pass = (tp_layer + cp_layer + ep_layer) * 2.0 / (4.0 + 2.0 * full_recompute);
     host_mb = stage_layers * ((1.0 + full_recompute) * std::max(0.0, host_fwd - layer.forward - comm_per_pass) +
                               std::max(0.0, host_bwd - layer.backward - comm_per_pass));
@@ -706,7 +706,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     if (o.overlap_p2p && v > 1) {
       const double chunk_layers = static_cast<double>(stage_layers) / v;
       const auto exposed = [&](double chunk) {
-        return std::max(0.0, one - chunk) + kOverlapComputeSlowdown * std::min(one, chunk);
+        return std::max(0.0, one - chunk) + kOverlapComputeSlowdown() * std::min(one, chunk);
       };
       p2p_mb = v * (exposed(chunk_layers * layer.forward) + exposed(chunk_layers * layer.backward));
     }
@@ -760,14 +760,14 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     zero_total = m * per_mb_total;
     // The hidden part still costs: NCCL's kernels hold SMs (and HBM bandwidth) while the
     // layer computes, so the compute under them runs slower (kOverlapComputeSlowdown).
-    zero = m * (per_mb_exposed + kOverlapComputeSlowdown * std::max(0.0, per_mb_total - per_mb_exposed));
+    zero = m * (per_mb_exposed + kOverlapComputeSlowdown() * std::max(0.0, per_mb_total - per_mb_exposed));
     // Hybrid sharding: the reduce-scattered shard is then all-reduced across the replicas.
     if (dp_ranks > shard) {
       const int replicas = dp_ranks / shard;
       const GroupPlacement rg = data_parallel_placement(replicas, t * shard, c.gpus_per_node);
       dp_sync = all_reduce_over(grad_bytes / shard, rg, replicas, intra, inter);
       dp_exposed = o.overlap_gradient_reduce ? exposed_gradient_sync(dp_sync, grad_bytes / shard, bwd_mb) : dp_sync;
-      dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
+      dp_exposed += kOverlapComputeSlowdown() * (dp_sync - dp_exposed);
     }
   } else {
     dp_sync = overrides && overrides->data_parallel_all_reduce
@@ -793,7 +793,7 @@ Result<TrainingEstimate> estimate_training_step(const TransformerShape& s, const
     } else {
       dp_exposed = o.overlap_gradient_reduce ? exposed_chunked_sync(dp_sync, grad_bytes, bwd_mb, p, v) : dp_sync;
     }
-    dp_exposed += kOverlapComputeSlowdown * (dp_sync - dp_exposed);
+    dp_exposed += kOverlapComputeSlowdown() * (dp_sync - dp_exposed);
   }
 
   const double optimizer_params =

@@ -46,11 +46,11 @@ ClusterSpec instance_cluster(const hardware::Catalog& catalog, const Entity& ins
     c.pcie_bandwidth = pcie_of(catalog, gpu);
     c.intra_node_bandwidth = c.pcie_bandwidth;
     c.intra_node_pcie = true;
-    c.intra_node_latency = Seconds(kDefaultPcieLatencySeconds);
+    c.intra_node_latency = Seconds(kDefaultPcieLatencySeconds());
   }
   if (auto net = instance.quantity<BytesPerSecond>("network_bandwidth")) {
     c.inter_node_bandwidth = *net / static_cast<double>(c.gpus_per_node);
-    c.inter_node_latency = Seconds(kDefaultInterNodeLatencySeconds);
+    c.inter_node_latency = Seconds(kDefaultInterNodeLatencySeconds());
   }
   c.description = std::to_string(c.gpus_per_node) + " x " + gpu.id + " per node" +
                   (gpus > 1 ? ", " + (intra.empty() ? std::string("no fabric in the catalog") : intra) : std::string()) +

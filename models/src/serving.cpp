@@ -123,7 +123,7 @@ Bytes instance_memory(const ServedModel& m, Precision precision, int max_batch) 
   const double v = bytes_per_value(precision);
   // activation_bytes_per_sample holds elements x 2 B (workload.hpp's presets).
   const double activations = m.model.activation_bytes_per_sample / 2.0 * v + m.model.input_bytes_per_sample;
-  return Bytes(m.model.params * v + max_batch * activations + kProcessContextBytes);
+  return Bytes(m.model.params * v + max_batch * activations + kProcessContextBytes());
 }
 
 namespace {
@@ -192,7 +192,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
     const double v = bytes_per_value(exec.precision);
     const double flops_per_sample = m.model.forward_flops_per_sample;
     const double compute_rate = peak->value() * share.compute_fraction;
-    const double bandwidth = gpu.memory_bandwidth.value() * share.bandwidth_fraction * kMemoryBandwidthEfficiency;
+    const double bandwidth = gpu.memory_bandwidth.value() * share.bandwidth_fraction * kMemoryBandwidthEfficiency();
     const double weights = m.model.params * v;
     const double act_elements = m.model.activation_bytes_per_sample / 2.0;
     const double act = m.model.input_bytes_per_sample + act_elements * v * 2.0;
@@ -200,7 +200,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
                         : m.model.input_resolution > 0
                             ? std::pow(static_cast<double>(m.model.input_resolution) / kBackboneStride, 2)
                             : 1.0;
-    double ceiling = kGemmMaxEfficiency, half = kGemmHalfSaturationDim;
+    double ceiling = kGemmMaxEfficiency(), half = kGemmHalfSaturationDim();
     double kernels = m.kernels_per_forward, passes = 0, host_per_kernel = 0, host_per_call = 0, floor = 0;
     bool overlap = false;
     if (engine) {
@@ -214,7 +214,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
       host_per_kernel = engine->host_time_per_kernel.value();
       host_per_call = engine->host_time_per_call.value();
       overlap = engine->host_overlaps_gpu;
-      floor = kKernelGpuFloorSeconds;
+      floor = kKernelGpuFloorSeconds();
     }
     ceiling = capped_gemm_ceiling(gpu, precision_name(exec.precision), ceiling);
     for (int b = 1; b <= max_batch; ++b) {
@@ -228,7 +228,7 @@ Result<LatencyCurve> roofline_latency_curve(const ServedModel& m, const hardware
         const double host = kernels * host_per_kernel;
         t = host_per_call + (overlap ? std::max(gpu_time, host) : gpu_time + host);
       } else {
-        t += kernels * kKernelLaunchSeconds;
+        t += kernels * kKernelLaunchSeconds();
       }
       table.push_back({b, Seconds(t / speedup)});
     }
@@ -366,7 +366,7 @@ Result<GpuLayout> plan_gpu_sharing(const hardware::GpuSpec& gpu, SharingMode mod
   }
 
   const double switching =
-      mode == SharingMode::time_slicing && processes > 1 ? kTimeSliceSeconds / (kTimeSliceSeconds + kContextSwitchSeconds) : 1.0;
+      mode == SharingMode::time_slicing && processes > 1 ? kTimeSliceSeconds() / (kTimeSliceSeconds() + kContextSwitchSeconds()) : 1.0;
   const double each = switching / processes;
   for (const auto& m : models) {
     const std::string desc = mode == SharingMode::exclusive

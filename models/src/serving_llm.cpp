@@ -34,11 +34,11 @@ bool hopper(const LlmServingSpec& s) { return s.cluster.gpu.architecture == "hop
 double operand_depth(const LlmServingSpec& s) { return std::max(1.0, 2.0 / bytes_per_value(llm_compute_precision(s))); }
 
 // For the n and k dimensions: kGemmHalfSaturationDim.
-double half_dim(const LlmServingSpec& s) { return kGemmHalfSaturationDim * operand_depth(s); }
+double half_dim(const LlmServingSpec& s) { return kGemmHalfSaturationDim() * operand_depth(s); }
 
 // For the token rows (m): measured on Hopper (kHopperTokenRowsHalfSaturationDim).
 double rows_half_dim(const LlmServingSpec& s) {
-  return (hopper(s) ? kHopperTokenRowsHalfSaturationDim : kGemmHalfSaturationDim) * operand_depth(s);
+  return (hopper(s) ? kHopperTokenRowsHalfSaturationDim() : kGemmHalfSaturationDim()) * operand_depth(s);
 }
 
 double ceiling(const LlmServingSpec& s) {
@@ -135,7 +135,7 @@ double tp_all_reduce(const LlmServingSpec& s, double tokens) {
   return 2.0 * s.shape.layers * std::min(ring, one_shot_all_reduce(bytes, s.tensor_parallel, link));
 }
 
-double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency; }
+double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency(); }
 
 // Query-key products of attention per query and key, all layers: scores and values, 2 FLOPs
 // per multiply-add, over the query heads' width.
@@ -253,21 +253,21 @@ Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_co
   const double group = s.gqa_shared_kv ? 1.0 : static_cast<double>(s.shape.heads) / s.shape.kv_heads;
   const double attention_flops = attention_flops_per_pair(s) * (decode_context * positions + prefill_attention) / t;
   const double kv_bytes = model_kv_per_token_per_gpu(s) * (decode_context * group + tokens);
-  const double attention = std::max(attention_flops / (peak * kFlashAmpereFa2.forward), kv_bytes / bw);
+  const double attention = std::max(attention_flops / (peak * flash_ampere_fa2().forward), kv_bytes / bw);
   // The draft's forwards: `tokens` decode steps of the decoding sequences, and the new prompts'
   // prefill, without the engine's per-step host cost (one engine step runs them all).
   double draft = 0;
   if (drafting(s)) {
     const LlmServingSpec d = draft_of(s);
     if (decode_sequences > 0)
-      draft += s.speculation.tokens * (llm_step(d, decode_sequences, decode_context, 0, 0).value() - kEngineStepOverheadSeconds);
+      draft += s.speculation.tokens * (llm_step(d, decode_sequences, decode_context, 0, 0).value() - kEngineStepOverheadSeconds());
     if (prefill_tokens > 0)
-      draft += llm_step(d, 0, 0, prefill_tokens, prefill_attention, prompts_completed).value() - kEngineStepOverheadSeconds;
+      draft += llm_step(d, 0, 0, prefill_tokens, prefill_attention, prompts_completed).value() - kEngineStepOverheadSeconds();
   }
   // Every stage in turn, at the busiest stage's pace, and the sends between them.
   const double layers = gemm + attention + llm_elementwise(s, tokens).value() + tp_all_reduce(s, tokens) +
-                        kLayerOverheadSeconds * s.shape.layers;
-  return Seconds(layers * pipeline_pace(s) + pipeline_sends(s, tokens) + kEngineStepOverheadSeconds + draft);
+                        kLayerOverheadSeconds() * s.shape.layers;
+  return Seconds(layers * pipeline_pace(s) + pipeline_sends(s, tokens) + kEngineStepOverheadSeconds() + draft);
 }
 
 double llm_tokens_per_step(const LlmSpeculation& sp) {
@@ -403,7 +403,7 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
   const double prefill_extra =
       pipeline_pace(s) *
       (2.0 * body_params(s) * p / s.tensor_parallel / (peak_of(s) * efficiency(s, std::min<double>(s.max_batched_tokens, n + p))) +
-       attention_flops_per_pair(s) * p * (p + 1) / 2 / s.tensor_parallel / (peak_of(s) * kFlashAmpereFa2.forward));
+       attention_flops_per_pair(s) * p * (p + 1) / 2 / s.tensor_parallel / (peak_of(s) * flash_ampere_fa2().forward));
   const double cycle = mix.output_tokens * e.tpot_at_max.value() + n * prefill_extra;
   e.prefill_per_request = Seconds(prefill_extra);
   e.requests_per_second = engines * n / cycle;
@@ -418,12 +418,12 @@ Result<LlmEstimate> estimate_llm_serving(const LlmServingSpec& s, const LlmReque
               (engines > 1 ? std::to_string(engines) + " stages x (" : "") + "max(compute, (" +
               significant(model_weights_per_gpu(s) / 1e9) + " GB weights/GPU + " +
               significant(model_kv_per_token_per_gpu(s) * mean_context / 1e9) + " GB KV) / (" +
-              significant(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + significant(kMemoryBandwidthEfficiency) + ")) + " +
+              significant(gpu.memory_bandwidth.value() / 1e12) + " TB/s x " + significant(kMemoryBandwidthEfficiency()) + ")) + " +
               significant(e.tp_all_reduce_per_step.value() * stage_share * 1e3) + " ms TP all-reduce + " +
-              std::to_string(busiest_stage_layers(s)) + " layers x " + significant(kLayerOverheadSeconds * 1e3) + " ms" +
+              std::to_string(busiest_stage_layers(s)) + " layers x " + significant(kLayerOverheadSeconds() * 1e3) + " ms" +
               (engines > 1 ? ") + " + significant(e.pipeline_send_per_step.value() * 1e3) + " ms sends between stages"
                            : std::string()) +
-              " + " + significant(kEngineStepOverheadSeconds * 1e3) + " ms fixed" +
+              " + " + significant(kEngineStepOverheadSeconds() * 1e3) + " ms fixed" +
               (drafting(s) ? " + " + std::to_string(s.speculation.tokens) + " forwards of the draft " + s.speculation.draft.name
                            : std::string()) +
               (speculating ? ") / " + significant(llm_tokens_per_step(s.speculation), 3) + " tokens per step (" + std::to_string(s.speculation.tokens) +

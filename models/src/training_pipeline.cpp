@@ -88,7 +88,7 @@ Result<des::Pipeline> build_training_pipeline(const TrainingPipelineSpec& spec) 
   const double decoded_ratio = spec.model.input_bytes_per_sample / spec.host.sample_size.value();
   p.connect(decode, step,
             des::ConveyorSpec{"pcie h2d", spec.cluster.pcie_bandwidth * (spec.gpus / decoded_ratio),
-                              Seconds(kDefaultPcieLatencySeconds), 0});
+                              Seconds(kDefaultPcieLatencySeconds()), 0});
   p.connect(step, done);
   if (auto status = p.validate(); !status.empty()) return status;
   return p;

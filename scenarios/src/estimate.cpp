@@ -53,7 +53,7 @@ std::string data_parallel_how(const models::Parallelism& par, const models::Trai
                        : ", hidden under the last micro-batch's backward except the last bucket";
   }
   return how + fmt::format("; overlapped collectives hold SMs, so {:.0f} % of their hidden time counts",
-                           100 * models::kOverlapComputeSlowdown);
+                           100 * models::kOverlapComputeSlowdown());
 }
 
 void transformer_parts(StepEstimate& e, const models::Parallelism& par, const models::TrainingOptions& o) {
@@ -78,7 +78,7 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                     (o.fp8_rowwise_scaling
                                          ? fmt::format("; row-wise scales: casts per axis, backward outputs "
                                                        "rescaled, GEMMs saturating at {:g}x the dimension",
-                                                       models::kRowwiseFp8HalfSaturationFactor)
+                                                       models::kRowwiseFp8HalfSaturationFactor())
                                          : std::string())
                               : "") +
                          ")"});
@@ -106,7 +106,7 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                                        par.interleave > 1 && o.overlap_p2p
                                            ? fmt::format(" (each under the next chunk: what outlasts it, and {:.0f} % "
                                                          "of the rest for the SMs it holds)",
-                                                         100 * models::kOverlapComputeSlowdown)
+                                                         100 * models::kOverlapComputeSlowdown())
                                            : std::string())
                          : "no pipeline parallelism"});
   e.parts.push_back({"context_parallel_comm", b.context_parallel_comm, b.context_parallel_comm,
@@ -131,7 +131,7 @@ void transformer_parts(StepEstimate& e, const models::Parallelism& par, const mo
                          ? fmt::format("the GPU waits where a MoE layer's forward or backward runs shorter than the "
                                        "host takes to issue it: {} per layer and micro-batch, a third of it the "
                                        "forward's (router, token dispatch with its host sync, per-expert GEMMs)",
-                                       ms(models::kMoeLayerHostSeconds))
+                                       ms(models::kMoeLayerHostSeconds()))
                          : "dense layers: no host floor"});
   e.parts.push_back({"data_parallel_comm", b.data_parallel_comm_exposed, r.data_parallel_all_reduce,
                      data_parallel_how(par, o, r)});

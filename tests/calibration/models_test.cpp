@@ -105,8 +105,8 @@ TEST_CASE("a fitted curve with the model's own half-saturation dimension equals 
   REQUIRE(measured.ok());
   ClusterSpec rescaled = *measured;
   rescaled.gpu.measured.reset();
-  rescaled.gpu.peak_dense.insert_or_assign("bf16", FlopsPerSecond(650e12 / kGemmMaxEfficiencyHopper));
-  rescaled.gpu.memory_bandwidth = BytesPerSecond(2.9e12 / kMemoryBandwidthEfficiency);
+  rescaled.gpu.peak_dense.insert_or_assign("bf16", FlopsPerSecond(650e12 / kGemmMaxEfficiencyHopper()));
+  rescaled.gpu.memory_bandwidth = BytesPerSecond(2.9e12 / kMemoryBandwidthEfficiency());
 
   Parallelism par;
   par.tensor = 2;
@@ -141,7 +141,7 @@ TEST_CASE("an 8-GPU H100 node uses the measured links and the training step chan
   // effective bandwidth equals the measured bus bandwidth; latency from p2p.
   const double gib = 1 << 30;
   const double bus = 360e9 * gib / (gib + 8e6);
-  CHECK(calibrated->intra_node_bandwidth.value() == doctest::Approx(bus / kCollectiveBandwidthFraction));
+  CHECK(calibrated->intra_node_bandwidth.value() == doctest::Approx(bus / kCollectiveBandwidthFraction()));
   CHECK(calibrated->intra_node_latency.value() == 2.5e-6);
   CHECK(calibrated->pcie_bandwidth.value() == doctest::Approx(50e9 * gib / (gib + 200e3)));
   CHECK(datasheet->intra_node_bandwidth.value() == 450e9);

@@ -34,8 +34,8 @@ TEST_CASE("cnn: an implicit-GEMM convolution moves its input once, not the 9x im
   auto step = cnn_inference(one_conv(4), batch, t4, Precision::fp16, trt);
   REQUIRE_MESSAGE(step.ok(), format_diagnostics(step.errors()));
   const double elements = 2.0 * batch * 4 * 56 * 56 + 4 * 4 * 9;  // input + output + weights
-  const double expected = elements * 2 / (t4.memory_bandwidth.value() * kMemoryBandwidthEfficiency) +
-                          step->kernels * kKernelGpuFloorSeconds;
+  const double expected = elements * 2 / (t4.memory_bandwidth.value() * kMemoryBandwidthEfficiency()) +
+                          step->kernels * kKernelGpuFloorSeconds();
   CHECK(step->gpu_time.value() == doctest::Approx(expected).scale(0).epsilon(1e-6));
 }
 
@@ -56,11 +56,11 @@ TEST_CASE("cnn: an inference activation that fits in L2 beside its consumer's ou
   const auto streams = cnn_inference(deep, 1, no_l2, Precision::fp16, trt);
   REQUIRE(fits.ok());
   REQUIRE(streams.ok());
-  const double bw = l4.memory_bandwidth.value() * kMemoryBandwidthEfficiency;
+  const double bw = l4.memory_bandwidth.value() * kMemoryBandwidthEfficiency();
   const double weights = 512.0 * 512 * 9 * 2;
   const double activations = 2.0 * 512 * 7 * 7 * 2;  // input + output, fp16
   CHECK(fits->gpu_time.value() ==
-        doctest::Approx(weights / bw + fits->kernels * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+        doctest::Approx(weights / bw + fits->kernels * kKernelGpuFloorSeconds()).scale(0).epsilon(1e-9));
   CHECK(streams->gpu_time.value() - fits->gpu_time.value() ==
         doctest::Approx(activations / bw).scale(0).epsilon(1e-6));
   // At batch 4096 the 4-channel convolution's input and output (206 MB) do not fit: both
@@ -190,7 +190,7 @@ TEST_CASE("cnn: a convolution's bias and a pooling layer are memory passes of th
   REQUIRE(biased_step.ok());
   CHECK(biased_step->kernels == plain_step->kernels + 2);
   CHECK(biased_step->gpu_time.value() - plain_step->gpu_time.value() ==
-        doctest::Approx(3 * out * 2 / bw + 64 * 20 / bw + 2 * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+        doctest::Approx(3 * out * 2 / bw + 64 * 20 / bw + 2 * kKernelGpuFloorSeconds()).scale(0).epsilon(1e-9));
   // A max pool to 28 x 28: forward reads its input and writes its output; backward reads
   // the output gradient and where the maxima were and writes the input gradient (2 x both).
   // An average pool's backward reads the output gradient and writes the input's (1 x both).
@@ -204,7 +204,7 @@ TEST_CASE("cnn: a convolution's bias and a pooling layer are memory passes of th
   REQUIRE(max_step.ok());
   REQUIRE(avg_step.ok());
   CHECK(max_step->gpu_time.value() - plain_step->gpu_time.value() ==
-        doctest::Approx(3 * pool_elements * 2 / bw + 2 * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+        doctest::Approx(3 * pool_elements * 2 / bw + 2 * kKernelGpuFloorSeconds()).scale(0).epsilon(1e-9));
   CHECK(avg_step->gpu_time.value() - plain_step->gpu_time.value() ==
-        doctest::Approx(2 * pool_elements * 2 / bw + 2 * kKernelGpuFloorSeconds).scale(0).epsilon(1e-9));
+        doctest::Approx(2 * pool_elements * 2 / bw + 2 * kKernelGpuFloorSeconds()).scale(0).epsilon(1e-9));
 }

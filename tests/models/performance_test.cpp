@@ -142,16 +142,16 @@ TEST_CASE("collective: GPUs that talk over PCIe reach NCCL's PCIe share of the l
   auto pcie = cluster_from_catalog(catalog, "l40s", 8, "pcie-gen4-x16", "", 0);
   REQUIRE(pcie.ok());
   CHECK(pcie->intra_node_pcie);
-  CHECK(intra_node_link(*pcie).bandwidth.value() == doctest::Approx(31.5e9 * kPcieCollectiveBandwidthFraction));
-  CHECK(kPcieCollectiveBandwidthFraction == doctest::Approx(0.53));
+  CHECK(intra_node_link(*pcie).bandwidth.value() == doctest::Approx(31.5e9 * kPcieCollectiveBandwidthFraction()));
+  CHECK(kPcieCollectiveBandwidthFraction() == doctest::Approx(0.53));
   auto nvswitch = cluster_from_catalog(catalog, "h100-sxm-80gb", 8, "nvswitch-h100", "", 0);
   REQUIRE(nvswitch.ok());
   CHECK_FALSE(nvswitch->intra_node_pcie);
   CHECK(intra_node_link(*nvswitch).bandwidth.value() ==
-        doctest::Approx(nvswitch->intra_node_bandwidth.value() * kCollectiveBandwidthFraction));
+        doctest::Approx(nvswitch->intra_node_bandwidth.value() * kCollectiveBandwidthFraction()));
   // A ring all-reduce of 8 MB over the 8 L40S: 2 x 7/8 x 8e6 / 16.7e9 plus 14 PCIe latencies.
   const double ring = ring_all_reduce(Bytes(8e6), 8, intra_node_link(*pcie)).value();
-  CHECK(ring == doctest::Approx(2 * 7.0 / 8 * 8e6 / (31.5e9 * 0.53) + 14 * kDefaultPcieLatencySeconds));
+  CHECK(ring == doctest::Approx(2 * 7.0 / 8 * 8e6 / (31.5e9 * 0.53) + 14 * kDefaultPcieLatencySeconds()));
 }
 
 TEST_CASE("perf: the GEMM half-saturation dimension follows the GPU's tensor FLOPs per clock per SM") {
@@ -163,16 +163,16 @@ TEST_CASE("perf: the GEMM half-saturation dimension follows the GPU's tensor FLO
   };
   // GA100 is the reference; an RTX 3090's SM does a quarter of its fp16 math per clock
   // (fp32 accumulate), a V100's or T4's half, an H100's twice; 8-bit operands double it.
-  CHECK(half("a100-sxm-80gb", Precision::bf16) == doctest::Approx(kGemmHalfSaturationDim).epsilon(1e-9));
-  CHECK(half("rtx-3090", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim / 4).epsilon(0.01));
-  CHECK(half("v100-sxm2-16gb", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim / 2).epsilon(0.01));
-  CHECK(half("t4", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim / 2).epsilon(0.01));
-  CHECK(half("h100-sxm-80gb", Precision::bf16) == doctest::Approx(2 * kGemmHalfSaturationDim).epsilon(0.01));
-  CHECK(half("h100-sxm-80gb", Precision::fp8) == doctest::Approx(4 * kGemmHalfSaturationDim).epsilon(0.01));
+  CHECK(half("a100-sxm-80gb", Precision::bf16) == doctest::Approx(kGemmHalfSaturationDim()).epsilon(1e-9));
+  CHECK(half("rtx-3090", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim() / 4).epsilon(0.01));
+  CHECK(half("v100-sxm2-16gb", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim() / 2).epsilon(0.01));
+  CHECK(half("t4", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim() / 2).epsilon(0.01));
+  CHECK(half("h100-sxm-80gb", Precision::bf16) == doctest::Approx(2 * kGemmHalfSaturationDim()).epsilon(0.01));
+  CHECK(half("h100-sxm-80gb", Precision::fp8) == doctest::Approx(4 * kGemmHalfSaturationDim()).epsilon(0.01));
   // Without an SM count or clock the generation stands in: the B200 (no published clock) at
   // four times GA100's; GPUs without tensor cores keep GA100's dimension.
-  CHECK(half("b200", Precision::bf16) == doctest::Approx(4 * kGemmHalfSaturationDim).epsilon(1e-9));
-  CHECK(half("p100-sxm2-16gb", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim).epsilon(1e-9));
+  CHECK(half("b200", Precision::bf16) == doctest::Approx(4 * kGemmHalfSaturationDim()).epsilon(1e-9));
+  CHECK(half("p100-sxm2-16gb", Precision::fp16) == doctest::Approx(kGemmHalfSaturationDim()).epsilon(1e-9));
 }
 
 TEST_CASE("perf: a single-GPU step without communication is compute plus the optimizer") {
@@ -192,7 +192,7 @@ TEST_CASE("perf: a single-GPU step without communication is compute plus the opt
   CHECK(bottleneck_name(est->bottleneck) == "compute");
   // The GEMM efficiency caps MFU below kGemmMaxEfficiency.
   CHECK(est->mfu > 0.3);
-  CHECK(est->mfu < kGemmMaxEfficiency);
+  CHECK(est->mfu < kGemmMaxEfficiency());
   CHECK(est->tokens_per_second == doctest::Approx(16.0 * 2048 / est->step_time.value()));
 }
 
@@ -363,8 +363,8 @@ TEST_CASE("perf: a sample model step is GEMM time at the large-GEMM efficiency p
   REQUIRE(est.ok());
   // 3 * 8.2e9 * 256 / (0.72 * 312e12) + 3 * 0.1e9 * 256 / (0.8 * 2e12) = 0.02803 + 0.048 s
   CHECK(est->breakdown.compute.value() ==
-        doctest::Approx(3 * 8.2e9 * 256 / (kGemmMaxEfficiency * 312e12) +
-                        3 * 0.1e9 * 256 / (kMemoryBandwidthEfficiency * 2e12)));
+        doctest::Approx(3 * 8.2e9 * 256 / (kGemmMaxEfficiency() * 312e12) +
+                        3 * 0.1e9 * 256 / (kMemoryBandwidthEfficiency() * 2e12)));
   CHECK(est->breakdown.data_parallel_comm_exposed.value() == 0.0);
   CHECK(est->tokens_per_second == doctest::Approx(256 / est->step_time.value()));
   auto eight = estimate_sample_model_step(resnet, 256, 8, test_cluster(), TrainingOptions{});
@@ -379,7 +379,7 @@ TEST_CASE("perf: cluster_from_catalog reads the DGX A100 layout and names unknow
   REQUIRE_MESSAGE(c.ok(), format_diagnostics(c.errors()));
   CHECK(c->intra_node_bandwidth.value() == doctest::Approx(300e9));
   CHECK(c->inter_node_bandwidth.value() == doctest::Approx(25e9));  // 8 NICs x 25 GB/s / 8 GPUs
-  CHECK(c->inter_node_latency.value() == doctest::Approx(kDefaultInterNodeLatencySeconds));
+  CHECK(c->inter_node_latency.value() == doctest::Approx(kDefaultInterNodeLatencySeconds()));
   CHECK(c->gpu.peak("bf16")->value() == doctest::Approx(312e12));
   CHECK(c->description == "8 x a100-sxm-80gb per node, nvswitch-a100, 8 x ib-hdr-200");
 
@@ -837,12 +837,12 @@ TEST_CASE("perf: a MoE layer whose GPU work is shorter than its host time waits 
   const auto small = step(1);
   const double fwd_layer = small.forward_per_microbatch.value() / small.stage_layers;
   const double bwd_layer = small.backward_per_microbatch.value() / small.stage_layers;
-  REQUIRE(fwd_layer < kMoeLayerHostSeconds * kMoeLayerHostForwardShare);
-  REQUIRE(bwd_layer < kMoeLayerHostSeconds * (1 - kMoeLayerHostForwardShare));
+  REQUIRE(fwd_layer < kMoeLayerHostSeconds() * kMoeLayerHostForwardShare());
+  REQUIRE(bwd_layer < kMoeLayerHostSeconds() * (1 - kMoeLayerHostForwardShare()));
   // forward_per_microbatch includes the output layer; the host floor is per transformer layer.
   CHECK(small.breakdown.host_overhead.value() > 0);
-  CHECK(small.breakdown.host_overhead.value() <= 8 * 24 * kMoeLayerHostSeconds);
-  CHECK(small.breakdown.host_overhead.value() >= 8 * 24 * (kMoeLayerHostSeconds - fwd_layer - bwd_layer) - 1e-9);
+  CHECK(small.breakdown.host_overhead.value() <= 8 * 24 * kMoeLayerHostSeconds());
+  CHECK(small.breakdown.host_overhead.value() >= 8 * 24 * (kMoeLayerHostSeconds() - fwd_layer - bwd_layer) - 1e-9);
   // Larger micro-batches give each launch more work: the wait shrinks, and the step per
   // token is shorter.
   const auto large = step(8);
@@ -930,7 +930,7 @@ TEST_CASE("perf: an interleaved schedule hides its pipeline sends under the next
   REQUIRE(b.ok());
   const LinkModel intra = intra_node_link(c);
   const double one = point_to_point(Bytes(2048.0 * 2048 * 2), intra).value();
-  const double per_mb = 2 * 2 * one - 2 * 2 * kOverlapComputeSlowdown * one;
+  const double per_mb = 2 * 2 * one - 2 * 2 * kOverlapComputeSlowdown() * one;
   CHECK(b->breakdown.pipeline_bubble.value() - a->breakdown.pipeline_bubble.value() ==
         doctest::Approx((8 + 1.0 / 2) * per_mb).epsilon(1e-9));
   // One chunk per stage: nothing to overlap with, the option changes nothing.
@@ -962,7 +962,7 @@ TEST_CASE("perf: an interleaved schedule spreads the gradient all-reduce over th
   const double bwd = three->backward_per_microbatch.value();
   REQUIRE(sync == doctest::Approx(one->data_parallel_all_reduce.value()));
   REQUIRE(sync > 2.0 * bwd);
-  const auto counted = [&](double exposed) { return exposed + kOverlapComputeSlowdown * (sync - exposed); };
+  const auto counted = [&](double exposed) { return exposed + kOverlapComputeSlowdown() * (sync - exposed); };
   CHECK(one->breakdown.data_parallel_comm_exposed.value() == doctest::Approx(counted(sync - bwd)));
   const double queue_end = std::max(sync / 3 - bwd / 3, sync - (2.0 * 2 + 1) * bwd / 3);
   CHECK(three->breakdown.data_parallel_comm_exposed.value() == doctest::Approx(counted(queue_end)));

@@ -184,7 +184,7 @@ TEST_CASE("node families: NVSwitch, xGMI, NVLink bridge pairs and PCIe nodes as 
     const ClusterSpec c = cluster("aws-p5-48xlarge");
     CHECK(c.intra_node_bandwidth.value() == doctest::Approx(450e9));
     CHECK_FALSE(c.intra_node_pcie);
-    CHECK(intra_node_link(c, 8).bandwidth.value() == doctest::Approx(450e9 * kCollectiveBandwidthFraction));
+    CHECK(intra_node_link(c, 8).bandwidth.value() == doctest::Approx(450e9 * kCollectiveBandwidthFraction()));
   }
   SUBCASE("8 x MI300X (OCI): the xGMI mesh, not PCIe") {
     const ClusterSpec c = cluster("oci-bm-gpu-mi300x-8");
@@ -194,9 +194,9 @@ TEST_CASE("node families: NVSwitch, xGMI, NVLink bridge pairs and PCIe nodes as 
   SUBCASE("4 x H100 NVL: bridged pairs; a TP group of 4 crosses PCIe Gen5 between them") {
     const ClusterSpec c = cluster("runpod-4x-h100-nvl");
     CHECK(c.intra_node_domain == 2);
-    CHECK(intra_node_link(c, 2).bandwidth.value() == doctest::Approx(300e9 * kCollectiveBandwidthFraction));
+    CHECK(intra_node_link(c, 2).bandwidth.value() == doctest::Approx(300e9 * kCollectiveBandwidthFraction()));
     // 63 GB/s PCIe Gen5 x16 at NCCL's PCIe share
-    CHECK(intra_node_link(c, 4).bandwidth.value() == doctest::Approx(63e9 * kPcieCollectiveBandwidthFraction));
+    CHECK(intra_node_link(c, 4).bandwidth.value() == doctest::Approx(63e9 * kPcieCollectiveBandwidthFraction()));
   }
   SUBCASE("8 x L40S (g6e.48xlarge): PCIe Gen4") {
     const ClusterSpec c = cluster("aws-g6e-48xlarge");

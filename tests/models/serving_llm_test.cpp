@@ -54,7 +54,7 @@ TEST_CASE("serving llm TPOT of llama-2-70b on 8 x H100 by hand") {
   // Plus the fixed costs: 80 layers x kLayerOverheadSeconds and kEngineStepOverheadSeconds.
   // (Norm weights, 0.002 % of the parameters, are not read by a GEMM: hence 1e-4.)
   CHECK(e->tpot_single.value() ==
-        doctest::Approx(memory + allreduce + 80 * kLayerOverheadSeconds + kEngineStepOverheadSeconds).epsilon(1e-4));
+        doctest::Approx(memory + allreduce + 80 * kLayerOverheadSeconds() + kEngineStepOverheadSeconds()).epsilon(1e-4));
   CHECK(memory == doctest::Approx(6.41e-3).epsilon(0.01));  // 17.18 GB / 2.68 TB/s
 }
 
@@ -484,7 +484,7 @@ TEST_CASE("serving llm uneven pipeline stages are paced by the busiest one") {
   auto e = estimate_llm_serving(four, {128, 128});
   REQUIRE_MESSAGE(e.ok(), format_diagnostics(e.errors()));
   const double sends = e->pipeline_send_per_step.value();
-  const double fixed = kEngineStepOverheadSeconds;
+  const double fixed = kEngineStepOverheadSeconds();
   CHECK(llm_decode_step(four, 1, 192).value() - sends - fixed ==
         doctest::Approx((llm_decode_step(one, 1, 192).value() - fixed) * 4 * 32 / 126.0));
   // Across nodes the send goes over the network: slower than NVLink's.
@@ -621,7 +621,7 @@ TEST_CASE("LLM decode and prefill steps against an H100 and an H200 measured her
       CAPTURE(b);
       CAPTURE(c);
       const double measured = d["sdpa"]["median_ms"].as<double>() / 1e3;
-      const double model = llm_decode_step(s, b, static_cast<double>(b) * c).value() - kEngineStepOverheadSeconds;
+      const double model = llm_decode_step(s, b, static_cast<double>(b) * c).value() - kEngineStepOverheadSeconds();
       CHECK(model / measured > 1.0);
       CHECK(model / measured < 1.3);
       // Attention alone: the step less the same step without attention (measured) or without
@@ -629,7 +629,7 @@ TEST_CASE("LLM decode and prefill steps against an H100 and an H200 measured her
       // attention kernels' fixed costs, which the model does not charge, are a visible share.
       if (static_cast<double>(b) * c >= 131072) {
         const double measured_attention = measured - d["none"]["median_ms"].as<double>() / 1e3;
-        const double model_attention = model + kEngineStepOverheadSeconds - llm_decode_step(s, b, 0).value();
+        const double model_attention = model + kEngineStepOverheadSeconds() - llm_decode_step(s, b, 0).value();
         CHECK(model_attention / measured_attention > 1.0);
         CHECK(model_attention / measured_attention < 1.25);
       }
@@ -641,7 +641,7 @@ TEST_CASE("LLM decode and prefill steps against an H100 and an H200 measured her
       CAPTURE(b);
       CAPTURE(n);
       const double measured = p["sdpa"]["median_ms"].as<double>() / 1e3;
-      const double model = llm_prefill(s, b, n).value() - kEngineStepOverheadSeconds;
+      const double model = llm_prefill(s, b, n).value() - kEngineStepOverheadSeconds();
       CHECK(model / measured > 0.95);
       CHECK(model / measured < 1.3);
       ++prefill;

@@ -82,22 +82,35 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
   CHECK(megatron->mean_abs <= 5.0);
   CHECK(megatron->max_abs <= 10.0);
   const auto& all = report->overall;
-  MESSAGE("training: " << all.rows << " rows, held-out " << all.held_out << " mean " << all.held_out_mean_abs
-                       << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
+  MESSAGE("training: " << all.rows << " rows, dev " << all.dev << " mean " << all.dev_mean_abs << " % worst "
+                       << all.dev_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
   // Not predicted: the 29 MLPerf Training rows (training_mlperf.yaml) on GPUs the catalog lacks
   // (GB200, GB300, B300: 21) or trained in NVFP4, a precision capsim's loader lacks (8 on B200).
   CHECK(all.not_predicted == 29);
-  CHECK(all.held_out >= 40);
-  CHECK(all.held_out_mean_abs <= 8.5);
-  // The groups the issue names, at today's level (targets: 12 % each; interleaved holds its
-  // target), and MoE.
-  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 8.0}, {"long-seq", 8.5}, {"interleaved", 12.0},
-                                    {"fp8-h100", 9.0}, {"ge-1000-gpus", 9.0}, {"megatron-3d-h100", 8.5},
-                                    {"moe", 24.0}}) {
+  CHECK(all.dev >= 40);
+  // Issue 48: bounds on the dev rows (neither fit nor first-look), with every annotation the
+  // sources do not state removed (the MPT rows' attention: flash1 went: 8.1 % -> 12.8 % mean,
+  // zero3-fsdp 7.7 -> 14.2 %, long-seq 7.6 -> 16.4 %, fp8-h100 7.4 -> 14.1 %). The bounds are
+  // the honest values, widened where the removal moved them, and hold the worst row as well
+  // as the mean; they are not lowered when a change improves the rows. The issue's target
+  // (mean <= 10 %, worst <= 35 %) is not met: the worst row is bridge-2511-qwen3-30b-a3b-h100-16g-fp8
+  // (MoE) at +140 %.
+  CHECK(all.dev_mean_abs <= 13.0);
+  CHECK(all.dev_max_abs <= 141.0);
+  // Per group: {mean bound, worst-row bound}.
+  struct Bound {
+    const char* group;
+    double mean, worst;
+  };
+  for (const auto& [name, mean, worst] : {Bound{"zero3-fsdp", 14.5, 61.0}, Bound{"long-seq", 16.5, 61.0},
+                                         Bound{"interleaved", 12.0, 141.0}, Bound{"fp8-h100", 14.5, 61.0},
+                                         Bound{"ge-1000-gpus", 9.0, 15.0}, Bound{"megatron-3d-h100", 8.5, 15.0},
+                                         Bound{"moe", 24.0, 141.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
     INFO(name);
-    CHECK(g->held_out_mean_abs <= bound);
+    CHECK(g->dev_mean_abs <= mean);
+    CHECK(g->dev_max_abs <= worst);
   }
   CHECK(all.fit_mean_abs <= 8.0);
   // Every row carries its source; the runner refuses a row without one.
@@ -331,7 +344,7 @@ TEST_CASE("accuracy: a vision row fed by a host input pipeline waits for it when
   REQUIRE(report->rows.size() == 3);
   const auto& slow = report->rows[0];
   const auto& fast = report->rows[1];
-  CHECK(slow.predicted == doctest::Approx(64 * models::kTfInputSecondsPerImage * 1e3));
+  CHECK(slow.predicted == doctest::Approx(64 * models::kTfInputSecondsPerImage() * 1e3));
   CHECK(slow.detail.find("input-bound (input_threads 1)") != std::string::npos);
   CHECK(fast.predicted < 5.0);
   CHECK(fast.detail.find("input-bound") == std::string::npos);
@@ -703,6 +716,17 @@ TEST_CASE("accuracy: first looks are recorded once, reported apart, and never re
   };
   std::ofstream(dir / "llm.yaml") << "kind: llm-serving\nrows:\n" << make("dev-row", "group: x") << make("new-row", "first_look: true");
   const auto file = dir / scenarios::kFirstLooksFile;
+  // Before its first look is recorded, a marked row counts in no figure: its error must not
+  // be seen, in a mean either.
+  auto before = scenarios::run_accuracy(*catalog, dir, "llm-serving");
+  REQUIRE(before.ok());
+  CHECK(before->overall.first_look_pending == 1);
+  CHECK(before->overall.rows == 1);  // the dev row only
+  CHECK(before->overall.dev == 1);
+  CHECK(before->overall.first_look == 0);
+  REQUIRE(before->rows.size() == 2);
+  CHECK(before->rows[1].first_look_pending());
+  CHECK(before->overall.mean_abs == doctest::Approx(std::abs(before->rows[0].error_percent)));
   auto added = scenarios::record_first_looks(*catalog, dir, file, "abc1234", "2026-12-07");
   REQUIRE_MESSAGE(added.ok(), format_diagnostics(added.errors()));
   CHECK(*added == std::vector<std::string>{"new-row"});  // only the marked row

@@ -94,7 +94,16 @@ std::vector<YAML::Node> megatron_table_rows(const YAML::Node& doc) {
 
 void summarise_into(AccuracySummary& s, const std::vector<const AccuracyRow*>& rows) {
   double sum = 0, held_sum = 0, fit_sum = 0, dev_sum = 0, first_sum = 0;
+  // A row marked first_look: whose first look is not recorded yet counts in no figure: its
+  // error must not be seen (in a mean either) before it is recorded.
+  const auto pending = [](const AccuracyRow* r) {
+    return r->first_look_row && !r->fit && !r->first_look_error && r->not_predicted.empty();
+  };
   for (const AccuracyRow* r : rows) {
+    if (pending(r)) {
+      ++s.first_look_pending;
+      continue;
+    }
     if (r->fit) continue;
     if (r->first_look_error) {  // the recorded error, whatever the row gives now
       const double e = std::fabs(*r->first_look_error);
@@ -111,6 +120,7 @@ void summarise_into(AccuracySummary& s, const std::vector<const AccuracyRow*>& r
   if (s.dev > 0) s.dev_mean_abs = dev_sum / s.dev;
   if (s.first_look > 0) s.first_look_mean_abs = first_sum / s.first_look;
   for (const AccuracyRow* r : rows) {
+    if (pending(r)) continue;
     if (!r->not_predicted.empty()) {
       ++s.not_predicted;
       continue;

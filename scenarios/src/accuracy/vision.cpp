@@ -118,7 +118,7 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
     // runs; perf_analyzer's latency includes it.
     const double input_bytes = 3.0 * c->network->input_size * c->network->input_size *
                                (c->precision == models::Precision::int8 ? 1 : sixteen_bit(c->precision) ? 2 : 4);
-    seconds += models::kTritonRequestOverheadSeconds + batch * input_bytes / models::kTritonPayloadBytesPerSecond;
+    seconds += models::kTritonRequestOverheadSeconds() + batch * input_bytes / models::kTritonPayloadBytesPerSecond();
     path = "Triton + onnxruntime/TensorRT";
   }
   // A benchmark that feeds the engine from a host input pipeline (decoding JPEGs on
@@ -128,7 +128,7 @@ Result<RowPrediction> predict_vision_inference_row(const YAML::Node& row, const 
     if (!YAML::convert<int>::decode(threads, input_threads) || input_threads < 1)
       return row_error(threads, "input_threads", "expected a whole number of threads, at least 1");
   }
-  const double feed = input_threads > 0 ? batch * models::kTfInputSecondsPerImage / input_threads : 0.0;
+  const double feed = input_threads > 0 ? batch * models::kTfInputSecondsPerImage() / input_threads : 0.0;
   const bool input_bound = feed > seconds;
   if (input_bound) seconds = feed;
   const YAML::Node m = row["measured"];

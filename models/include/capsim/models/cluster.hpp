@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/catalog.hpp"
@@ -49,16 +50,16 @@ struct ClusterSpec {
 // - NVLink / NVSwitch: ~2 us. Li et al., "Evaluating Modern GPU Interconnect: PCIe,
 //   NVLink, NV-SLI, NVSwitch and GPUDirect", IEEE TPDS 2020, measure GPU-to-GPU latencies
 //   of a few microseconds through NVSwitch on DGX-2.
-inline constexpr double kDefaultIntraNodeLatencySeconds = 2e-6;
+// kDefaultIntraNodeLatencySeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // - InfiniBand / RoCE: ~5 us. The HDR switch (~130 ns) and ConnectX-6 adapter (~0.6 us)
 //   add under 1 us on the wire (NVIDIA QM8700 / ConnectX-6 product briefs); NCCL's proxy
 //   thread and GPUDirect RDMA handshakes bring one network step to several microseconds
 //   (NCCL small-message all-reduce latency over IB, nccl-tests).
-inline constexpr double kDefaultInterNodeLatencySeconds = 5e-6;
+// kDefaultInterNodeLatencySeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // - PCIe host link, used when the intra-node fabric itself is PCIe: ~1 us round trip of a
 //   DMA descriptor (Neugebauer et al., "Understanding PCIe performance for end host
 //   networking", SIGCOMM 2018: ~0.5-1 us).
-inline constexpr double kDefaultPcieLatencySeconds = 1e-6;
+// kDefaultPcieLatencySeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 
 // Builds a ClusterSpec from catalog ids.
 //   gpu_id:        a GPU entity ("a100-sxm-80gb").

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/catalog.hpp"
@@ -99,7 +100,7 @@ double cnn_activation_elements_per_sample(const CnnNetwork& n);
 // launch) for training steps; the same figure as the `framework` engine's
 // host_time_per_kernel (data/catalog/engines.yaml), chosen on the vision-inference row
 // marked fit: true (ResNet-50, PyTorch, V100, batch 1: 10.37 ms over 159 operators).
-inline constexpr double kCnnHostTimePerKernel = 65e-6;
+// kCnnHostTimePerKernel: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // A layout transpose (NCHW <-> NHWC around a tensor-core convolution) passes every element
 // through an SM (a strided load, a shared-memory shuffle, a coalesced store): it takes the
 // longer of its HBM traffic and its elements at this many per SM per clock. Chosen on an
@@ -107,11 +108,11 @@ inline constexpr double kCnnHostTimePerKernel = 65e-6;
 // ResNet-50 at batch 256 takes 94.8 ms per step in NCHW and 54.2 ms channels-last, and
 // the 40.6 ms between them is 1.67e10 transposed elements on 132 SMs at 1.83 GHz. The
 // H200, the same SMs with 1.43x the HBM bandwidth, pays 41.1 ms: the SMs bound it.
-inline constexpr double kTransposeElementsPerSmClock = 1.7;
+// kTransposeElementsPerSmClock: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // Share of the datasheet fp32 peak that CUDA-core convolutions reach on an SM whose second
 // fp32 datapath is also its INT32 datapath (GA10x, Ada; cnn.cpp): the kernels' integer
 // instructions take those lanes. CHOSEN on cnn_training row rn50-rtx-3090-fp32-1g-lambda-pt.
-inline constexpr double kSharedDatapathFp32Share = 0.66;
+// kSharedDatapathFp32Share: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // GPU time a kernel costs however small its work: the device-side launch and drain
 // between dependent kernels, which a CUDA graph or a TensorRT engine does not remove.
 // Chosen on the vision-inference row rn50-l4-trt-int8-b1-singlestream-mlperf-v30
@@ -119,7 +120,7 @@ inline constexpr double kSharedDatapathFp32Share = 0.66;
 // activations in the L4's 48 MiB of L2 and its 25 MB of weights read from DRAM); NVIDIA's
 // "Getting Started with CUDA Graphs" (developer.nvidia.com/blog/cuda-graphs, 2019)
 // measures a few microseconds per short kernel, the same order.
-inline constexpr double kKernelGpuFloorSeconds = 3.9e-6;
+// kKernelGpuFloorSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 
 struct CnnStep {
   Seconds time;          // the step (training) or the batch's latency (inference)

@@ -12,6 +12,7 @@
 // bandwidth > 0 when n > 1.
 #pragma once
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/units.hpp"
 
 namespace capsim::models {
@@ -27,7 +28,7 @@ struct LinkModel {
 // messages. nccl-tests on DGX A100 report ~230-240 GB/s all-reduce bus bandwidth on
 // 300 GB/s NVSwitch ports (NVIDIA, "nccl-tests PERFORMANCE.md" and DGX A100 user guide
 // figures), and ~20-23 GB/s over 25 GB/s HDR ports: about 0.8 in both cases.
-inline constexpr double kCollectiveBandwidthFraction = 0.8;
+// kCollectiveBandwidthFraction: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // The same share when a node's GPUs talk over PCIe (no NVLink). Ring traffic between PCIe
 // GPUs crosses the host's root complexes and, on two-socket servers, the socket link, so it
 // reaches less of the line rate. NCCL's own topology model brackets it
@@ -38,7 +39,7 @@ inline constexpr double kCollectiveBandwidthFraction = 0.8;
 // chosen on one of their rows (data/validation/llm_serving.yaml, fit: true: Llama 3.1 70B
 // FP8 at TP 8 on L40S, 1000/1000): 0.53, 16.7 GB/s on Gen4 x16, inside NCCL's bracket.
 // The other L40S rows at TP 4 and TP 8, dense and MoE, are held out.
-inline constexpr double kPcieCollectiveBandwidthFraction = 0.53;
+// kPcieCollectiveBandwidthFraction: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 
 // Ring all-reduce: reduce-scatter then all-gather, each n-1 steps of S/n bytes:
 //   2 (n-1)/n * S / B + 2 (n-1) alpha.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/units.hpp"
 #include "capsim/models/parallelism.hpp"
 #include "capsim/models/workload.hpp"
@@ -70,7 +71,7 @@ struct InferenceOptions {
   int batch = 1;              // concurrent sequences
   int context = 0;            // tokens per sequence held in the KV cache; 0 = shape.seq_len
   int tensor = 1;             // tensor-parallel GPUs sharing the weights and the KV heads
-  double overhead_fraction = 0.10;
+  double overhead_fraction = kMemoryOverheadFraction();
 };
 
 // 2 (K and V) x layers x kv_heads x head_dim x bytes. Zero for encoder-only models.

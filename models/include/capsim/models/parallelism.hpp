@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/models/workload.hpp"
 
 namespace capsim::models {
@@ -87,7 +88,7 @@ struct TrainingOptions {
   bool mixed_precision = true;             // fp32 master weights + Adam states (16 B/param)
   FineTuning fine_tuning = FineTuning::full;
   int lora_rank = 16;                      // LoRA/QLoRA adapter rank
-  double overhead_fraction = 0.10;         // framework + fragmentation, stated and adjustable
+  double overhead_fraction = kMemoryOverheadFraction();         // framework + fragmentation, stated and adjustable
   Attention attention = Attention::flash;  // attention kernels (memory and compute)
   FlashKernel flash_kernel = FlashKernel::fa2;  // with Attention::flash
   Kernels kernels = Kernels::fused;        // element-wise kernels

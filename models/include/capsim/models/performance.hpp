@@ -24,6 +24,7 @@
 #include <optional>
 #include <string_view>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/core/units.hpp"
 #include "capsim/models/cluster.hpp"
@@ -39,7 +40,7 @@ namespace capsim::models {
 // the power cap with other kernels running; 0.72 (225 of 312 TFLOP/s on A100) is the
 // value that, together with kGemmHalfSaturationDim, reproduces Megatron-LM's Table 1
 // (Narayanan et al., SC'21) to 2.4 % mean error with one setting for all ten rows.
-inline constexpr double kGemmMaxEfficiency = 0.72;
+// kGemmMaxEfficiency: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // The same ceiling on Hopper and Blackwell, chosen on the validation rows marked fit: true
 // for Hopper in data/validation (MosaicML MPT-7B and MPT-70B, IBM/Meta FSDP 70B, Megatron-Core
 // GPT 1.7B, all on H100): 0.57 of the 989 TFLOP/s datasheet peak, together with the
@@ -47,7 +48,7 @@ inline constexpr double kGemmMaxEfficiency = 0.72;
 // performance.cpp). It stays below A100's 0.72 because H100 SXM runs its tensor cores
 // below the datasheet's boost clock under the 700 W cap in a training step; rows on
 // other Hopper stacks and on H200/B200 are held out.
-inline constexpr double kGemmMaxEfficiencyHopper = 0.57;
+// kGemmMaxEfficiencyHopper: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // GEMM dimension at which that dimension alone halves the efficiency. Efficiency is
 //   kGemmMaxEfficiency * prod_{d in M,N,K} d / (d + kGemmHalfSaturationDim),
 // a smooth saturating function of the three GEMM dimensions (symmetric, so forward,
@@ -55,7 +56,7 @@ inline constexpr double kGemmMaxEfficiencyHopper = 0.57;
 // between one half and one of the 128- and 256-wide thread-block tiles of Ampere/Hopper
 // tensor-core kernels (CUTLASS): a dimension of about one tile leaves much of the tile
 // idle in the last wave.
-inline constexpr double kGemmHalfSaturationDim = 96.0;
+// kGemmHalfSaturationDim: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // FP8 GEMMs with row-wise scales (torchao's rowwise recipe on H100: a CUTLASS kernel that
 // applies the row and column scales in its epilogue in forward; in backward, where it is
 // slow without fast accumulation, the tensor-wise cuBLAS kernel plus a separate rescale of
@@ -67,7 +68,7 @@ inline constexpr double kGemmHalfSaturationDim = 96.0;
 // (1024, 2048, 1024) -> 0.40x to 16384^3 -> 1.42x at 4 % mean error, where 1x (tensor-wise
 // kernels) predicts 0.79x and 1.67x -- the tensor-wise table's own 0.80x and 1.39x at
 // those sizes. No validation row was used.
-inline constexpr double kRowwiseFp8HalfSaturationFactor = 3.0;
+// kRowwiseFp8HalfSaturationFactor: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // Row-wise scales are taken along different axes for forward and backward, so nothing a
 // forward cast writes serves the backward: torchao's roofline model counts 8 B per element
 // of an input or an output gradient and 10 B per weight element over forward + backward,
@@ -98,7 +99,7 @@ bool hopper_or_newer(const hardware::GpuSpec& gpu);
 double generation_gemm_ceiling(const hardware::GpuSpec& gpu);
 // Fraction of HBM peak that streaming element-wise kernels achieve (BabelStream on A100
 // and H100 reports 80-90 % of the datasheet bandwidth).
-inline constexpr double kMemoryBandwidthEfficiency = 0.8;
+// kMemoryBandwidthEfficiency: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // Streaming bandwidth: the calibration profile's triad where one is imported, else the
 // datasheet's at kMemoryBandwidthEfficiency (measured beats datasheet).
 double streaming_bandwidth(const hardware::GpuSpec& gpu);
@@ -117,7 +118,7 @@ bool has_16bit_tensor_cores(const hardware::GpuSpec& gpu);
 // H100's 132 SMs (and HBM bandwidth) while the layer computes. The compute under a hidden
 // collective is charged this fraction of the collective's time (ZeRO-3/FSDP gathers and
 // reduce-scatters, the gradient all-reduce).
-inline constexpr double kOverlapComputeSlowdown = 0.2;
+// kOverlapComputeSlowdown: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // The host issues every kernel of a layer (Python, the framework's dispatch, the CUDA
 // launch); when a layer's GPU work for one micro-batch takes less than that, the GPU waits
 // on the host. A mixture-of-experts layer issues several times a dense layer's kernels:
@@ -131,8 +132,8 @@ inline constexpr double kOverlapComputeSlowdown = 0.2;
 // GEMM, as the step's FLOPs split 1:2): CHOSEN on the training row bridge-2511-qwen3-30b-a3b-b200-8g-fp8 (fit:
 // true; Qwen3-30B-A3B at micro-batch 1 on 8 B200, 9,299 tokens/s per GPU, where the same
 // model at micro-batch 4 runs 27,136). Dense layers are not floored: no row shows it.
-inline constexpr double kMoeLayerHostSeconds = 9e-3;
-inline constexpr double kMoeLayerHostForwardShare = 1.0 / 3.0;
+// kMoeLayerHostSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
+// kMoeLayerHostForwardShare: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // Data-parallel gradient all-reduce overlaps with the backward pass, bucket by bucket
 // (PyTorch DDP, Li et al., VLDB 2020; Megatron-LM's overlapped grad reduce): only the
 // last bucket, or what does not fit under the last micro-batch's backward, is exposed.
@@ -162,13 +163,24 @@ struct FlashEfficiency {
   double forward;
   double backward;
 };
-inline constexpr FlashEfficiency kFlashAmpereFa2{0.6, 0.5};
-inline constexpr FlashEfficiency kFlashFa1{0.4, 0.3};
-inline constexpr FlashEfficiency kFlashHopperFa2{0.35, 0.3};
-inline constexpr FlashEfficiency kFlashHopperFa3{0.6, 0.5};
+// The four measured pairs are read from the registry (constants.hpp).
+inline FlashEfficiency flash_ampere_fa2() {
+  return {constant(ConstantId::flash_ampere_fa2_forward), constant(ConstantId::flash_ampere_fa2_backward)};
+}
+inline FlashEfficiency flash_fa1() {
+  return {constant(ConstantId::flash_fa1_forward), constant(ConstantId::flash_fa1_backward)};
+}
+inline FlashEfficiency flash_hopper_fa2() {
+  return {constant(ConstantId::flash_hopper_fa2_forward), constant(ConstantId::flash_hopper_fa2_backward)};
+}
+inline FlashEfficiency flash_hopper_fa3() {
+  return {constant(ConstantId::flash_hopper_fa3_forward), constant(ConstantId::flash_hopper_fa3_backward)};
+}
 // fa1 on Hopper runs Ampere's mma.sync path like fa2 does: scaled by fa2's Hopper/Ampere ratio.
-inline constexpr FlashEfficiency kFlashHopperFa1{kFlashFa1.forward * kFlashHopperFa2.forward / kFlashAmpereFa2.forward,
-                                                 kFlashFa1.backward * kFlashHopperFa2.backward / kFlashAmpereFa2.backward};
+inline FlashEfficiency flash_hopper_fa1() {
+  return {flash_fa1().forward * flash_hopper_fa2().forward / flash_ampere_fa2().forward,
+          flash_fa1().backward * flash_hopper_fa2().backward / flash_ampere_fa2().backward};
+}
 
 // The loss: logits [tokens x vocab] are upcast to fp32 for a numerically stable
 // cross-entropy (PyTorch F.cross_entropy on .float() logits; Megatron-LM's vocab-parallel

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/des/metrics.hpp"
 #include "capsim/core/des/pipeline.hpp"
 #include "capsim/core/des/service_time.hpp"
@@ -47,7 +48,7 @@ namespace capsim::models {
 // kernel launched from a stream; 5 us is the value assumed here. With an engine profile
 // (data/catalog/engines.yaml) the engine's host time per kernel and per call and
 // kKernelGpuFloorSeconds (cnn.hpp) replace it.
-inline constexpr double kKernelLaunchSeconds = 5e-6;
+// kKernelLaunchSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // A request to Triton Inference Server from a perf_analyzer client (HTTP/gRPC): a fixed
 // cost per request (client, network stack, server scheduling, the backend's session call)
 // and the input tensor's bytes over the client-server connection. Both chosen on the two
@@ -55,8 +56,8 @@ inline constexpr double kKernelLaunchSeconds = 5e-6;
 // at batch 1) and -b128-triton (48.1 ms at batch 128: 128 fp16 images of 301 KB), NVIDIA
 // DeepLearningExamples' Triton ResNet-50 tables (the engine's own time from cnn_inference);
 // the other six Triton rows are held out.
-inline constexpr double kTritonRequestOverheadSeconds = 1.54e-3;
-inline constexpr double kTritonPayloadBytesPerSecond = 0.96e9;
+// kTritonRequestOverheadSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
+// kTritonPayloadBytesPerSecond: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // CPU time one thread of TensorFlow's tf.data input pipeline spends on one ImageNet
 // validation image: parse its TFRecord, decode the JPEG, resize and crop to 224 x 224.
 // DeepLearningExamples' TensorFlow inference benchmark (inference_benchmark.sh) reads real
@@ -66,18 +67,18 @@ inline constexpr double kTritonPayloadBytesPerSecond = 0.96e9;
 // per batch of 64 on a DGX A100, 3,570 images/s, where the engine call takes 13.0 ms). The
 // CPU time is the DGX A100's (AMD EPYC 7742); other hosts' rows use it too, a stand-in
 // for their own CPUs' figures, which are not published.
-inline constexpr double kTfInputSecondsPerImage = 2.83e-3;
+// kTfInputSecondsPerImage: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // GPU memory a process's CUDA context and framework runtime take before any model weight
 // is loaded (cuBLAS/cuDNN workspaces and kernels). Assumption: 0.5 GB, the order observed
 // for a PyTorch/Triton backend process on A100/H100 (nvidia-smi after torch.cuda.init());
 // it matters because MPS and time-slicing run one process per co-located model.
-inline constexpr double kProcessContextBytes = 0.5e9;
+// kProcessContextBytes: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // Time-slicing: the scheduler gives each context a slice of GPU time and switches between
 // them. Assumptions (NVIDIA does not publish the figures): a slice of 2 ms and a switch
 // cost of 25 us (saving and restoring a context's state), so k >= 2 busy time-sliced
 // processes each get (1/k) x 2 / (2 + 0.025) of the GPU.
-inline constexpr double kTimeSliceSeconds = 2e-3;
-inline constexpr double kContextSwitchSeconds = 25e-6;
+// kTimeSliceSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
+// kContextSwitchSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // Image backbones (ResNet, EfficientNet, MobileNet, DBNet/EAST's ResNet feature extractor)
 // downsample by 32: their last stage works on (resolution / 32)^2 pixels per sample, the
 // GEMM rows per sample of the smallest (least efficient) convolutions, lowered to implicit

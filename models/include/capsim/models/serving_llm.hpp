@@ -73,6 +73,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "capsim/models/constants.hpp"
 #include "capsim/core/des/metrics.hpp"
 #include "capsim/core/result.hpp"
 #include "capsim/core/units.hpp"
@@ -112,8 +113,8 @@ inline constexpr int kMaxBatchedTokens = 8192;
 // held out. kLayerOverheadSeconds: per transformer layer per step, the launch and ramp of
 // the layer's ~10 small kernels. kEngineStepOverheadSeconds: per step, the host side
 // (scheduling, sampling, detokenizing).
-inline constexpr double kLayerOverheadSeconds = 60e-6;
-inline constexpr double kEngineStepOverheadSeconds = 0.8e-3;
+// kLayerOverheadSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
+// kEngineStepOverheadSeconds: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 // The token rows (m) of a step's GEMMs on Hopper: the GEMM size at which that dimension
 // alone halves the efficiency, for 16-bit operands (doubled for 8-bit ones, performance.cpp's
 // rule). Decode multiplies a few hundred token rows by the whole weight matrix; cuBLAS keeps
@@ -126,7 +127,7 @@ inline constexpr double kEngineStepOverheadSeconds = 0.8e-3;
 // and 40 puts each within 5 %. (The m = 16 and 64 points are bound by the weight reads, the
 // roofline's other side.) Other architectures keep kGemmHalfSaturationDim for the rows until
 // a profile measures them.
-inline constexpr double kHopperTokenRowsHalfSaturationDim = 40.0;
+// kHopperTokenRowsHalfSaturationDim: read from the registry, capsim/models/constants.hpp (value, unit, basis).
 
 // How the scheduler forms batches: continuous (iteration-level, in-flight batching) or
 // static (a batch runs to completion before the next one is admitted).

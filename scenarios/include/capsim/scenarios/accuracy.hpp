@@ -40,6 +40,9 @@ struct AccuracyRow {
   // its error has been looked at while changing the models.
   bool first_look_row = false;               // marked first_look: in its file
   std::optional<double> first_look_error;    // the recorded error %, once recorded
+  // Marked first_look: and not recorded yet: its prediction is computed (record_first_looks
+  // records it) but no report shows it, nor counts it in a summary, before it is recorded.
+  bool first_look_pending() const { return first_look_row && !fit && !first_look_error; }
 };
 
 struct AccuracySummary {
@@ -59,6 +62,7 @@ struct AccuracySummary {
   int first_look = 0;          // with a recorded first look: the recorded error
   double first_look_mean_abs = 0;
   double first_look_max_abs = 0;
+  int first_look_pending = 0;  // marked first_look: but not recorded yet: in no figure above
 };
 
 struct AccuracyReport {
