@@ -248,7 +248,7 @@ TEST_CASE("hardware.scale_out replaces the nodes' NICs; search.recompute_fractio
     auto unknown = load("{nodes: [dgx-h100], scale_out: \"8 x roce-40g\"}");
     REQUIRE_FALSE(unknown.ok());
     CHECK(format_diagnostic(unknown.errors()[0]) ==
-          "nics.yaml:3:44: error: hardware.scale_out: no network with id 'roce-40g' (did you mean 'roce-400g'?)");
+          "nics.yaml:3:42: error: hardware.scale_out: no network with id 'roce-40g' (did you mean 'roce-400g'?)");
     auto malformed = load("{nodes: [dgx-h100], scale_out: eight}");
     REQUIRE_FALSE(malformed.ok());
     CHECK(malformed.errors()[0].key_path == "hardware.scale_out");
