@@ -84,13 +84,21 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
   const auto& all = report->overall;
   MESSAGE("training: " << all.rows << " rows, held-out " << all.held_out << " mean " << all.held_out_mean_abs
                        << " % worst " << all.held_out_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
-  CHECK(all.not_predicted == 0);
-  CHECK(all.held_out >= 40);
+  // Issue 46: rows are planned as scenarios, under the memory check `capsim size` applies.
+  // 100 of 304 are not predicted, each saying why: 30 torchtitan rows on Meta's 500 W 96 GB
+  // H100s (no catalog node has those GPUs), 22 KempnerForge rows on 4-GPU H200 nodes (none in
+  // the catalog), and 48 whose published layout the memory model puts over the GPU's memory.
+  CHECK(all.not_predicted <= 100);
+  CHECK(all.held_out >= 180);
   CHECK(all.held_out_mean_abs <= 8.5);
-  // The groups the issue names, at today's level (targets: 12 % each; interleaved holds its
-  // target), and MoE.
-  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 8.0}, {"long-seq", 8.5}, {"interleaved", 12.0},
-                                    {"fp8-h100", 9.0}, {"ge-1000-gpus", 9.0}, {"megatron-3d-h100", 8.5},
+  CHECK(all.held_out_max_abs <= 141.0);  // the worst row: a Megatron-Bridge FP8 MoE row, +140.5 %
+  // The groups the issue names, at today's level (targets: 12 % each), and MoE. Three moved
+  // with issue 46: Llama 3 405B's rows (ge-1000-gpus, megatron-3d-h100) are predicted at the
+  // virtual stages that fit in memory (none but one: no interleaving), where the runner had
+  // skipped the check: -5 / -11 / +5 % became -28 / -43 / -33 %, as a user's scenario gets
+  // them; interleaved lost those rows and 12 whose layouts do not fit, and its mean rose.
+  for (const auto& [name, bound] : {std::pair{"zero3-fsdp", 8.0}, {"long-seq", 8.5}, {"interleaved", 13.5},
+                                    {"fp8-h100", 9.0}, {"ge-1000-gpus", 11.5}, {"megatron-3d-h100", 12.0},
                                     {"moe", 24.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
