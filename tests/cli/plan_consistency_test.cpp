@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <map>
@@ -416,7 +417,8 @@ TEST_CASE("capsim accuracy --scenario ROW | capsim run reproduces a training row
   const Run all = capsim("accuracy --group training --format json");
   REQUIRE(all.exit_code == 0);
   std::map<std::string, json> rows;
-  for (const auto& r : json::parse(all.out).at("rows")) rows[r.at("id").get<std::string>()] = r;
+  const json report = json::parse(all.out);
+  for (const auto& r : report.at("rows")) rows[r.at("id").get<std::string>()] = r;
   std::vector<std::string> picked{"megatron-sc21-t1-1.7b"};
   std::set<std::string> seen{"tflops_per_gpu"};
   for (const auto& [id, r] : rows)
@@ -433,6 +435,14 @@ TEST_CASE("capsim accuracy --scenario ROW | capsim run reproduces a training row
     std::ofstream(file) << scenario.out;
     const Run run = capsim("run " + q(file) + " --format json --no-history");
     REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    // and piped, as the help's example runs it (run - had read standard input twice)
+    const fs::path piped = cli_testing::scratch() / "piped.json";
+    const std::string pipe = "CAPSIM_DB='" + (cli_testing::scratch() / "cli.db").string() + "' '" CAPSIM_BINARY
+                             "' accuracy --scenario " + id + " | CAPSIM_DB='" + (cli_testing::scratch() / "cli.db").string() +
+                             "' '" CAPSIM_BINARY "' run - --format json --no-history > '" + piped.string() + "'";
+    REQUIRE(std::system(pipe.c_str()) == 0);
+    CHECK(json::parse(cli_testing::read(piped)).at("sizing").at("recommended").at("step_time_s") ==
+          json::parse(run.out).at("sizing").at("recommended").at("step_time_s"));
     const json recommended = json::parse(run.out).at("sizing").at("recommended");
     const double step = recommended.at("step_time_s");
     const YAML::Node doc = YAML::Load(scenario.out);
