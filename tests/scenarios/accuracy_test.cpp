@@ -178,9 +178,15 @@ TEST_CASE("accuracy: the checks measured on a real H100 (data/validation/measure
     FAIL("no row " << id);
     return report->rows.front();
   };
+  // Issue 46: a training row is the scenario a user would write, on a catalog node with
+  // exactly its GPUs. The four Llama-style steps on one H200 are not predicted: the catalog
+  // has no single-H200 node (a training plan takes its nodes whole), and they say so.
   for (const auto& r : report->rows) {
     CAPTURE(r.id);
-    CHECK(r.not_predicted.empty());
+    if (r.id.starts_with("llama3-8b-4-layers-h200-sxm-141gb-1g-"))
+      CHECK(r.not_predicted == "hardware: no catalog server or instance carries 1 x h200-sxm-141gb per node on nvswitch-h100");
+    else
+      CHECK(r.not_predicted.empty());
   }
   // What NCHW costs mixed-precision ResNet-50 per 256-image step, predicted and measured:
   // kTransposeElementsPerSmClock was chosen on the H100 pair (40.6 ms, fit: true); the H200
@@ -202,9 +208,9 @@ TEST_CASE("accuracy: the checks measured on a real H100 (data/validation/measure
   CHECK(std::abs(row("rn50-h100-sxm-80gb-fp32-nchw-b256-here").error_percent) <= 21.0);
   // A Llama-style step on one H100 with PyTorch 2.11: capsim is 16 % slow (README.md there).
   CHECK(std::abs(row("llama3-8b-4-layers-h100-sxm-80gb-1g-eager-here").error_percent) <= 20.0);
-  // Full activation checkpointing on the H200: capsim charges a whole forward per block, where
-  // PyTorch's non-reentrant checkpoint stops before the block's last linear: 17 % slow.
-  CHECK(std::abs(row("llama3-8b-4-layers-h200-sxm-141gb-1g-eager-recompute-here").error_percent) <= 20.0);
+  // (Full activation checkpointing on the H200 was 17 % slow: capsim charges a whole forward
+  // per block, where PyTorch's non-reentrant checkpoint stops before the block's last linear.
+  // Those rows wait for a single-H200 catalog node.)
 }
 
 TEST_CASE("accuracy: measured beats datasheet: the sustained H100 profile predicts the measured step") {
