@@ -220,7 +220,7 @@ TEST_CASE("hardware.nodes pins the node types, and estimate steps on the plan's 
 // Issue 46: a cluster built with other NICs than the catalog's node states them
 // (hardware.scale_out), and a stack that checkpoints every other layer states it
 // (search.recompute_fraction): keys a user has, which the accuracy rows use too.
-TEST_CASE("hardware.scale_out replaces the nodes' NICs; search.recompute_fraction recomputes part of the layers") {
+TEST_CASE("hardware.scale_out replaces the nodes' NICs, and search.recompute_fraction recomputes part of the layers") {
   const auto& catalog = testing::shipped_catalog();
   auto load = [&](const std::string& hardware, const std::string& search = "{recompute: [full], zero_stage: [3]}") {
     return load_scenario("nics.yaml",
