@@ -153,7 +153,7 @@ case "$mode" in
     skip=()
     # The two accuracy reproduction tests replan every llm-serving row, which the corpus test
     # already plans under the sanitizers.
-    [ "$sanitize" = ON ] && skip=(-E '^(ship\..*|exports\.validate|no text output of any command on any shipped example.*|every shipped example: size, simulate, cost, run, report and export show one plan|accuracy: every llm-serving row.s scenario.*|capsim accuracy --scenario ROW.*)$')
+    [ "$sanitize" = ON ] && skip=(-E '^(ship\..*|exports\.validate|no text output of any command on any shipped example.*|every shipped example: size, simulate, cost, run, report and export show one plan|accuracy: every llm-serving row.s scenario.*|accuracy: every training row.s scenario.*|capsim accuracy --scenario ROW.*)$')
     ctest --test-dir "$build" --output-on-failure -j "$jobs" "${skip[@]}"
     ;;
 esac

@@ -215,8 +215,8 @@ void add_accuracy_command(CLI::App& app, const GlobalOptions& global, int& exit_
   cmd->add_option("--jobs", o->jobs, "Threads that --constants predicts the corpus on (default: one per core)")
       ->option_text("N");
   cmd->add_option("--scenario", o->scenario,
-                  "Print the scenario the runner plans for this row (llm-serving rows): piped to the command its "
-                  "first line names, it gives the row's predicted figure")
+                  "Print the scenario the runner plans for this row (llm-serving and training rows): piped to the "
+                  "command its first line names, it gives the row's predicted figure")
       ->option_text("ROW");
   add_format_option(*cmd, o->format, {"table", "json", "csv", "md"});
   cmd->footer("Examples:\n  capsim accuracy\n  capsim accuracy --group zero3-fsdp\n  capsim accuracy --format json\n"

@@ -219,9 +219,11 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
     ws = open_workspace(g, hardware::Access::read_only);
   }
   if (!ws) return fail(ws.errors());
-  if (auto text = scenarios::read_scenario_text(o.file);
-      o.file != "-" && text && scenarios::scenario_file_kind(*text) == scenarios::ScenarioFileKind::cluster)
-    return run_cluster_file(*ws->catalog, o);
+  // Standard input is read once, by the loader below: peeking at it here left it empty.
+  if (o.file != "-")
+    if (auto text = scenarios::read_scenario_text(o.file);
+        text && scenarios::scenario_file_kind(*text) == scenarios::ScenarioFileKind::cluster)
+      return run_cluster_file(*ws->catalog, o);
   auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
   if (!scenario) return fail(scenario.errors());
   TerminalProgress progress;

@@ -155,6 +155,19 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
   return c;
 }
 
+Result<ClusterSpec> with_scale_out(const hardware::Catalog& catalog, ClusterSpec c, std::string_view network_id,
+                                   int nics_per_node) {
+  if (nics_per_node < 1)
+    return error("hardware.scale_out", "needs at least one NIC per node, got " + std::to_string(nics_per_node));
+  auto link = read_link(catalog, EntityKind::network, network_id, "port_bandwidth", kDefaultInterNodeLatencySeconds,
+                        "hardware.scale_out");
+  if (!link) return link.errors();
+  c.inter_node_bandwidth = link->bandwidth * (static_cast<double>(nics_per_node) / c.gpus_per_node);
+  c.inter_node_latency = link->latency;
+  c.description += ", scale-out " + std::to_string(nics_per_node) + " x " + std::string(network_id);
+  return c;
+}
+
 double intra_node_collective_fraction(const ClusterSpec& c) {
   return c.intra_node_pcie ? kPcieCollectiveBandwidthFraction() : kCollectiveBandwidthFraction();
 }

@@ -268,16 +268,20 @@ class Search {
               for (bool hybrid : r_.grid.fsdp_hybrid) {
                 const int group = std::max(1, gpn / t);
                 if (!allows(kHybridShard, !hybrid || (z == 3 && d > group && d % group == 0))) continue;
-                for (Recompute rc : r_.grid.recompute) {
-                  par.interleave = v;
-                  par.sequence_parallel = sp && t > 1;
-                  par.expert = ep;
-                  par.micro_batch = b;
-                  par.zero_stage = z;
-                  par.shard_group = hybrid ? group : 0;
-                  par.recompute = rc;
-                  evaluate_transformer(type_index, nodes, par, shape, available);
-                }
+                for (Recompute rc : r_.grid.recompute)
+                  for (double fraction : r_.grid.recompute_fraction) {
+                    // A fraction applies to full recompute only: the others are tried once.
+                    if (rc != Recompute::full && fraction != r_.grid.recompute_fraction.front()) continue;
+                    par.interleave = v;
+                    par.sequence_parallel = sp && t > 1;
+                    par.expert = ep;
+                    par.micro_batch = b;
+                    par.zero_stage = z;
+                    par.shard_group = hybrid ? group : 0;
+                    par.recompute = rc;
+                    par.recompute_fraction = rc == Recompute::full ? fraction : 1.0;
+                    evaluate_transformer(type_index, nodes, par, shape, available);
+                  }
               }
             }
           }

@@ -11,6 +11,7 @@
 
 #include "capsim/models/workload.hpp"
 #include "capsim/models/parallelism.hpp"
+#include "capsim/core/text.hpp"
 
 namespace capsim::models {
 
@@ -149,7 +150,9 @@ std::string describe_layout(const Parallelism& p) {
   if (p.tensor > 1 && !p.sequence_parallel) out += " no-sp";
   out += " zero=" + std::to_string(p.zero_stage);
   if (p.zero_stage == 3 && p.shard_group > 0) out += " shard=" + std::to_string(p.shard_group);
-  return out + " recompute=" + std::string(recompute_name(p.recompute));
+  out += " recompute=" + std::string(recompute_name(p.recompute));
+  if (p.recompute == Recompute::full && p.recompute_fraction < 1) out += "(" + significant(p.recompute_fraction, 3) + ")";
+  return out;
 }
 
 StageLayers stage_layers(int layers, int pipeline) {

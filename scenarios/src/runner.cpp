@@ -176,6 +176,8 @@ std::vector<std::pair<std::string, std::string>> resolved_question(const Scenari
     if (const auto* shape = std::get_if<models::TransformerShape>(&s.training.model); shape && shape->experts > 1)
       q.emplace_back("workload.moe_dispatch", opt.moe_dispatch_per_node ? "per-node" : "per-expert");
     q.emplace_back("hardware.gpus", joined(s.hardware.gpus));
+    if (!s.hardware.scale_out_network.empty())
+      q.emplace_back("hardware.scale_out", std::to_string(s.hardware.scale_out_nics) + " x " + s.hardware.scale_out_network);
     q.emplace_back("hardware.min_gpus", std::to_string(s.hardware.min_gpus));
     q.emplace_back("hardware.max_gpus", std::to_string(s.hardware.max_gpus));
     if (s.deadline) q.emplace_back("deadline", to_string(*s.deadline));

@@ -671,6 +671,19 @@ class Loader {
       if (h["instances"] || h["servers"])
         error(nodes, "hardware.nodes", "hardware.nodes pins the node types: leave out hardware.instances and hardware.servers");
     }
+    if (const YAML::Node out = h["scale_out"]) {
+      const auto ref = hardware::parse_counted_ref(out.Scalar());
+      if (!ref || ref->count < 1) {
+        error(out, "hardware.scale_out", "expected 'N x network-id', got '" + out.Scalar() + "'",
+              "e.g. scale_out: \"8 x roce-400g\" (capsim catalog list networks lists the ids)");
+      } else if (catalog_.find(hardware::EntityKind::network, ref->id) == nullptr) {
+        error(out, "hardware.scale_out", "no network with id '" + ref->id + "'",
+              did_you_mean(ref->id, catalog_.ids(hardware::EntityKind::network)));
+      } else {
+        hw.scale_out_network = ref->id;
+        hw.scale_out_nics = ref->count;
+      }
+    }
     if (h["max_gpus"]) hw.max_gpus = static_cast<int>(as_int(h["max_gpus"]));
     if (h["min_gpus"]) hw.min_gpus = static_cast<int>(as_int(h["min_gpus"]));
     if (hw.min_gpus > hw.max_gpus) error(h["min_gpus"], "hardware.min_gpus", "min_gpus is larger than max_gpus");
@@ -1688,6 +1701,7 @@ class Loader {
     auto to_bool = [](const YAML::Node& n) { return n.Scalar() == "true"; };
     read_list(s["sequence_parallel"], space.sequence_parallel, to_bool);
     read_list(s["fsdp_hybrid"], space.fsdp_hybrid, to_bool);
+    read_list(s["recompute_fraction"], space.recompute_fraction, [](const YAML::Node& n) { return std::stod(n.Scalar()); });
     read_list(s["recompute"], space.recompute, [](const YAML::Node& n) {
       const std::string r = n.Scalar();
       return r == "full" ? models::Recompute::full : r == "selective" ? models::Recompute::selective : models::Recompute::none;

@@ -417,6 +417,12 @@ SchemaNode build() {
                               "pin the node types: only these instances or servers (one or several); sizing, estimate, "
                               "cost and the plan use no other. Their GPUs are the candidates when hardware.gpus is "
                               "left out"),
+                      leaf("scale_out", ValueKind::text,
+                           "training: the NICs each node uses for scale-out traffic, 'N x network-id' (e.g. '8 x "
+                           "roce-400g'; `capsim catalog list networks` lists the ids), each GPU an equal share: replaces the "
+                           "catalog's NICs of every candidate node, for a cluster built with other NICs than the "
+                           "catalog's node",
+                           "the catalog's NICs"),
                       integer("max_gpus", 1, 1e6, "largest cluster to consider; also bounds the GPUs a stated deployment takes", "4096"),
                       integer("min_gpus", 1, 1e6, "smallest cluster to consider", "1"),
                   },
@@ -445,6 +451,11 @@ SchemaNode build() {
                       list_of("fsdp_hybrid", leaf("[]", ValueKind::boolean, "hybrid sharding", {}),
                               "ZeRO-3 sharded within a node and replicated across nodes (FSDP HYBRID_SHARD)",
                               "[false]"),
+                      list_of("recompute_fraction", number("[]", 0.001, 1, "share of layers"),
+                              "with recompute full: the shares of the layers checkpointed and recomputed in the "
+                              "backward (PyTorch stacks that checkpoint every k-th block: 1/k; torchtitan's "
+                              "selective layer AC: 0.5); 1: every layer, as Megatron-LM's full recompute",
+                              "[1]"),
                       list_of("max_batch", integer("[]", 1, 1 << 16, "largest batch"),
                               "inference: dynamic-batching sizes", "[1, 4, 8, 16, 32]"),
                       list_of("max_queue_delay", quantity("[]", dims::seconds, "longest wait"),

@@ -101,6 +101,7 @@ models::SearchGrid search_grid(const Scenario& s) {
   g.context_parallel = s.search.context_parallel;
   g.expert_parallel = s.search.expert_parallel;
   g.fsdp_hybrid = s.search.fsdp_hybrid;
+  g.recompute_fraction = s.search.recompute_fraction;
   return g;
 }
 
@@ -149,6 +150,13 @@ Result<SizingReport> size_scenario(const Scenario& s, const hardware::Catalog& c
   req.budget = s.budget;
   req.grid = search_grid(s);
   req.node_types = std::move(types).value();
+  // hardware.scale_out: the NICs the scenario's nodes have instead of the catalog's.
+  if (!s.hardware.scale_out_network.empty())
+    for (auto& t : req.node_types) {
+      auto cluster = models::with_scale_out(catalog, t.cluster, s.hardware.scale_out_network, s.hardware.scale_out_nics);
+      if (!cluster) return attach_file(cluster.errors());
+      t.cluster = std::move(cluster).value();
+    }
   const auto conversion_of_type = prices_in_usd(req.node_types, catalog, s);
   auto precision_notes = apply_precision_fallback(req.node_types, catalog, req.options.compute);
   const auto start = std::chrono::steady_clock::now();

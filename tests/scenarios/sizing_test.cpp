@@ -216,3 +216,54 @@ TEST_CASE("hardware.nodes pins the node types, and estimate steps on the plan's 
     CHECK(s.errors()[1].message == "'aws-p4d-24xlarge' carries a100-sxm-40gb, not one of hardware.gpus");
   }
 }
+
+// Issue 46: a cluster built with other NICs than the catalog's node states them
+// (hardware.scale_out), and a stack that checkpoints every other layer states it
+// (search.recompute_fraction): keys a user has, which the accuracy rows use too.
+TEST_CASE("hardware.scale_out replaces the nodes' NICs, and search.recompute_fraction recomputes part of the layers") {
+  const auto& catalog = testing::shipped_catalog();
+  auto load = [&](const std::string& hardware, const std::string& search = "{recompute: [full], zero_stage: [3]}") {
+    return load_scenario("nics.yaml",
+                         "name: nics\nworkload: {type: training, model: llama-2-13b, tokens: 100B, global_batch: 512}\n"
+                         "hardware: " + hardware + "\nsearch: " + search + "\n",
+                         catalog);
+  };
+  auto sized = [&](const std::string& hardware, const std::string& search = "{recompute: [full], zero_stage: [3]}") {
+    auto s = load(hardware, search);
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    auto r = size_scenario(*s, catalog);
+    REQUIRE_MESSAGE(r.ok(), format_diagnostics(r.errors()));
+    return std::move(r).value();
+  };
+  SUBCASE("half the NICs: half the bandwidth per GPU, and a slower sharded step") {
+    const auto catalog_nics = sized("{nodes: [dgx-h100], min_gpus: 32, max_gpus: 32}");
+    const auto four = sized("{nodes: [dgx-h100], scale_out: \"4 x ib-ndr-400\", min_gpus: 32, max_gpus: 32}");
+    const auto& a = catalog_nics.search.node_types[0].cluster;
+    const auto& b = four.search.node_types[0].cluster;
+    CHECK(b.inter_node_bandwidth.value() == doctest::Approx(a.inter_node_bandwidth.value() / 2));
+    CHECK(b.description.find("scale-out 4 x ib-ndr-400") != std::string::npos);
+    CHECK(four.search.recommended->step_time.value() > catalog_nics.search.recommended->step_time.value());
+  }
+  SUBCASE("a network the catalog lacks, or text that is not 'N x id', is refused at the key") {
+    auto unknown = load("{nodes: [dgx-h100], scale_out: \"8 x roce-40g\"}");
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(format_diagnostic(unknown.errors()[0]) ==
+          "nics.yaml:3:42: error: hardware.scale_out: no network with id 'roce-40g' (did you mean 'roce-400g'?)");
+    auto malformed = load("{nodes: [dgx-h100], scale_out: eight}");
+    REQUIRE_FALSE(malformed.ok());
+    CHECK(malformed.errors()[0].key_path == "hardware.scale_out");
+    CHECK(malformed.errors()[0].message == "expected 'N x network-id', got 'eight'");
+  }
+  SUBCASE("checkpointing half the layers recomputes less than all of them") {
+    const std::string hw = "{nodes: [dgx-h100], min_gpus: 8, max_gpus: 8}";
+    const auto all = sized(hw, "{recompute: [full], zero_stage: [3], micro_batch: [1], tensor_parallel: [1], pipeline_parallel: [1]}");
+    const auto half = sized(hw, "{recompute: [full], recompute_fraction: [0.5], zero_stage: [3], micro_batch: [1], "
+                                "tensor_parallel: [1], pipeline_parallel: [1]}");
+    CHECK(half.search.recommended->par.recompute_fraction == 0.5);
+    CHECK(models::describe_layout(half.search.recommended->par).find("recompute=full(0.5)") != std::string::npos);
+    CHECK(half.search.recommended->step_time.value() < all.search.recommended->step_time.value());
+    auto zero = load(hw, "{recompute: [full], recompute_fraction: [0]}");
+    REQUIRE_FALSE(zero.ok());
+    CHECK(zero.errors()[0].key_path.find("search.recompute_fraction") == 0);
+  }
+}

@@ -257,6 +257,7 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
           row.published = predicted->published;
           row.predicted = predicted->predicted;
           row.detail = predicted->detail;
+          row.step_time_s = predicted->step_time_s;
           for (const auto& t : predicted->tags) row.groups.push_back(t);
           if (!(row.published > 0) || !std::isfinite(row.predicted) || !(row.predicted > 0)) {
             row.not_predicted = "no positive finite figure (published " + std::to_string(row.published) + ")";
@@ -330,6 +331,10 @@ Result<std::vector<KindedRow>> validation_rows(const fs::path& dir) {
     try {
       const YAML::Node doc = YAML::LoadFile(path.string());
       if (!doc.IsMap() || !doc["rows"] || !doc["rows"].IsSequence()) continue;
+      if (!doc["kind"] && path.filename() == "megatron_sc21_table1.yaml") {
+        for (const auto& r : megatron_table_rows(doc)) out.push_back({path, "training", r});
+        continue;
+      }
       const std::string kind = doc["kind"] ? doc["kind"].as<std::string>() : "";
       for (const auto& r : doc["rows"])
         if (r["id"]) out.push_back({path, kind, r});
@@ -342,14 +347,21 @@ Result<std::vector<KindedRow>> validation_rows(const fs::path& dir) {
 
 Result<AccuracyRowScenario> row_scenario(const KindedRow& k, const hardware::Catalog& catalog) {
   const std::string id = k.row["id"].as<std::string>();
-  if (k.kind != "llm-serving")
+  if (k.kind != "llm-serving" && k.kind != "training")
     return Diagnostic{{k.file.string()}, "--scenario",
                       "row '" + id + "' is a " + k.kind +
                           " row: the runner still predicts those outside the plan function, so it has no scenario to "
-                          "print yet (llm-serving rows do)",
+                          "print yet (llm-serving and training rows do)",
                       ""};
-  auto scenario = accuracy::llm_serving_row_scenario(k.row, catalog);
-  if (!scenario) return scenario.errors();
+  auto scenario = k.kind == "training" ? accuracy::training_row_scenario(k.row, catalog)
+                                       : accuracy::llm_serving_row_scenario(k.row, catalog);
+  if (!scenario) {
+    // The reason run_accuracy reports the row as not predicted, placed at the row.
+    std::vector<Diagnostic> errors = scenario.errors();
+    for (auto& d : errors)
+      if (d.where.file.empty()) d.where.file = k.file.string();
+    return errors;
+  }
   return AccuracyRowScenario{id, k.row["measured"]["metric"].as<std::string>(), scenario->command, scenario->text};
 }
 
@@ -372,7 +384,7 @@ Result<std::vector<AccuracyRowScenario>> accuracy_row_scenarios(const hardware::
   if (!rows) return rows.errors();
   std::vector<AccuracyRowScenario> out;
   for (const auto& k : *rows)
-    if (k.kind == "llm-serving")
+    if (k.kind == "llm-serving" || k.kind == "training")
       if (auto s = row_scenario(k, catalog)) out.push_back(std::move(s).value());
   return out;
 }

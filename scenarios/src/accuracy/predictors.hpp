@@ -25,17 +25,21 @@ struct RowPrediction {
   std::string metric;          // e.g. "tokens_per_s_per_gpu", "images_per_s", "latency_ms"
   std::vector<std::string> tags;  // extra groups the row belongs to (e.g. "ge-1000-gpus")
   std::string detail;          // one line: layout / bottleneck, for the table
+  double step_time_s = 0;      // training: the plan's step time the figure was read from
 };
 
 // A row as the scenario a user would write for it, and the command that plans it as the
 // runner does (`capsim accuracy --scenario ROW` prints it).
 struct RowScenario {
   std::string text;     // scenario YAML
-  std::string command;  // "simulate"
+  std::string command;  // "simulate" (llm-serving), "run" (training)
 };
 
 // kind: llm-serving: the row's scenario (predict_llm_serving_row plans exactly this).
 Result<RowScenario> llm_serving_row_scenario(const YAML::Node& row, const hardware::Catalog& catalog);
+
+// kind: training: the row's scenario (predict_training_row plans exactly this).
+Result<RowScenario> training_row_scenario(const YAML::Node& row, const hardware::Catalog& catalog);
 
 // kind: training (data/validation/training_*.yaml, megatron_sc21_table1.yaml)
 Result<RowPrediction> predict_training_row(const YAML::Node& row, const hardware::Catalog& catalog);

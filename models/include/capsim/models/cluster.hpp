@@ -83,6 +83,13 @@ Result<ClusterSpec> cluster_from_catalog(const hardware::Catalog& catalog, std::
                                          int gpus_per_node, std::string_view intra_node_id,
                                          std::string_view network_id, int nics_per_node);
 
+// `c` with its nodes' scale-out network replaced by `nics_per_node` NICs of the catalog's
+// network `network_id`, each GPU an equal share (a scenario's hardware.scale_out: a cluster
+// built with other NICs than the catalog's node). Errors: an unknown network (with "did you
+// mean"), fewer than one NIC.
+Result<ClusterSpec> with_scale_out(const hardware::Catalog& catalog, ClusterSpec c, std::string_view network_id,
+                                   int nics_per_node);
+
 // NCCL's bus-bandwidth share of the intra-node line rate: kPcieCollectiveBandwidthFraction
 // when the node's GPUs talk over PCIe, kCollectiveBandwidthFraction otherwise.
 double intra_node_collective_fraction(const ClusterSpec& c);

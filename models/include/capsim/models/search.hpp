@@ -69,6 +69,8 @@ struct SearchGrid {
   std::vector<int> context_parallel{1};
   std::vector<int> expert_parallel{1};        // MoE models only
   std::vector<bool> fsdp_hybrid{false};       // ZeRO-3 sharded within a node, replicated across
+  // With full recompute: the fractions of layers checkpointed tried (Parallelism::recompute_fraction).
+  std::vector<double> recompute_fraction{1.0};
 };
 
 struct SearchRequest {

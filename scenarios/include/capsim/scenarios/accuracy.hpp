@@ -33,6 +33,7 @@ struct AccuracyRow {
   std::string source;               // citation of the measurement
   std::string where;                // table / figure / row in the source
   std::string not_predicted;        // non-empty: why the models gave no figure
+  double step_time_s = 0;           // training: the plan's step time the prediction was read from
   // The first-look protocol (data/validation/README.md): a row marked `first_look:` had its
   // error recorded the day it was added, before any model change it could motivate
   // (first_looks.yaml beside the rows); that recorded error, which no later change moves,
@@ -81,18 +82,18 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog,
 
 // A validation row as the scenario the runner plans for it, and the command that plans it
 // the same way (`capsim accuracy --scenario ROW`): piped to that command, the scenario gives
-// the row's predicted figure. Errors: no row with that id (with "did you mean"), or a row
-// whose kind the runner still predicts outside the plan function (training, cnn-training,
-// vision-inference: issue 46 moves them next).
+// the row's predicted figure. Errors: no row with that id (with "did you mean"), a row whose
+// kind the runner still predicts outside the plan function (cnn-training, vision-inference:
+// issue 46 moves them next), or a row no scenario can express (the reason run_accuracy gives).
 struct AccuracyRowScenario {
   std::string id;
   std::string metric;   // the row's metric
-  std::string command;  // "simulate"
+  std::string command;  // "simulate" (llm-serving), "run" (training)
   std::string text;     // scenario YAML
 };
 Result<AccuracyRowScenario> accuracy_row_scenario(const hardware::Catalog& catalog,
                                                   const std::filesystem::path& validation_dir, const std::string& id);
-// Every row that has one (llm-serving rows), in file order; a row whose scenario cannot be
+// Every row that has one (llm-serving and training rows), in file order; a row whose scenario cannot be
 // written is left out (run_accuracy reports it as not predicted).
 Result<std::vector<AccuracyRowScenario>> accuracy_row_scenarios(const hardware::Catalog& catalog,
                                                                 const std::filesystem::path& validation_dir);

@@ -50,6 +50,10 @@ struct HardwareChoice {
   std::vector<std::string> instances;  // empty: every instance with a candidate GPU
   std::vector<std::string> servers;
   std::vector<std::string> nodes;      // pinned node types (instances or servers): only these
+  // hardware.scale_out: every candidate node's scale-out NICs ("8 x roce-400g"), replacing the
+  // catalog's; empty: the catalog's.
+  std::string scale_out_network;
+  int scale_out_nics = 0;
   int max_gpus = 4096;
   int min_gpus = 1;
 };
@@ -67,6 +71,7 @@ struct SearchSpace {
   std::vector<int> context_parallel{1};
   std::vector<int> expert_parallel{1};           // MoE models
   std::vector<bool> fsdp_hybrid{false};          // ZeRO-3 within a node, replicated across
+  std::vector<double> recompute_fraction{1.0};   // with full recompute: share of layers checkpointed
 };
 
 // `simulate:`: one node's training pipeline in the discrete-event simulator.
