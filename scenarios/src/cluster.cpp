@@ -911,6 +911,16 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
   else out.owned = std::move(*owned);
   out.always_on_horizon_cost = Money(always * weeks, cur);
   out.currency_note = std::string(currency_code(cur));
+  // The prices the pools rest on, dated; the user's own quotes marked.
+  const PriceAgePolicy age;
+  for (const auto& pool : out.packing.pools)
+    if (const hardware::Entity* e = catalog.find(pool.node_type))
+      for (const auto& [name, value] : e->fields)
+        if (name.starts_with("price.") || name == "purchase_price")
+          if (auto price = price_used(*e, name, age)) {
+            if (price->stale) out.warnings.push_back("stale price: " + price->warning(age));
+            out.prices.push_back(std::move(*price));
+          }
   return out;
 }
 
@@ -1012,6 +1022,10 @@ std::string cluster_plan_text(const ClusterPlan& p) {
       }
     }
   }
+  if (!p.prices.empty()) {
+    t += "\nPrices used (as of; your quotes marked)\n";
+    for (const auto& price : p.prices) t += "  " + price.text() + "\n";
+  }
   for (const auto& w : p.warnings) t += "warning: " + w + "\n";
   return t;
 }
@@ -1066,6 +1080,13 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_short(p.always_on_weekly_cost.value()),
                      money_short(p.always_on_horizon_cost.value())});
   cost.tables.push_back(std::move(et));
+  if (!p.prices.empty()) {
+    Table pt{{"price", "value", "as of", "origin"}, {}, {false, true, false, false}};
+    for (const auto& price : p.prices)
+      pt.rows.push_back({price.entry + " " + price.field, price.value, price.as_of,
+                         std::string(price.user_quote() ? "your quote" : "catalog") + (price.stale ? ", stale" : "")});
+    cost.tables.push_back(std::move(pt));
+  }
   for (const auto& c : p.owned) {
     Table ot;
     ot.columns = {c.node_type + " (" + std::to_string(c.gpus) + " x " + c.gpu + ", up " + significant(100 * c.busy, 3) + " %)",
@@ -1091,6 +1112,14 @@ ReportDocument cluster_report(const ClusterPlan& p) {
 }
 
 std::string cluster_plan_json(const ClusterPlan& p) {
+  nlohmann::json prices = nlohmann::json::array();
+  for (const auto& price : p.prices)
+    prices.push_back({{"entry", price.entry},
+                      {"field", price.field},
+                      {"value", price.value},
+                      {"as_of", price.as_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(price.as_of)},
+                      {"your_quote", price.user_quote()},
+                      {"stale", price.stale}});
   nlohmann::json workloads = nlohmann::json::array();
   for (std::size_t i = 0; i < p.workloads.size(); ++i) {
     const auto& w = p.workloads[i];
@@ -1153,6 +1182,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                       {"horizon_cost", p.horizon_cost.value()},
                       {"always_on_horizon_cost", p.always_on_horizon_cost.value()},
                       {"owned", owned},
+                      {"prices", prices},
                       {"warnings", p.warnings}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

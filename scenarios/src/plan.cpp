@@ -73,6 +73,17 @@ std::string plan_figures_json(const PlanFigures& p) {
                                {"pods_per_replica", pool.pods_per_replica},
                                {"mig_profile", pool.mig_profile ? json(*pool.mig_profile) : json(nullptr)},
                                {"spot", pool.spot}});
+  j["prices"] = json::array();
+  for (const auto& price : p.prices)
+    j["prices"].push_back({{"entry", price.entry},
+                           {"field", price.field},
+                           {"value", price.value},
+                           {"as_of", price.as_of.empty() ? json(nullptr) : json(price.as_of)},
+                           {"source", price.source},
+                           {"your_quote", price.user_quote()},
+                           {"overlay", price.user_quote() ? json(price.overlay) : json(nullptr)},
+                           {"age_months", finite(price.age_months ? std::optional(std::floor(*price.age_months)) : std::nullopt)},
+                           {"stale", price.stale}});
   j["conversions"] = json::array();
   for (const auto& c : p.conversions) j["conversions"].push_back(c);
   j["warnings"] = json::array();
@@ -105,6 +116,7 @@ std::string plan_figures_text(const PlanFigures& p) {
   if (p.cost_per_month) out += "  cost per month  " + money_text(p.cost_per_month->value() * units::month) + "\n";
   if ((p.cost_per_run || p.cost_per_month) && !p.cost_basis.empty()) out += "  cost basis      " + p.cost_basis + "\n";
   if (!p.cost_per_run && !p.cost_per_month) out += "  cost            no price in the catalog\n";
+  for (const auto& price : p.prices) out += "  price           " + price.text() + "\n";
   for (const auto& c : p.conversions) out += "  currency        " + c + "\n";
   for (const auto& w : p.warnings) out += "  warning         " + w + "\n";
   return out;

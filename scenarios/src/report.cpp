@@ -100,6 +100,7 @@ ReportSection plan_section(const RunResult& run) {
   if (p.cost_per_run) t.rows.push_back({"cost per run (USD)", human_count(p.cost_per_run->value())});
   if (p.cost_per_month) t.rows.push_back({"cost per month (USD)", human_count(p.cost_per_month->value() * units::month)});
   if (!p.cost_basis.empty()) t.rows.push_back({"cost basis", p.cost_basis});
+  for (const auto& price : p.prices) t.rows.push_back({"price", price.text()});
   for (const auto& c : p.conversions) t.rows.push_back({"currency", c});
   for (const auto& w : p.warnings) t.rows.push_back({"warning", w});
   sec.tables.push_back(t);
@@ -280,7 +281,10 @@ ReportSection sources(const RunResult& run, const hardware::Catalog& catalog) {
     for (const auto& def : hardware::fields_of(e->kind)) {
       const auto* v = e->find(def.name);
       if (v == nullptr || !v->provenance) continue;
-      t.rows.push_back({id + " " + std::string(def.name), display_value(def, *v), v->provenance->source, v->provenance->as_of});
+      t.rows.push_back({id + " " + std::string(def.name), display_value(def, *v),
+                        (v->provenance->from_overlay() ? "your quote (" + v->provenance->overlay + "): " : std::string()) +
+                            v->provenance->source,
+                        v->provenance->as_of});
     }
   }
   sec.tables.push_back(t);

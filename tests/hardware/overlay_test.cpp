@@ -79,7 +79,7 @@ TEST_CASE("an overlay changes a shipped instance's price and adds a server, each
   CHECK(shipped->find("team-t4-server") == nullptr);
 }
 
-TEST_CASE("a later overlay wins over an earlier one; one file changing an id twice is an error") {
+TEST_CASE("a later overlay wins over an earlier one, and one file changing an id twice is an error") {
   auto sources = with_overlay(kQuotes, "team.yaml");
   sources.push_back({"mine.yaml",
                      "instances:\n  - id: aws-g4dn-xlarge\n    price:\n      on_demand: {value: 0.3 USD/h, source: \"my "
