@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -108,7 +109,20 @@ std::string today_utc() {
 std::optional<double> age_in_months(std::string_view as_of, std::string_view today) {
   const auto from = parse_date(as_of), to = parse_date(today);
   if (!from || !to) return std::nullopt;
-  return static_cast<double>(*to - *from) / kDaysPerMonth;
+  // Calendar months (2024-12 to 2026-12-01 is 24), the days past the last whole month as a
+  // fraction of one.
+  auto ymd = [](std::string_view s) {
+    const int y = std::stoi(std::string(s.substr(0, 4))), m = std::stoi(std::string(s.substr(5, 2)));
+    const int d = s.size() == 10 ? std::stoi(std::string(s.substr(8, 2))) : 1;
+    return std::array<int, 3>{y, m, d};
+  };
+  const auto a = ymd(as_of), b = ymd(today);
+  int months = (b[0] - a[0]) * 12 + (b[1] - a[1]);
+  if (b[2] < a[2]) --months;
+  const long long anniversary = days_from_civil(a[0] + (a[1] - 1 + months) / 12 - ((a[1] - 1 + months) < 0 ? 1 : 0),
+                                                ((a[1] - 1 + months) % 12 + 12) % 12 + 1, 1) +
+                                (a[2] - 1);
+  return months + static_cast<double>(*to - anniversary) / kDaysPerMonth;
 }
 
 std::string PriceUsed::origin_text() const {

@@ -61,7 +61,8 @@ TEST_CASE("issue 50: a user price for a shipped instance and a new server flow i
   auto plan_json = capsim(kOverlay + "plan '" + kQuotes + "/cluster-quotes.yaml' --format json", "quotes.db");
   REQUIRE(plan_json.exit_code == 0);
   bool pool_quoted = false;
-  for (const auto& p : nlohmann::json::parse(plan_json.out)["prices"])
+  const auto cluster = nlohmann::json::parse(plan_json.out);
+  for (const auto& p : cluster["prices"])
     pool_quoted = pool_quoted || (p["entry"] == "aws-g4dn-xlarge" && p["your_quote"] == true);
   CHECK(pool_quoted);
   // Without the overlay the same plan uses the shipped price, unmarked.
@@ -91,7 +92,7 @@ TEST_CASE("issue 50: the overlay's bad input is exit 2 with file:line:column, ke
                             "'on_demand'?)"));
   auto missing = capsim("--catalog-overlay /nonexistent/quotes catalog list", "bad-overlay.db");
   CHECK(missing.exit_code == 2);
-  CHECK(contains(missing.err, "/nonexistent/quotes: no such catalog overlay"));
+  CHECK(contains(missing.err, "/nonexistent/quotes: error: no such catalog overlay"));
 }
 
 TEST_CASE("issue 50: $CAPSIM_CATALOG_OVERLAY brings the quotes in, and the cache follows the overlay") {
@@ -150,7 +151,8 @@ TEST_CASE("issue 50: every plan and cost output lists the as_of of its prices, a
   // A generous limit: no price warning.
   auto lax = capsim("--max-price-age 20y cost " + scenario + " --format json", "age.db");
   REQUIRE(lax.exit_code == 0);
-  for (const auto& w : nlohmann::json::parse(lax.out)["plan"]["warnings"]) CHECK_FALSE(contains(w.get<std::string>(), "stale price"));
+  const auto lax_json = nlohmann::json::parse(lax.out);
+  for (const auto& w : lax_json["plan"]["warnings"]) CHECK_FALSE(contains(w.get<std::string>(), "stale price"));
   // The text output shows the same lines.
   auto text = capsim("--max-price-age 1mo cost " + scenario, "age.db");
   CHECK(contains(text.out, "price           aws-g4dn-xlarge price.on_demand 0.526 USD/h, as of 2026-01 (catalog)"));
@@ -191,7 +193,8 @@ TEST_CASE("issue 50: catalog check --max-age lists stale prices and exits non-ze
   auto quoted = capsim(fixture + "--catalog-overlay '" + dir.string() + "' catalog check --format json", "check.db");
   CHECK(quoted.exit_code == 1);
   bool found = false;
-  for (const auto& p : nlohmann::json::parse(quoted.out)["stale"])
+  const auto listed = nlohmann::json::parse(quoted.out);
+  for (const auto& p : listed["stale"])
     found = found || (p["entry"] == "fresh-instance" && p["your_quote"] == true);
   CHECK(found);
   auto bad = capsim(fixture + "catalog check --max-age twelve", "check.db");
@@ -231,8 +234,8 @@ TEST_CASE("issue 50: catalog import-skypilot writes an overlay that loads, and l
   // It loads as an overlay: the p4d's spot price is SkyPilot's lowest zone.
   auto show = capsim("--catalog-overlay '" + out.string() + "' catalog show aws-p4d-24xlarge --format json", "sky.db");
   REQUIRE(show.exit_code == 0);
-  CHECK(contains(show.out, "2.465500 USD/h"));
+  CHECK(contains(show.out, "2.466 USD/h"));
   auto missing = capsim("catalog import-skypilot /nonexistent-dir", "sky.db");
   CHECK(missing.exit_code == 2);
-  CHECK(contains(missing.err, "/nonexistent-dir: not a directory"));
+  CHECK(contains(missing.err, "/nonexistent-dir: error: not a directory"));
 }
