@@ -239,3 +239,30 @@ TEST_CASE("issue 50: catalog import-skypilot writes an overlay that loads, and l
   CHECK(missing.exit_code == 2);
   CHECK(contains(missing.err, "/nonexistent-dir: error: not a directory"));
 }
+
+TEST_CASE("issue 50: the team plan shows each pool's idle GPU-hours and their share of the weekly cost") {
+  // aws-batch-and-serving: the OCR service holds MIG slices of one A100 of a p4d.24xlarge all
+  // week, so at least 7 of its 8 GPUs (7 x 168 = 1176 GPU-hours) idle, paid for around the clock.
+  const std::string cluster = "'" CAPSIM_TEST_SOURCE_DIR "/../scenarios/clusters/aws-batch-and-serving.yaml'";
+  auto r = capsim("plan " + cluster + " --format json", "waste.db");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool found = false;
+  double shares = 0;
+  for (const auto& w : j["pool_waste"]) {
+    shares += w["idle_share_of_weekly_cost"].get<double>();
+    CHECK(w["idle_gpu_hours_per_week"].get<double>() <= w["gpu_hours_per_week"].get<double>());
+    if (w["node_type"] != "aws-p4d-24xlarge") continue;
+    found = true;
+    CHECK(w["gpu_hours_per_week"].get<double>() == doctest::Approx(8 * 168));
+    CHECK(w["idle_gpu_hours_per_week"].get<double>() >= 7 * 168);
+    CHECK(w["idle_share_of_weekly_cost"].get<double>() > 0.5);
+  }
+  CHECK(found);
+  CHECK(shares < 1.0);  // idle cost is part of the weekly cost
+  auto text = capsim("plan " + cluster, "waste.db");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("Idle GPUs (GPU-hours a pool's nodes are up and paid for with no pod on them") != std::string::npos);
+  CHECK(text.out.find("aws-p4d-24xlarge       ") != std::string::npos);
+}
