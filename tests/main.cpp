@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 
 namespace {
 
@@ -32,6 +33,10 @@ struct CountingListener : doctest::IReporter {
 DOCTEST_REGISTER_LISTENER("counting", 1, CountingListener);
 
 int main(int argc, char** argv) {
+  // Price ages (issue 50) are measured from today: a fixed today keeps the goldens and the
+  // stale-price warnings the same from one month to the next (the capsim processes the tests
+  // start inherit it). Set CAPSIM_TODAY to test another date.
+  setenv("CAPSIM_TODAY", "2026-12-01", 0);
   doctest::Context context(argc, argv);
   const int result = context.run();
   if (context.shouldExit()) return result;  // --help, --list-test-cases, ...

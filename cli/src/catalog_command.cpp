@@ -1,6 +1,7 @@
 #include "catalog_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,8 @@
 #include "capsim/hardware/calibration.hpp"
 #include "capsim/hardware/loader.hpp"
 #include "capsim/hardware/query.hpp"
+#include "capsim/hardware/skypilot.hpp"
+#include "capsim/scenarios/prices.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
 #include "capsim/scenarios/workspace.hpp"
 #include "completion.hpp"
@@ -54,6 +57,20 @@ struct ImportOptions {
 
 struct ValidateOptions {
   std::string path;
+  Format format = Format::table;
+};
+
+struct CheckOptions {
+  std::string max_age = "12mo";
+  Format format = Format::table;
+};
+
+struct SkyPilotOptions {
+  std::string dir;
+  std::string output;
+  std::string commit;
+  std::string as_of;
+  std::vector<std::string> regions;
   Format format = Format::table;
 };
 
@@ -321,6 +338,91 @@ int run_validate(const GlobalOptions& g, const ValidateOptions& o) {
   return kExitOk;
 }
 
+// `catalog check`: the catalog's prices older than --max-age (and the overlays' with them);
+// exit 1 when there is any, so CI fails on a stale price.
+int run_check(const GlobalOptions& g, const CheckOptions& o) {
+  auto parsed = scenarios::price_age_policy(o.max_age);
+  if (!parsed) {
+    auto errors = parsed.errors();
+    for (auto& d : errors) d.key_path = "--max-age";
+    return report_errors(errors);
+  }
+  auto ws = open(g, hardware::Access::read_only);
+  if (!ws) return report_errors(ws.errors());
+  scenarios::PriceAgePolicy age = *parsed;
+  const scenarios::PriceAgePolicy* policy = &age;
+  age.today = scenarios::today_utc();
+  const auto stale = scenarios::stale_prices(*ws->catalog, age);
+  if (o.format == Format::json) {
+    nlohmann::ordered_json j = {{"max_age", policy->max_text}, {"today", policy->today}, {"stale", nlohmann::ordered_json::array()}};
+    for (const auto& p : stale)
+      j["stale"].push_back({{"entry", p.entry},
+                            {"field", p.field},
+                            {"value", p.value},
+                            {"as_of", p.as_of},
+                            {"age_months", p.age_months ? nlohmann::ordered_json(std::floor(*p.age_months)) : nlohmann::ordered_json()},
+                            {"your_quote", p.user_quote()},
+                            {"source", p.source}});
+    std::cout << dump(j, 2) << "\n";
+  } else {
+    if (stale.empty()) {
+      std::cout << "every price is at most " << policy->max_text << " old (as of " << policy->today << ")\n";
+      return kExitOk;
+    }
+    scenarios::Table t{{"entry", "field", "value", "as of", "age", "origin"}, {}, {false, false, true, false, true, false}};
+    for (const auto& p : stale)
+      t.rows.push_back({p.entry, p.field, p.value, p.as_of.empty() ? "-" : p.as_of,
+                        p.age_months ? fmt::format("{} months", static_cast<long long>(std::floor(*p.age_months))) : "unknown",
+                        p.user_quote() ? "your quote" : "catalog"});
+    print_table(t, o.format);
+    if (o.format == Format::table)
+      std::cout << fmt::format("{} older than {} (as of {}): refresh them from a newer source, or raise --max-age\n",
+                               plural(static_cast<long long>(stale.size()), "price"), policy->max_text, policy->today);
+  }
+  return stale.empty() ? kExitOk : kExitExpectationFailed;
+}
+
+// `catalog import-skypilot DIR`: SkyPilot's vms.csv files as a catalog overlay.
+int run_import_skypilot(const GlobalOptions& g, const SkyPilotOptions& o) {
+  auto ws = open(g, hardware::Access::read_only);
+  if (!ws) return report_errors(ws.errors());
+  hardware::SkyPilotOptions options{o.commit, o.as_of, o.regions};
+  if (!o.as_of.empty() && !scenarios::age_in_months(o.as_of, "2000-01-01"))
+    return report_errors({{{}, "--as-of", "expected a date YYYY-MM-DD or YYYY-MM, got '" + o.as_of + "'", ""}});
+  auto imported = hardware::import_skypilot(o.dir, *ws->catalog, options);
+  if (!imported) return report_errors(imported.errors());
+  // The overlay must load on top of this catalog before it is written: what is written works.
+  auto base = scenarios::catalog_sources(ws->catalog_dir, ws->overlays);
+  if (!base) return report_errors(base.errors());
+  std::vector<hardware::CatalogSource> sources = std::move(base).value();
+  sources.push_back({o.output.empty() || o.output == "-" ? std::string("skypilot-overlay.yaml") : o.output,
+                     imported->overlay_yaml, true});
+  if (auto check = hardware::load_catalog(sources); !check) return report_errors(check.errors());
+  for (const auto& r : imported->refused)
+    std::cerr << fmt::format("{}:{}: refused {} ({}): {}\n", r.where.file, r.where.line, printable(r.instance_type),
+                             printable(r.accelerator), r.why);
+  if (auto code = write_output(o.output, imported->overlay_yaml); code != kExitOk) return code;
+  const std::string summary =
+      fmt::format("{} rows from {}: {} new instances, {} catalog instances with new prices, {} CPU rows skipped, {} refused",
+                  imported->rows, fmt::join(imported->clouds, ", "), imported->new_instances, imported->updated_instances,
+                  imported->cpu_rows, imported->refused.size());
+  if (o.format == Format::json) {
+    nlohmann::ordered_json j = {{"rows", imported->rows},
+                                {"clouds", imported->clouds},
+                                {"new_instances", imported->new_instances},
+                                {"updated_instances", imported->updated_instances},
+                                {"cpu_rows", imported->cpu_rows},
+                                {"refused", nlohmann::ordered_json::array()}};
+    for (const auto& r : imported->refused)
+      j["refused"].push_back({{"file", r.where.file}, {"line", r.where.line}, {"instance_type", r.instance_type},
+                              {"accelerator", r.accelerator}, {"why", r.why}});
+    (o.output.empty() || o.output == "-" ? std::cerr : std::cout) << dump(j, 2) << "\n";
+  } else {
+    std::cerr << summary << (o.output.empty() || o.output == "-" ? "" : "; wrote " + o.output) << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
@@ -372,6 +474,36 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global, int& exit_c
   add_format_option(*validate, validate_options->format, {"table", "json"});
   validate->callback(
       [&global, &exit_code, validate_options] { exit_code = run_validate(global, *validate_options); });
+
+  auto check_options = std::make_shared<CheckOptions>();
+  auto* check = catalog->add_subcommand("check", "List prices older than --max-age; exit 1 when any is (for CI)");
+  check->footer("Examples:\n  capsim catalog check\n  capsim catalog check --max-age 6mo --format json\n"
+                "  capsim --catalog-overlay quotes/ catalog check --max-age 90d");
+  check->add_option("--max-age", check_options->max_age, "Oldest price allowed: 12mo (default), 18 months, 1y, 90d")
+      ->option_text("AGE");
+  add_format_option(*check, check_options->format, {"table", "json", "csv", "md"});
+  check->callback([&global, &exit_code, check_options] { exit_code = run_check(global, *check_options); });
+
+  auto sky = std::make_shared<SkyPilotOptions>();
+  auto* import_sky = catalog->add_subcommand(
+      "import-skypilot", "Turn SkyPilot catalog files (<cloud>/vms.csv) into a catalog overlay of instances and prices");
+  import_sky->footer(
+      "Examples:\n  capsim catalog import-skypilot skypilot-catalog/catalogs/v8 --commit $(git -C skypilot-catalog rev-parse HEAD) -o sky.yaml\n"
+      "  capsim catalog import-skypilot catalogs/v8/aws --region us-east-1 -o aws.yaml\n"
+      "  capsim --catalog-overlay sky.yaml catalog list instances --sort price.on_demand\n"
+      "Rows whose GPU the catalog does not know are refused and listed on standard error.");
+  import_sky->add_option("dir", sky->dir, "A SkyPilot catalog folder (one folder per cloud with vms.csv), or one cloud's folder")
+      ->required()
+      ->option_text("DIR");
+  import_sky->add_option("-o,--output", sky->output, "Write the overlay to FILE (default, or -: standard output)")
+      ->option_text("FILE");
+  import_sky->add_option("--commit", sky->commit, "The skypilot-catalog commit the files come from (named in every source)")
+      ->option_text("SHA");
+  import_sky->add_option("--as-of", sky->as_of, "Date of the prices (default: each file's modification date)")
+      ->option_text("DATE");
+  import_sky->add_option("--region", sky->regions, "Only this region (repeatable)")->option_text("REGION");
+  add_format_option(*import_sky, sky->format, {"table", "json"});
+  import_sky->callback([&global, &exit_code, sky] { exit_code = run_import_skypilot(global, *sky); });
 }
 
 }  // namespace capsim::cli

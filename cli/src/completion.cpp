@@ -180,7 +180,7 @@ std::string bash_script(const std::vector<Node>& nodes) {
   out +=
       "    esac\n"
       "    case \"$w\" in\n"
-      "      --data=*|--catalog=*) globals+=(\"$w\") ;;\n"
+      "      --data=*|--catalog=*|--catalog-overlay=*) globals+=(\"$w\") ;;\n"
       "      -*=*) ;;\n"
       "      -) npos=$((npos + 1)) ;;\n"
       "      -*)\n"
@@ -190,7 +190,7 @@ std::string bash_script(const std::vector<Node>& nodes) {
       if (o.takes_value) out += "          " + option_pattern(n, o) + ") opt=\"$w\"; skip=1 ;;\n";
   out +=
       "        esac\n"
-      "        if ((skip)) && [[ \"$w\" == --data || \"$w\" == --catalog ]]; then\n"
+      "        if ((skip)) && [[ \"$w\" == --data || \"$w\" == --catalog || \"$w\" == --catalog-overlay ]]; then\n"
       "          v=\"${COMP_WORDS[i+1]}\"\n"
       "          [[ \"$v\" == \"=\" ]] && v=\"${COMP_WORDS[i+2]}\"\n"
       "          globals+=(\"$w\" \"$v\")\n"

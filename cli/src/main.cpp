@@ -48,7 +48,7 @@ std::string word_after(const std::string& path, int argc, char** argv) {
   std::size_t matched = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--db" || a == "--catalog" || a == "--data") {
+    if (a == "--db" || a == "--catalog" || a == "--data" || a == "--catalog-overlay" || a == "--max-price-age") {
       ++i;
       continue;
     }
@@ -158,6 +158,15 @@ int capsim_main(int argc, char** argv) {
   app.add_option("--catalog", global.catalog_dir,
                  "Catalog YAML directory (default: $CAPSIM_CATALOG, else DATA/catalog)")
       ->option_text("DIR");
+  app.add_option("--catalog-overlay", global.catalog_overlays,
+                 "Your own quotes and entries on top of the catalog: a directory of YAML files or one file, "
+                 "same format, every figure with source and as_of (repeatable; also $CAPSIM_CATALOG_OVERLAY, "
+                 "':'-separated, and a scenario's catalog.overlays)")
+      ->option_text("DIR")
+      ->allow_extra_args(false);
+  app.add_option("--max-price-age", global.max_price_age,
+                 "Warn about a price older than this in plans and cost outputs (default 12mo; e.g. 6mo, 1y, 90d)")
+      ->option_text("AGE");
   app.add_option("--data", global.data_dir,
                  "Data directory with catalog/, validation/ and examples/ (default: $CAPSIM_DATA, else "
                  "../share/capsim beside the executable)")

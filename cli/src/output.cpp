@@ -91,9 +91,19 @@ void TerminalProgress::progress(double fraction, std::string_view what) {
 
 bool TerminalProgress::cancelled() const { return g_interrupted; }
 
+GlobalOptions for_scenario(const GlobalOptions& g, const std::string& scenario_file) {
+  GlobalOptions out = g;
+  for (const auto& p : scenarios::scenario_catalog_overlays(scenario_file)) out.scenario_overlays.push_back(p.string());
+  return out;
+}
+
+Result<scenarios::PriceAgePolicy> price_age(const GlobalOptions& g) { return scenarios::price_age_policy(g.max_price_age); }
+
 Result<scenarios::Workspace> open_workspace(const GlobalOptions& g, hardware::Access access,
                                             hardware::OnCorrupt on_corrupt) {
-  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path, access, on_corrupt, g.data_dir});
+  std::vector<std::filesystem::path> overlays(g.scenario_overlays.begin(), g.scenario_overlays.end());
+  overlays.insert(overlays.end(), g.catalog_overlays.begin(), g.catalog_overlays.end());
+  auto ws = scenarios::open_workspace({g.catalog_dir, g.db_path, access, on_corrupt, g.data_dir, overlays});
   if (ws)
     for (const auto& w : ws->store.warnings()) std::cerr << w << "\n";
   return ws;

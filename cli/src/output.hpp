@@ -10,6 +10,7 @@
 
 #include "capsim/core/progress.hpp"
 #include "capsim/core/result.hpp"
+#include "capsim/scenarios/prices.hpp"
 #include "capsim/scenarios/table.hpp"
 #include "capsim/scenarios/workspace.hpp"
 
@@ -102,7 +103,21 @@ struct GlobalOptions {
   std::string db_path;
   std::string catalog_dir;
   std::string data_dir;  // --data: the directory holding catalog/, validation/ and examples/
+  // --catalog-overlay (repeatable): a user's own quotes and entries on top of the catalog,
+  // after those of $CAPSIM_CATALOG_OVERLAY.
+  std::vector<std::string> catalog_overlays;
+  // A scenario's catalog.overlays, resolved against its file: set by the command that read it.
+  std::vector<std::string> scenario_overlays;
+  // --max-price-age: a plan warns about a price older than this many months.
+  std::string max_price_age = "12mo";
 };
+
+// `g` with the scenario file's catalog.overlays (scenarios::scenario_catalog_overlays) added:
+// for the commands that open the workspace to run one scenario.
+GlobalOptions for_scenario(const GlobalOptions& g, const std::string& scenario_file);
+
+// --max-price-age as the plans' price-age policy; an error naming the option when it does not parse.
+Result<scenarios::PriceAgePolicy> price_age(const GlobalOptions& g);
 
 // Opens the workspace for a command and prints the store's warnings (a corrupt database
 // moved aside) to stderr. Commands that only read pass Access::read_only; those that show

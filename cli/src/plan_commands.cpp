@@ -48,11 +48,13 @@ int run_estimate(const GlobalOptions& g, const SizeOptions& o) {
 // of it: the figures they share are computed once, so no two commands disagree.
 Result<scenarios::Plan> load_plan(const GlobalOptions& g, const std::string& file, TerminalProgress* progress,
                                   scenarios::CollectiveTiming collectives = scenarios::CollectiveTiming::analytic) {
-  auto ws = open_workspace(g, hardware::Access::read_only);
+  auto policy = price_age(g);
+  if (!policy) return policy.errors();
+  auto ws = open_workspace(for_scenario(g, file), hardware::Access::read_only);
   if (!ws) return ws.errors();
   auto scenario = scenarios::load_scenario_file(file, *ws->catalog);
   if (!scenario) return scenario.errors();
-  return scenarios::make_plan(*scenario, *ws->catalog, progress, collectives);
+  return scenarios::make_plan(*scenario, *ws->catalog, progress, collectives, *policy);
 }
 
 int run_size(const GlobalOptions& g, const SizeOptions& o) {
@@ -159,7 +161,9 @@ Result<std::string> resolve_node_type(const hardware::Catalog& catalog, const st
 int run_export(const GlobalOptions& g, const ExportOptions& o) {
   auto format = scenarios::parse_export_format(o.format);
   if (!format) return report_errors(format.errors());
-  auto ws = open_workspace(g, hardware::Access::read_only);
+  auto policy = price_age(g);
+  if (!policy) return report_errors(policy.errors());
+  auto ws = open_workspace(for_scenario(g, o.file), hardware::Access::read_only);
   if (!ws) return report_errors(ws.errors());
   // The flags first, as a scenario's keys are checked (the plan takes a while).
   scenarios::ExportSettings settings;
@@ -195,7 +199,7 @@ int run_export(const GlobalOptions& g, const ExportOptions& o) {
     asked.hardware.servers = server ? std::vector<std::string>{node_type} : std::vector<std::string>{};
     if (asked.inference) asked.inference->node.clear();  // size on that node type, not the stated deployment
   }
-  auto plan = scenarios::make_plan(asked, *ws->catalog);
+  auto plan = scenarios::make_plan(asked, *ws->catalog, nullptr, scenarios::CollectiveTiming::analytic, *policy);
   if (!plan) return report_errors(plan.errors());
   if (plan->plan.node_pools.empty())
     return report_errors({{{scenario->file}, "", "the plan has no node pool to export",

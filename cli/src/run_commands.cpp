@@ -212,11 +212,14 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
   // written (a read-only mount, another user's folder, a full disk) the run goes on, read-only,
   // and a warning says it was not stored.
   const bool history_required = !o.sweep_label.empty();
-  auto ws = open_workspace(g, o.no_history ? hardware::Access::read_only : hardware::Access::read_write);
+  auto policy = price_age(g);
+  if (!policy) return fail(policy.errors());
+  const GlobalOptions gs = for_scenario(g, o.file);
+  auto ws = open_workspace(gs, o.no_history ? hardware::Access::read_only : hardware::Access::read_write);
   std::vector<Diagnostic> not_stored;  // why the run cannot go into the history
   if (!ws && !o.no_history && !history_required && all_environment(ws.errors())) {
     not_stored = ws.errors();
-    ws = open_workspace(g, hardware::Access::read_only);
+    ws = open_workspace(gs, hardware::Access::read_only);
   }
   if (!ws) return fail(ws.errors());
   // Standard input is read once, by the loader below: peeking at it here left it empty.
@@ -227,7 +230,7 @@ int run_run(const GlobalOptions& g, const RunOptions& o) {
   auto scenario = load_with_overrides(o.file, o.set, *ws->catalog);
   if (!scenario) return fail(scenario.errors());
   TerminalProgress progress;
-  auto run = scenarios::run_scenario(*scenario, *ws->catalog, &progress);
+  auto run = scenarios::run_scenario(*scenario, *ws->catalog, &progress, *policy);
   if (progress.cancelled() || (run && run->sizing && run->sizing->search.cancelled)) {
     std::cerr << "capsim: stopped by Ctrl-C; nothing was written\n";
     return kExitInterrupted;
@@ -364,7 +367,12 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
       exit_code = report_errors(binary_to_standard_output());
       return;
     }
-    auto ws = open_workspace(global, hardware::Access::read_only);
+    auto policy = price_age(global);
+    if (!policy) {
+      exit_code = report_errors(policy.errors());
+      return;
+    }
+    auto ws = open_workspace(for_scenario(global, rep->file), hardware::Access::read_only);
     if (!ws) {
       exit_code = report_errors(ws.errors());
       return;
@@ -374,7 +382,7 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
       exit_code = report_errors(scenario.errors());
       return;
     }
-    auto run = scenarios::run_scenario(*scenario, *ws->catalog);
+    auto run = scenarios::run_scenario(*scenario, *ws->catalog, nullptr, *policy);
     if (!run) {
       exit_code = report_errors(run.errors());
       return;

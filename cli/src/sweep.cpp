@@ -225,7 +225,7 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
     mine = scenarios::shard_of(*points, s->first, s->second);
   }
   // The catalog and database are opened once here, so the children find them ready.
-  auto ws = open_workspace(g, hardware::Access::read_write);
+  auto ws = open_workspace(for_scenario(g, file), hardware::Access::read_write);
   if (!ws) return report_errors(ws.errors());
   // A private directory (mkdtemp, 0700) for the children's output, removed on return and
   // on SIGTERM/SIGINT; never a predictable name another user could plant.
@@ -265,6 +265,8 @@ int run_sweep(const GlobalOptions& g, const std::string& file, const std::string
       const auto& point = mine[next];
       std::vector<std::string> args{"capsim", "--db", ws->store.path().string(), "--catalog", ws->catalog_dir.string(),
                                     "run", file, "--format", "json", "--sweep-label", spec + " | " + point.label()};
+      for (const auto& overlay : ws->overlays) args.insert(args.end(), {"--catalog-overlay", overlay.string()});
+      args.insert(args.end(), {"--max-price-age", g.max_price_age});
       for (const auto& s : set) args.insert(args.end(), {"--set", s});
       for (const auto& o : point.overrides) args.insert(args.end(), {"--set", o.path + "=" + o.value});
       results[next].label = point.label();

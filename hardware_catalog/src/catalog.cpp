@@ -116,6 +116,14 @@ void Catalog::add(Entity e) {
   list.push_back(std::move(e));
 }
 
+bool Catalog::merge(const Entity& overlay) {
+  auto it = index_.find(overlay.id);
+  if (it == index_.end() || it->second.first != overlay.kind) return false;
+  Entity& target = entities_[it->second.first][it->second.second];
+  for (const auto& [name, value] : overlay.fields) target.fields.insert_or_assign(name, value);
+  return true;
+}
+
 const std::vector<Entity>& Catalog::all(EntityKind k) const {
   static const std::vector<Entity> empty;
   auto it = entities_.find(k);

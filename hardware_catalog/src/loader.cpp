@@ -55,6 +55,14 @@ class FileLoader {
              std::map<std::string, Declared>& first_seen)
       : file_(std::move(file)), errors_(errors), catalog_(catalog), first_seen_(first_seen) {}
 
+  // An overlay file: entries may change fields of the catalog's entries (by id); every
+  // figure read is marked with the file's name. `overridden` is shared by all overlay files
+  // (file and id of each change), so one file changing an id twice is reported.
+  void as_overlay(std::map<std::string, SourceLocation>* overridden) {
+    overlay_ = true;
+    overridden_ = overridden;
+  }
+
   void load(const YAML::Node& root) {
     if (root.IsNull()) return;  // an empty file adds nothing
     if (!root.IsMap()) {
@@ -133,6 +141,23 @@ class FileLoader {
     entity.kind = kind;
     entity.where = location(node);
     EntryContext ctx{kind, path, std::nullopt};
+    // An overlay entry naming an id the catalog has changes that entry: only its fields.
+    const Entity* base = nullptr;
+    if (overlay_)
+      if (const YAML::Node id = node["id"]; id && id.IsScalar()) base = catalog_.find(id.Scalar());
+    if (base != nullptr && base->kind != kind) {
+      auto a = [](EntityKind k) {
+        const std::string name(kind_name(k));
+        return (std::string("aeiou").find(name.front()) != std::string::npos ? "an " : "a ") + name;
+      };
+      error(node["id"], path + ".id", "'" + base->id + "' is " + a(base->kind) + " in the catalog, not " + a(kind),
+            "change it under " + std::string(section_name(base->kind)) + ":, or give the new entry another id");
+      return;
+    }
+    if (base != nullptr) {
+      merge_entry(ctx, entity, node, *base);
+      return;
+    }
 
     // Entry-level provenance first: it applies to every number below.
     const YAML::Node source = node["source"];
@@ -152,7 +177,8 @@ class FileLoader {
     }
     for (const auto& f : fields_of(kind))
       if (f.required && !present_.contains(std::string(f.name)))
-        error(node, path, "missing required field '" + std::string(f.name) + "'");
+        error(node, path, "missing required field '" + std::string(f.name) + "'",
+              overlay_ && !entity.id.empty() ? did_you_mean(entity.id, catalog_.ids(kind)) : std::string());
     // What one SM does per clock is peak / (SMs x clock): one figure without the other
     // would leave the models on the generation's rate without saying so.
     if (kind == EntityKind::gpu && present_.contains("sm_count") != present_.contains("boost_clock")) {
@@ -180,6 +206,25 @@ class FileLoader {
     if (errors_.size() == errors_before) catalog_.add(std::move(entity));
   }
 
+  // An overlay's entry for an id the catalog has: its fields replace the catalog's.
+  void merge_entry(EntryContext& ctx, Entity& entity, const YAML::Node& node, const Entity& base) {
+    entity.id = base.id;
+    if (node["source"] || node["as_of"]) ctx.defaults = read_provenance(node, ctx.path);
+    const std::size_t errors_before = errors_.size();
+    load_fields(ctx, entity, node, "");
+    if (entity.fields.empty() && errors_.size() == errors_before)
+      error(node, ctx.path, "overlay entry for '" + base.id + "' changes no field",
+            "name the fields to change beside id:, e.g. price: {on_demand: ...}");
+    // A later overlay may change what an earlier one set; one file changing an id twice is a slip.
+    if (const auto [first, inserted] = overridden_->emplace(file_ + "\n" + base.id, location(node)); !inserted) {
+      error(node["id"], ctx.path + ".id", "'" + base.id + "' is changed twice in this overlay",
+            "first at " + first->second.file + ":" + std::to_string(first->second.line) + ":" +
+                std::to_string(first->second.column) + "; keep one");
+      return;
+    }
+    if (errors_.size() == errors_before) catalog_.merge(entity);
+  }
+
   std::optional<Provenance> read_provenance(const YAML::Node& map, const std::string& path) {
     const YAML::Node source = map["source"];
     const YAML::Node as_of = map["as_of"];
@@ -195,7 +240,7 @@ class FileLoader {
       ok = false;
     }
     if (!ok) return std::nullopt;
-    return Provenance{source.Scalar(), as_of.Scalar()};
+    return Provenance{source.Scalar(), as_of.Scalar(), overlay_ ? file_ : std::string()};
   }
 
   // The keys allowed directly under `prefix` ("" for the entry, "peak_dense." for a group).
@@ -398,6 +443,8 @@ class FileLoader {
   Catalog& catalog_;
   std::map<std::string, Declared>& first_seen_;
   std::set<std::string> present_;  // field names written in the current entry
+  bool overlay_ = false;
+  std::map<std::string, SourceLocation>* overridden_ = nullptr;  // overlay only
 };
 
 // References to ids that do not exist. An id whose own entry was invalid has been reported
@@ -452,15 +499,22 @@ Result<Catalog> load_catalog(const std::vector<CatalogSource>& sources) {
   Catalog catalog;
   std::vector<Diagnostic> errors;
   std::map<std::string, Declared> first_seen;
-  for (const auto& source : sources) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(source.text);
-    } catch (const YAML::Exception& e) {
-      errors.push_back({{source.name, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""});
-      continue;
+  std::map<std::string, SourceLocation> overridden;
+  // The catalog first, then the overlays on top of it, each group in the order given.
+  for (const bool overlays : {false, true}) {
+    for (const auto& source : sources) {
+      if (source.overlay != overlays) continue;
+      YAML::Node root;
+      try {
+        root = YAML::Load(source.text);
+      } catch (const YAML::Exception& e) {
+        errors.push_back({{source.name, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg, ""});
+        continue;
+      }
+      FileLoader loader(source.name, errors, catalog, first_seen);
+      if (overlays) loader.as_overlay(&overridden);
+      loader.load(root);
     }
-    FileLoader(source.name, errors, catalog, first_seen).load(root);
   }
   check_references(catalog, first_seen, errors);
   check_exchange_rates(catalog, errors);
@@ -493,6 +547,27 @@ Result<std::vector<CatalogSource>> read_catalog_dir(const std::filesystem::path&
   return sources;
 }
 
+Result<std::vector<CatalogSource>> read_overlay(const std::filesystem::path& dir_or_file) {
+  std::error_code ec;
+  std::vector<CatalogSource> sources;
+  if (std::filesystem::is_regular_file(dir_or_file, ec)) {
+    std::ifstream in(dir_or_file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) return Diagnostic{{dir_or_file.string()}, "", "cannot read the catalog overlay", ""};
+    sources.push_back({dir_or_file.string(), text.str()});
+  } else if (std::filesystem::is_directory(dir_or_file, ec)) {
+    auto dir = read_catalog_dir(dir_or_file);
+    if (!dir) return dir.errors();
+    sources = std::move(dir).value();
+  } else {
+    return Diagnostic{{dir_or_file.string()}, "", "no such catalog overlay (a directory of *.yaml files, or one file)",
+                      "check the path given to --catalog-overlay, $CAPSIM_CATALOG_OVERLAY or catalog.overlays"};
+  }
+  for (auto& s : sources) s.overlay = true;
+  return sources;
+}
+
 Result<Catalog> load_catalog_dir(const std::filesystem::path& dir) {
   auto sources = read_catalog_dir(dir);
   if (!sources) return sources.errors();
@@ -510,7 +585,9 @@ std::string catalog_hash(const std::vector<CatalogSource>& sources) {
     h *= 1099511628211ULL;
   };
   for (const auto& s : sources) {
-    mix(std::filesystem::path(s.name).filename().string());
+    // An overlay's full name: its figures carry it (Provenance::overlay), so the cached
+    // catalog must too.
+    mix(s.overlay ? "overlay:" + s.name : std::filesystem::path(s.name).filename().string());
     mix(s.text);
   }
   char buf[17];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 
 #include "capsim/core/suggest.hpp"
 
@@ -74,6 +75,7 @@ Result<Filter> parse_filter(EntityKind kind, std::string_view expression) {
       if (!(q->dim == def->dim))
         return Diagnostic{{}, "", "'" + f.field + "' is " + describe_dimension(def->dim) + ", got '" + value + "'", ""};
       f.number = q->value_si;
+      f.currency = q->currency;
       f.numeric = true;
     } else if (def->type == FieldType::integer) {
       double n = 0;
@@ -100,24 +102,72 @@ bool matches(const Entity& entity, const Filter& filter) {
   return holds(filter.op, compare(lower(v->text), lower(filter.text)));
 }
 
+std::optional<double> usd_per_unit(const Catalog& catalog, Currency currency) {
+  if (currency == Currency::usd || currency == Currency::none) return 1.0;
+  std::optional<double> best;
+  std::string best_date;
+  for (const Entity& rate : catalog.all(EntityKind::exchange_rate)) {
+    const FieldValue* usd = rate.find("usd");
+    if (usd == nullptr || rate.text("currency") != currency_code(currency)) continue;
+    const std::string date = usd->provenance ? usd->provenance->as_of : std::string();
+    if (!best || date > best_date) {
+      best = usd->number;
+      best_date = date;
+    }
+  }
+  return best;
+}
+
+std::optional<double> comparable_number(const Catalog& catalog, const FieldValue& v) {
+  if (v.type != FieldType::quantity || v.dim.money == 0) return v.number;
+  const auto rate = usd_per_unit(catalog, v.currency);
+  if (!rate) return std::nullopt;
+  return v.number * *rate;
+}
+
 Result<std::vector<const Entity*>> run_query(const Catalog& catalog, EntityKind kind, const Query& query) {
   const FieldDef* sort_def = nullptr;
   if (!query.sort_by.empty() && query.sort_by != "id") {
     sort_def = find_field(kind, query.sort_by);
     if (sort_def == nullptr) return unknown_field(kind, query.sort_by);
   }
+  // A price filter compares in US dollars, as the sort does: '<5 USD/h' against a rouble
+  // price converts the rouble price first. A price with no rate for its currency matches no
+  // price comparison.
+  auto passes = [&](const Entity& e, const Filter& f) {
+    const FieldValue* v = e.find(f.field);
+    if (v == nullptr || !f.numeric || v->type != FieldType::quantity || v->dim.money == 0) return matches(e, f);
+    const auto value = comparable_number(catalog, *v);
+    const auto wanted = usd_per_unit(catalog, f.currency);
+    if (!value || !wanted) return false;
+    return holds(f.op, compare(*value, f.number * *wanted));
+  };
   std::vector<const Entity*> out;
   for (const auto& e : catalog.all(kind))
-    if (std::all_of(query.filters.begin(), query.filters.end(), [&](const Filter& f) { return matches(e, f); }))
+    if (std::all_of(query.filters.begin(), query.filters.end(), [&](const Filter& f) { return passes(e, f); }))
       out.push_back(&e);
   if (query.sort_by.empty()) return out;
   const bool numeric = sort_def && (sort_def->type == FieldType::quantity || sort_def->type == FieldType::integer);
+  // Prices sort in US dollars (the catalog's newest rate of each currency), so a rouble price
+  // sits among the dollar prices by what it costs, not by its raw number; one in a currency
+  // without a rate goes last, with the entries that have no price.
+  auto key = [&](const Entity* e) -> std::optional<double> {
+    const FieldValue* v = e->find(query.sort_by);
+    if (v == nullptr) return std::nullopt;
+    return comparable_number(catalog, *v);
+  };
   std::stable_sort(out.begin(), out.end(), [&](const Entity* a, const Entity* b) {
     if (sort_def == nullptr) return query.descending ? a->id > b->id : a->id < b->id;
     const FieldValue* va = a->find(query.sort_by);
     const FieldValue* vb = b->find(query.sort_by);
     if (va == nullptr || vb == nullptr) return va != nullptr;  // missing values last
-    const int c = numeric ? compare(va->number, vb->number) : compare(lower(va->text), lower(vb->text));
+    if (numeric) {
+      const auto ka = key(a), kb = key(b);
+      if (!ka || !kb) return ka.has_value();
+      const int c = compare(*ka, *kb);
+      return query.descending ? c > 0 : c < 0;
+    }
+    const int c = compare(lower(va->text), lower(vb->text));
     return query.descending ? c > 0 : c < 0;
   });
   return out;

@@ -20,7 +20,7 @@
 namespace capsim::hardware {
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS field_values(
   entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
   field TEXT NOT NULL, type INTEGER NOT NULL, text TEXT, number REAL,
   dim TEXT, currency INTEGER, items TEXT, source TEXT, as_of TEXT, line INTEGER, col INTEGER,
+  overlay TEXT,
   PRIMARY KEY(entity_id, field));
 CREATE TABLE IF NOT EXISTS calibration_profiles(
   id INTEGER PRIMARY KEY, gpu_id TEXT NOT NULL, device_name TEXT NOT NULL,
@@ -276,6 +277,20 @@ Status migrate(sqlite3* db, const std::filesystem::path& path, int version) {
   }
   if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';"))
     return fail("cannot migrate the run history");
+  // Version 3: a catalog figure names the overlay it came from (a user's quote). The cached
+  // catalog is dropped; the next command stores it again from the YAML.
+  bool has_overlay = false;
+  {
+    Statement columns(db, "PRAGMA table_info(field_values);");
+    if (!columns.ok()) return fail("cannot read the catalog's columns");
+    int rc;
+    while ((rc = columns.step()) == SQLITE_ROW) has_overlay = has_overlay || columns.text(1) == "overlay";
+    if (rc != SQLITE_DONE) return fail("cannot read the catalog's columns");
+  }
+  if (!has_overlay && !exec(db,
+                            "ALTER TABLE field_values ADD COLUMN overlay TEXT; "
+                            "DELETE FROM meta WHERE key = 'catalog_hash';"))
+    return fail("cannot migrate the catalog cache");
   Statement write_version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
   if (!write_version.ok()) return fail("cannot write the schema version");
   write_version.bind(1, std::to_string(kSchemaVersion));
@@ -468,7 +483,7 @@ Status Store::save_catalog(const Catalog& catalog) {
   Statement entity(db_, "INSERT INTO entities(id, kind, ord, file, line, col) VALUES(?1, ?2, ?3, ?4, ?5, ?6);");
   Statement field(db_,
                   "INSERT INTO field_values(entity_id, field, type, text, number, dim, currency, items, "
-                  "source, as_of, line, col) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);");
+                  "source, as_of, line, col, overlay) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13);");
   if (!entity.ok() || !field.ok()) return fail("cannot prepare the catalog insert");
   for (auto kind : kAllKinds) {
     int ord = 0;
@@ -500,6 +515,8 @@ Status Store::save_catalog(const Catalog& catalog) {
         }
         field.bind(11, v.where.line);
         field.bind(12, v.where.column);
+        if (v.provenance && v.provenance->from_overlay()) field.bind(13, v.provenance->overlay);
+        else field.bind_null(13);
         if (field.step() != SQLITE_DONE) return fail("cannot store " + e.id + "." + name);
       }
     }
@@ -518,7 +535,7 @@ Result<Catalog> Store::load_catalog() const {
   if (hash.empty()) return Diagnostic{{path_.string()}, "", "the database holds no catalog yet", ""};
   Statement entities(db_, "SELECT id, kind, file, line, col FROM entities ORDER BY kind, ord;");
   Statement fields(db_,
-                   "SELECT field, type, text, number, dim, currency, items, source, as_of, line, col "
+                   "SELECT field, type, text, number, dim, currency, items, source, as_of, line, col, overlay "
                    "FROM field_values WHERE entity_id = ?1;");
   if (!entities.ok() || !fields.ok()) return db_error(db_, path_, "cannot read the catalog");
   std::map<EntityKind, std::vector<Entity>> by_kind;
@@ -541,8 +558,9 @@ Result<Catalog> Store::load_catalog() const {
       v.dim = dim_from_text(fields.text(4));
       v.currency = static_cast<Currency>(fields.integer(5));
       v.items = split_lines(fields.text(6));
-      if (!fields.is_null(7)) v.provenance = Provenance{fields.text(7), fields.text(8)};
-      v.where = {e.where.file, fields.integer(9), fields.integer(10)};
+      if (!fields.is_null(7))
+        v.provenance = Provenance{fields.text(7), fields.text(8), fields.is_null(11) ? std::string() : fields.text(11)};
+      v.where = {fields.is_null(11) ? e.where.file : fields.text(11), fields.integer(9), fields.integer(10)};
       e.fields.emplace(fields.text(0), std::move(v));
     }
     if (field_rc != SQLITE_DONE) return db_error(db_, path_, "cannot read the catalog entry '" + e.id + "'");

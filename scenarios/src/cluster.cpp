@@ -911,6 +911,16 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
   else out.owned = std::move(*owned);
   out.always_on_horizon_cost = Money(always * weeks, cur);
   out.currency_note = std::string(currency_code(cur));
+  // The prices the pools rest on, dated; the user's own quotes marked.
+  const PriceAgePolicy age;
+  for (const auto& pool : out.packing.pools)
+    if (const hardware::Entity* e = catalog.find(pool.node_type))
+      for (const auto& [name, value] : e->fields)
+        if (name.starts_with("price.") || name == "purchase_price")
+          if (auto price = price_used(*e, name, age)) {
+            if (price->stale) out.warnings.push_back("stale price: " + price->warning(age));
+            out.prices.push_back(std::move(*price));
+          }
   return out;
 }
 
@@ -928,6 +938,38 @@ std::vector<std::string> timeline_rows(const std::array<int, models::kHoursPerWe
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+// Issue 50: what a pool pays for GPUs that hold no pod. A node is paid for every hour it is
+// up; a GPU-hour is idle for the share of it no pod uses (a MIG slice or an MPS share uses
+// its fraction). The idle cost is the node's on-demand cost in that proportion.
+struct PoolWaste {
+  std::string node_type;
+  double gpu_hours = 0;       // per week, GPUs x hours up
+  double idle_gpu_hours = 0;  // of those, held by no pod
+  double idle_cost = 0;       // per week, on demand
+  double idle_fraction() const { return gpu_hours > 0 ? idle_gpu_hours / gpu_hours : 0; }
+};
+
+std::vector<PoolWaste> pool_waste(const ClusterPlan& p) {
+  std::vector<PoolWaste> out;
+  for (const auto& pool : p.packing.pools) out.push_back({pool.node_type});
+  for (std::size_t i = 0; i < p.packing.nodes.size(); ++i) {
+    const auto& n = p.packing.nodes[i];
+    const double total = static_cast<double>(n.gpus.size()) * static_cast<double>(n.up.count());
+    double busy = 0;
+    for (const auto& pod : n.pods)
+      busy += pod.gpu_share * static_cast<double>(pod.gpus.size()) * static_cast<double>((pod.active.hours & n.up.hours).count());
+    const double idle = std::max(0.0, total - std::min(busy, total));
+    const double cost = i < p.node_costs.size() ? p.node_costs[i].on_demand.value() : 0;
+    for (auto& w : out)
+      if (w.node_type == n.node_type) {
+        w.gpu_hours += total;
+        w.idle_gpu_hours += idle;
+        w.idle_cost += total > 0 ? cost * idle / total : 0;
+      }
+  }
+  return out;
 }
 
 }  // namespace
@@ -958,6 +1000,12 @@ std::string cluster_plan_text(const ClusterPlan& p) {
                      type->gpu.id, pool.min_nodes, pool.max_nodes, node_hours,
                      money_short(node_hours * type->price_per_node.value() * units::hour), cur);
   }
+  t += "\nIdle GPUs (GPU-hours a pool's nodes are up and paid for with no pod on them, at on-demand prices)\n";
+  for (const auto& w : pool_waste(p))
+    t += fmt::format("  {:<22} {} of {} GPU-hours/week idle ({} %), {}{}/week, {} % of the weekly cost\n", w.node_type,
+                     significant(w.idle_gpu_hours, 4), significant(w.gpu_hours, 4), significant(100 * w.idle_fraction(), 3),
+                     money_short(w.idle_cost), cur,
+                     significant(p.weekly_cost.value() > 0 ? 100 * w.idle_cost / p.weekly_cost.value() : 0, 3));
   t += "\nPacking (node by node; GPU: pods)\n";
   for (std::size_t i = 0; i < p.packing.nodes.size(); ++i) {
     const auto& n = p.packing.nodes[i];
@@ -1011,6 +1059,10 @@ std::string cluster_plan_text(const ClusterPlan& p) {
                          static_cast<int>(i) == c.cheapest ? "  cheapest" : "", be.empty() ? "" : "  (" + be + ")");
       }
     }
+  }
+  if (!p.prices.empty()) {
+    t += "\nPrices used (as of; your quotes marked)\n";
+    for (const auto& price : p.prices) t += "  " + price.text() + "\n";
   }
   for (const auto& w : p.warnings) t += "warning: " + w + "\n";
   return t;
@@ -1066,6 +1118,21 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_short(p.always_on_weekly_cost.value()),
                      money_short(p.always_on_horizon_cost.value())});
   cost.tables.push_back(std::move(et));
+  {
+    Table wt{{"pool", "GPU-hours/week", "idle", "idle cost/week" + cur, "of the weekly cost"}, {}, {false, true, true, true, true}};
+    for (const auto& w : pool_waste(p))
+      wt.rows.push_back({w.node_type, significant(w.gpu_hours, 4), significant(100 * w.idle_fraction(), 3) + " %",
+                         money_short(w.idle_cost),
+                         significant(p.weekly_cost.value() > 0 ? 100 * w.idle_cost / p.weekly_cost.value() : 0, 3) + " %"});
+    cost.tables.push_back(std::move(wt));
+  }
+  if (!p.prices.empty()) {
+    Table pt{{"price", "value", "as of", "origin"}, {}, {false, true, false, false}};
+    for (const auto& price : p.prices)
+      pt.rows.push_back({price.entry + " " + price.field, price.value, price.as_of,
+                         std::string(price.user_quote() ? "your quote" : "catalog") + (price.stale ? ", stale" : "")});
+    cost.tables.push_back(std::move(pt));
+  }
   for (const auto& c : p.owned) {
     Table ot;
     ot.columns = {c.node_type + " (" + std::to_string(c.gpus) + " x " + c.gpu + ", up " + significant(100 * c.busy, 3) + " %)",
@@ -1091,6 +1158,22 @@ ReportDocument cluster_report(const ClusterPlan& p) {
 }
 
 std::string cluster_plan_json(const ClusterPlan& p) {
+  nlohmann::json waste = nlohmann::json::array();
+  for (const auto& w : pool_waste(p))
+    waste.push_back({{"node_type", w.node_type},
+                     {"gpu_hours_per_week", w.gpu_hours},
+                     {"idle_gpu_hours_per_week", w.idle_gpu_hours},
+                     {"idle_fraction", w.idle_fraction()},
+                     {"idle_weekly_cost", w.idle_cost},
+                     {"idle_share_of_weekly_cost", p.weekly_cost.value() > 0 ? w.idle_cost / p.weekly_cost.value() : 0.0}});
+  nlohmann::json prices = nlohmann::json::array();
+  for (const auto& price : p.prices)
+    prices.push_back({{"entry", price.entry},
+                      {"field", price.field},
+                      {"value", price.value},
+                      {"as_of", price.as_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(price.as_of)},
+                      {"your_quote", price.user_quote()},
+                      {"stale", price.stale}});
   nlohmann::json workloads = nlohmann::json::array();
   for (std::size_t i = 0; i < p.workloads.size(); ++i) {
     const auto& w = p.workloads[i];
@@ -1153,6 +1236,8 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                       {"horizon_cost", p.horizon_cost.value()},
                       {"always_on_horizon_cost", p.always_on_horizon_cost.value()},
                       {"owned", owned},
+                      {"pool_waste", waste},
+                      {"prices", prices},
                       {"warnings", p.warnings}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -25,6 +25,13 @@ namespace {
 
 using hardware::Entity;
 using hardware::EntityKind;
+
+// " (your quote, as of 2026-12)" for a figure from the user's overlay; "" for the catalog's.
+std::string quote_mark(const Entity& e, std::string_view field) {
+  const hardware::FieldValue* v = e.find(field);
+  if (v == nullptr || !v->provenance || !v->provenance->from_overlay()) return {};
+  return " (your quote, as of " + v->provenance->as_of + ")";
+}
 using models::CostOption;
 using models::OptionKind;
 
@@ -184,7 +191,8 @@ class Builder {
         error(o, i, o.instance + " has no " + o.pricing + " price in the catalog");
       } else if (auto usd_price = usd_quantity<MoneyPerSecond>(price, o, i, o.instance + "'s price")) {
         out.rented.price_per_node = *usd_price;
-        note = o.instance + " at " + to_string(*price) + (price->currency() != Currency::usd ? " (" + to_string(*usd_price) + ")" : "");
+        note = o.instance + " at " + to_string(*price) + (price->currency() != Currency::usd ? " (" + to_string(*usd_price) + ")" : "") +
+               quote_mark(*e, "price." + o.pricing);
       }
       out.rented.gpus_per_node = static_cast<int>(e->integer("gpu_count").value_or(1));
       out.rented.interruptions_per_hour = o.interruptions_per_hour;
@@ -245,7 +253,7 @@ class Builder {
         if (auto v = usd_quantity<MoneyPerSecond>(hands, o, i, "remote hands price")) w.remote_hands_price = *v;
       }
       note = o.server + " at " + (server->quantity<Money>("purchase_price") ? to_string(*server->quantity<Money>("purchase_price")) : "?") +
-             " in " + o.facility;
+             quote_mark(*server, "purchase_price") + " in " + o.facility;
       if (!s_.training.service && errors_.size() == errors_before) attach_run(out, o.server, o, i, note);
     }
     if (errors_.size() != errors_before) return std::nullopt;

@@ -77,6 +77,17 @@ std::string plan_figures_json(const PlanFigures& p) {
                                {"pods_per_replica", pool.pods_per_replica},
                                {"mig_profile", pool.mig_profile ? json(*pool.mig_profile) : json(nullptr)},
                                {"spot", pool.spot}});
+  j["prices"] = json::array();
+  for (const auto& price : p.prices)
+    j["prices"].push_back({{"entry", price.entry},
+                           {"field", price.field},
+                           {"value", price.value},
+                           {"as_of", price.as_of.empty() ? json(nullptr) : json(price.as_of)},
+                           {"source", price.source},
+                           {"your_quote", price.user_quote()},
+                           {"overlay", price.user_quote() ? json(price.overlay) : json(nullptr)},
+                           {"age_months", finite(price.age_months ? std::optional(std::floor(*price.age_months)) : std::nullopt)},
+                           {"stale", price.stale}});
   j["conversions"] = json::array();
   for (const auto& c : p.conversions) j["conversions"].push_back(c);
   j["warnings"] = json::array();
@@ -113,6 +124,7 @@ std::string plan_figures_text(const PlanFigures& p) {
            money_text(*p.usd_per_million_output_tokens) + " output (" + money_text(*p.usd_per_million_tokens) +
            " input and output together)\n  token cost      " + p.token_cost_basis + "\n";
   if (!p.cost_per_run && !p.cost_per_month) out += "  cost            no price in the catalog\n";
+  for (const auto& price : p.prices) out += "  price           " + price.text() + "\n";
   for (const auto& c : p.conversions) out += "  currency        " + c + "\n";
   for (const auto& w : p.warnings) out += "  warning         " + w + "\n";
   return out;

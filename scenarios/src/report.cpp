@@ -110,6 +110,7 @@ ReportSection plan_section(const RunResult& run) {
     t.rows.push_back({"cost per million tokens, both (USD)", significant(*p.usd_per_million_tokens, 3)});
     t.rows.push_back({"token cost basis", p.token_cost_basis});
   }
+  for (const auto& price : p.prices) t.rows.push_back({"price", price.text()});
   for (const auto& c : p.conversions) t.rows.push_back({"currency", c});
   for (const auto& w : p.warnings) t.rows.push_back({"warning", w});
   sec.tables.push_back(t);
@@ -290,7 +291,10 @@ ReportSection sources(const RunResult& run, const hardware::Catalog& catalog) {
     for (const auto& def : hardware::fields_of(e->kind)) {
       const auto* v = e->find(def.name);
       if (v == nullptr || !v->provenance) continue;
-      t.rows.push_back({id + " " + std::string(def.name), display_value(def, *v), v->provenance->source, v->provenance->as_of});
+      t.rows.push_back({id + " " + std::string(def.name), display_value(def, *v),
+                        (v->provenance->from_overlay() ? "your quote (" + v->provenance->overlay + "): " : std::string()) +
+                            v->provenance->source,
+                        v->provenance->as_of});
     }
   }
   sec.tables.push_back(t);

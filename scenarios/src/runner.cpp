@@ -576,7 +576,7 @@ std::string RunResult::status() const {
 }
 
 Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalog, ProgressObserver* progress,
-                       CollectiveTiming collectives) {
+                       CollectiveTiming collectives, const PriceAgePolicy& prices) {
   RunResult r;
   r.scenario = scenario;
   r.catalog_hash = catalog.content_hash;
@@ -593,6 +593,12 @@ Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalo
     if (!cost) return cost.errors();
     r.cost = std::move(cost).value();
   }
+  // The prices the plan rests on, dated; a stale one is a warning a reader must not miss.
+  r.plan.prices = prices_used(scenario, catalog, r.plan.node_type.empty() ? std::vector<std::string>{}
+                                                                           : std::vector<std::string>{r.plan.node_type},
+                              prices);
+  for (const auto& price : r.plan.prices)
+    if (price.stale) r.plan.warnings.push_back("stale price: " + price.warning(prices));
   plan_measurements(r);
   r.expectations = check_expectations(expectations_with_slo(scenario), r.measurements, r.unmeasured);
   return r;

@@ -553,6 +553,14 @@ SchemaNode build() {
                       choice("commitment", {"on_demand", "spot", "reserved_1yr", "reserved_3yr"},
                              "the instance price to use", "on_demand"),
                   }),
+          section("catalog", "Catalog overlays the scenario needs: your own quotes and entries on top of the catalog",
+                  {
+                      list_of("overlays",
+                              leaf("[]", ValueKind::text,
+                                   "a directory of catalog YAML files, or one file, relative to the scenario file"),
+                              "loaded on top of the catalog like --catalog-overlay (before the command line's); every "
+                              "figure with source and as_of"),
+                  }),
           quantity("deadline", dims::seconds, "the job must finish within this time, e.g. '90 d'"),
           quantity("budget", dims::money, "the job must cost at most this, e.g. '2000000 USD'"),
           list_of("expect", leaf("[]", ValueKind::text, "METRIC OP VALUE, e.g. 'training_time < 90 d'"),

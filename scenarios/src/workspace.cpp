@@ -1,6 +1,9 @@
 #include "capsim/scenarios/workspace.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+
+#include <yaml-cpp/yaml.h>
 
 #include "capsim/hardware/loader.hpp"
 
@@ -35,6 +38,68 @@ Result<fs::path> default_catalog_dir(const fs::path& data_dir) {
   return data->path / "catalog";
 }
 
+std::vector<fs::path> catalog_overlays(const std::vector<fs::path>& given) {
+  std::vector<fs::path> out;
+  if (const char* env = std::getenv("CAPSIM_CATALOG_OVERLAY"); env && *env) {
+    const std::string list = env;
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t colon = std::min(list.find(':', at), list.size());
+      if (colon > at) out.emplace_back(list.substr(at, colon - at));
+      at = colon + 1;
+    }
+  }
+  out.insert(out.end(), given.begin(), given.end());
+  // One overlay named twice (the environment and a flag, a sweep's child) is loaded once.
+  std::vector<fs::path> unique;
+  std::vector<fs::path> seen;
+  for (const auto& p : out) {
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(p, ec);
+    if (ec) key = p.lexically_normal();
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    unique.push_back(p);
+  }
+  return unique;
+}
+
+std::vector<fs::path> scenario_catalog_overlays(const fs::path& scenario_file) {
+  std::vector<fs::path> out;
+  if (scenario_file.empty() || scenario_file == "-") return out;
+  try {
+    const YAML::Node root = YAML::LoadFile(scenario_file.string());
+    const YAML::Node overlays = root.IsMap() && root["catalog"] && root["catalog"].IsMap() ? root["catalog"]["overlays"]
+                                                                                          : YAML::Node();
+    if (!overlays || !overlays.IsSequence()) return out;
+    for (const auto& item : overlays)
+      if (item.IsScalar() && !item.Scalar().empty()) {
+        const fs::path p = item.Scalar();
+        out.push_back(p.is_absolute() ? p : (scenario_file.parent_path() / p).lexically_normal());
+      }
+  } catch (const YAML::Exception&) {
+    return {};  // the scenario loader reports it with its place
+  }
+  return out;
+}
+
+Result<std::vector<hardware::CatalogSource>> catalog_sources(const fs::path& catalog_dir,
+                                                             const std::vector<fs::path>& overlays) {
+  auto dir = hardware::read_catalog_dir(catalog_dir);
+  if (!dir) return dir.errors();
+  std::vector<hardware::CatalogSource> sources = std::move(dir).value();
+  std::vector<Diagnostic> errors;
+  for (const auto& overlay : overlays) {
+    auto files = hardware::read_overlay(overlay);
+    if (!files) {
+      errors.insert(errors.end(), files.errors().begin(), files.errors().end());
+      continue;
+    }
+    sources.insert(sources.end(), files->begin(), files->end());
+  }
+  if (!errors.empty()) return errors;
+  return sources;
+}
+
 Result<Workspace> open_workspace(const WorkspaceOptions& options) {
   fs::path catalog_dir = options.catalog_dir;
   if (catalog_dir.empty()) {
@@ -43,7 +108,8 @@ Result<Workspace> open_workspace(const WorkspaceOptions& options) {
     catalog_dir = *dir;
   }
   const auto db_path = options.db_path.empty() ? hardware::default_db_path() : options.db_path;
-  auto sources = hardware::read_catalog_dir(catalog_dir);
+  const auto overlays = catalog_overlays(options.overlays);
+  auto sources = catalog_sources(catalog_dir, overlays);
   if (!sources) return sources.errors();
   auto store = hardware::Store::open(db_path, options.access, options.on_corrupt);
   if (!store) return store.errors();
@@ -54,14 +120,14 @@ Result<Workspace> open_workspace(const WorkspaceOptions& options) {
     if (auto writable = hardware::Store::open(db_path, hardware::Access::read_write, options.on_corrupt)) {
       bool rebuilt = false;
       if (auto catalog = writable.value().sync_catalog(*sources, &rebuilt))
-        return Workspace{catalog_dir, std::move(writable).value(),
+        return Workspace{catalog_dir, overlays, std::move(writable).value(),
                          std::make_shared<const hardware::Catalog>(std::move(catalog).value()), rebuilt};
     }
   }
   bool rebuilt = false;
   auto catalog = store.value().sync_catalog(*sources, &rebuilt);
   if (!catalog) return catalog.errors();
-  return Workspace{catalog_dir, std::move(store).value(),
+  return Workspace{catalog_dir, overlays, std::move(store).value(),
                    std::make_shared<const hardware::Catalog>(std::move(catalog).value()), rebuilt};
 }
 

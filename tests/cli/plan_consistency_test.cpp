@@ -227,7 +227,8 @@ TEST_CASE("the cases of issue 16: what used to contradict itself") {
     std::istringstream lines(text.out);
     int eur = 0;
     for (std::string line; std::getline(lines, line);)
-      if (line.find("EUR") != std::string::npos) {
+      // The price list (issue 50) shows each price as the catalog writes it, in its currency.
+      if (line.find("EUR") != std::string::npos && !line.starts_with("  price           ")) {
         ++eur;
         CHECK(line.starts_with("  currency        1 EUR = 1.0411 USD"));  // EUR only in the conversion note
       }

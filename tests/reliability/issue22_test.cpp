@@ -308,7 +308,7 @@ TEST_CASE("bug 22.4: a database with a newer schema_version is refused and left 
     const auto r = run_capsim(dir.path, command);
     CHECK(r.exit_code == 3);
     CHECK(r.err ==
-          "capsim.db: error: the database has schema version 99, newer than this capsim understands (2); it was left "
+          "capsim.db: error: the database has schema version 99, newer than this capsim understands (3); it was left "
           "untouched (use the capsim that wrote it, or another --db)\n");
   }
   Sql sql(dir.path / "capsim.db");

@@ -22,6 +22,10 @@ namespace capsim::hardware {
 struct Provenance {
   std::string source;
   std::string as_of;  // YYYY-MM or YYYY-MM-DD
+  // The catalog overlay file the figure came from (a user's own quote, --catalog-overlay);
+  // empty for a figure of the shipped (or --catalog) catalog.
+  std::string overlay;
+  bool from_overlay() const { return !overlay.empty(); }
   friend bool operator==(const Provenance&, const Provenance&) = default;
 };
 
@@ -154,6 +158,9 @@ class Catalog {
  public:
   // Adds an entity; the caller (loader) has checked ids are unique.
   void add(Entity e);
+  // An overlay's entry for an existing id of the same kind: each of its fields replaces the
+  // field of that name (the others stay). False when there is no such entity.
+  bool merge(const Entity& overlay);
 
   const std::vector<Entity>& all(EntityKind k) const;
   std::size_t size() const;

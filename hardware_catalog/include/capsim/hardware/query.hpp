@@ -18,6 +18,7 @@ struct Filter {
   CompareOp op = CompareOp::eq;
   std::string text;    // for text fields (compared case-insensitively)
   double number = 0;   // for quantity and integer fields, in SI units
+  Currency currency = Currency::none;  // a price's currency ("5 USD/h")
   bool numeric = false;
 };
 
@@ -34,7 +35,13 @@ struct Query {
   bool descending = false;
 };
 
+// US dollars per unit of `currency`: 1 for USD (and none), else the catalog's exchange rate
+// with the newest as_of; nullopt when the catalog has none.
+std::optional<double> usd_per_unit(const Catalog& catalog, Currency currency);
+
 // Entries of `kind` that pass every filter, sorted; entries without the sort field last.
+// Prices (money-valued fields) are compared and sorted in US dollars (usd_per_unit); a price
+// in a currency without a rate sorts last and matches no price filter.
 Result<std::vector<const Entity*>> run_query(const Catalog& catalog, EntityKind kind, const Query& query);
 
 }  // namespace capsim::hardware

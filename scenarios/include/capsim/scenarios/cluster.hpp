@@ -38,6 +38,7 @@
 #include "capsim/core/units.hpp"
 #include "capsim/hardware/catalog.hpp"
 #include "capsim/models/packing.hpp"
+#include "capsim/scenarios/prices.hpp"
 #include "capsim/scenarios/report.hpp"
 #include "capsim/scenarios/scenario.hpp"
 
@@ -183,6 +184,9 @@ struct ClusterPlan {
   Money always_on_horizon_cost;
   Seconds horizon{0.0};
   std::vector<ClusterOwnedComparison> owned;  // pools with an owned option of their GPU
+  // Every price of the pools' node types (each price.* the plan may use), dated and marked
+  // when it is the user's own quote; a stale one also has a line in `warnings`.
+  std::vector<PriceUsed> prices;
   std::vector<std::string> warnings;
 };
 

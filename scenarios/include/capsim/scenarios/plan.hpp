@@ -7,6 +7,7 @@
 
 #include "capsim/core/units.hpp"
 #include "capsim/scenarios/export.hpp"
+#include "capsim/scenarios/prices.hpp"
 
 namespace capsim::scenarios {
 
@@ -51,6 +52,9 @@ struct PlanFigures {
   std::string latency_basis;        // "simulated" or "analytic"
   std::vector<NodePool> node_pools;
   std::vector<std::string> conversions;  // "1 EUR = 1.0411 USD (source)"
+  // Every price the plan used, with its as_of and whether it is the user's own quote (an
+  // overlay); one older than the price-age limit also has a line in `warnings`.
+  std::vector<PriceUsed> prices;
   std::vector<std::string> warnings;     // what a reader must not miss
   // Simulated figures with no observation, by their JSON name ("throughput", "p99_seconds",
   // "ttft_p99_seconds", "tpot_p99_seconds"), and why (no request completed in the simulated

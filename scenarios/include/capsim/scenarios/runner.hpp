@@ -52,11 +52,13 @@ struct RunResult {
 // Errors: those of the sizing search (e.g. a model that fits nowhere).
 using Plan = RunResult;
 
+// `prices`: how old a price may be before the plan warns (PlanFigures::prices lists each
+// price used, with its date).
 Result<Plan> make_plan(const Scenario& scenario, const hardware::Catalog& catalog, ProgressObserver* progress = nullptr,
-                       CollectiveTiming collectives = CollectiveTiming::analytic);
+                       CollectiveTiming collectives = CollectiveTiming::analytic, const PriceAgePolicy& prices = {});
 inline Result<RunResult> run_scenario(const Scenario& scenario, const hardware::Catalog& catalog,
-                                      ProgressObserver* progress = nullptr) {
-  return make_plan(scenario, catalog, progress);
+                                      ProgressObserver* progress = nullptr, const PriceAgePolicy& prices = {}) {
+  return make_plan(scenario, catalog, progress, CollectiveTiming::analytic, prices);
 }
 
 // `json` (a command's JSON object) with the plan's figures added under "plan".

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "capsim/core/result.hpp"
 #include "capsim/hardware/catalog.hpp"
+#include "capsim/hardware/loader.hpp"
 #include "capsim/hardware/store.hpp"
 
 namespace capsim::scenarios {
@@ -25,10 +27,15 @@ struct WorkspaceOptions {
   hardware::OnCorrupt on_corrupt = hardware::OnCorrupt::rebuild;
   // The data directory (--data). Empty: find_data_dir's default.
   std::filesystem::path data_dir;
+  // Catalog overlays (--catalog-overlay, a scenario's catalog.overlays): directories of YAML
+  // files, or single files, loaded on top of the catalog in this order, after those named
+  // by $CAPSIM_CATALOG_OVERLAY (':'-separated). See hardware::CatalogSource::overlay.
+  std::vector<std::filesystem::path> overlays;
 };
 
 struct Workspace {
   std::filesystem::path catalog_dir;
+  std::vector<std::filesystem::path> overlays;  // as loaded, $CAPSIM_CATALOG_OVERLAY's first
   hardware::Store store;
   std::shared_ptr<const hardware::Catalog> catalog;
   bool catalog_rebuilt = false;  // the YAML changed since the database last saw it
@@ -47,7 +54,18 @@ Result<DataDir> find_data_dir(const std::filesystem::path& given = {});
 // $CAPSIM_CATALOG, else <data directory>/catalog.
 Result<std::filesystem::path> default_catalog_dir(const std::filesystem::path& data_dir = {});
 
-// Opens the database and loads the catalog into it when its YAML changed.
+// $CAPSIM_CATALOG_OVERLAY's paths (':'-separated, empty parts skipped), then `given`.
+std::vector<std::filesystem::path> catalog_overlays(const std::vector<std::filesystem::path>& given = {});
+
+// A scenario file's catalog.overlays, resolved against the file's folder; empty when it
+// names none, or the file cannot be read or parsed (loading it reports that).
+std::vector<std::filesystem::path> scenario_catalog_overlays(const std::filesystem::path& scenario_file);
+
+// The catalog's YAML sources: the directory's files, then each overlay's (marked overlay).
+Result<std::vector<hardware::CatalogSource>> catalog_sources(const std::filesystem::path& catalog_dir,
+                                                             const std::vector<std::filesystem::path>& overlays);
+
+// Opens the database and loads the catalog into it when its YAML (or an overlay) changed.
 Result<Workspace> open_workspace(const WorkspaceOptions& options);
 
 }  // namespace capsim::scenarios
