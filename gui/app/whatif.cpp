@@ -2,7 +2,9 @@
 
 #include "capsim/core/text.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <regex>
 #include <cmath>
 #include <cstdio>
 
@@ -12,6 +14,7 @@
 #include "capsim/models/serving_llm.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/serving_report.hpp"
+#include "capsim/scenarios/table.hpp"
 
 namespace capsim::gui {
 namespace {
@@ -63,7 +66,149 @@ void apply_model(scenarios::Scenario& s, const std::string& name, std::vector<Di
   s.training.model_name = name;
 }
 
+// The LLM deployment's levers: lengths, tensor parallelism, and the GPU type (a deployment
+// names a node, so a GPU type picks the catalog's node of that GPU with room for the replica,
+// the same provider first).
+void apply_serving(scenarios::Scenario& s, const WhatIf& w, const hardware::Catalog& catalog,
+                   std::vector<Diagnostic>& errors) {
+  const bool llm = s.inference && s.inference->llm;
+  auto need_llm = [&](const char* key, const char* what) {
+    if (!llm) errors.push_back(control_error(s, key, std::string("only llm-serving workloads have ") + what));
+    return llm;
+  };
+  if (w.prompt_tokens && need_llm("workload.prompt_tokens", "a prompt length")) {
+    if (*w.prompt_tokens < 1) errors.push_back(control_error(s, "workload.prompt_tokens", "the prompt must be at least 1 token"));
+    else if (!s.inference->mix.requests.empty())
+      errors.push_back(control_error(s, "workload.prompt_tokens", "the lengths come from workload.request_lengths"));
+    else s.inference->mix.prompt_tokens = *w.prompt_tokens;
+  }
+  if (w.output_tokens && need_llm("workload.output_tokens", "an answer length")) {
+    if (*w.output_tokens < 1) errors.push_back(control_error(s, "workload.output_tokens", "the answer must be at least 1 token"));
+    else if (!s.inference->mix.requests.empty())
+      errors.push_back(control_error(s, "workload.output_tokens", "the lengths come from workload.request_lengths"));
+    else s.inference->mix.output_tokens = *w.output_tokens;
+  }
+  if (w.tensor_parallel && need_llm("deployment.tensor_parallel", "tensor parallelism")) {
+    if (*w.tensor_parallel < 1)
+      errors.push_back(control_error(s, "deployment.tensor_parallel", "tensor parallelism must be at least 1"));
+    else s.inference->tensor_parallel = *w.tensor_parallel;
+  }
+  if (!w.gpu || !s.inference || s.inference->node.empty() || catalog.find_gpu(*w.gpu) == nullptr) return;
+  auto& inf = *s.inference;
+  models::NodeTypeQuery query;
+  query.gpus = {*w.gpu};
+  auto types = models::node_types_from_catalog(catalog, query);
+  if (!types) {
+    for (auto d : types.errors()) {
+      d.key_path = "deployment.node";
+      errors.push_back(d);
+    }
+    return;
+  }
+  const int replica_gpus = inf.llm ? inf.tensor_parallel * inf.pipeline_parallel : 1;
+  const std::string provider = inf.node.substr(0, inf.node.find('-'));
+  const models::NodeType* best = nullptr;
+  auto better = [&](const models::NodeType& a, const models::NodeType& b) {
+    const bool a_same = a.provider == provider, b_same = b.provider == provider;
+    if (a_same != b_same) return a_same;
+    return a.cluster.gpus_per_node < b.cluster.gpus_per_node;  // the smallest node that holds a replica
+  };
+  for (const auto& t : *types) {
+    const int per_node = t.cluster.gpus_per_node;
+    const bool holds = per_node >= replica_gpus || (inf.llm && inf.pipeline_parallel > 1 && replica_gpus % per_node == 0);
+    if (t.source != "instance" || !holds) continue;
+    if (best == nullptr || better(t, *best)) best = &t;
+  }
+  if (best == nullptr) {
+    errors.push_back(control_error(s, "deployment.node", "no catalog instance carries " + *w.gpu + " with room for a replica of " +
+                                                             plural(replica_gpus, "GPU")));
+    return;
+  }
+  inf.node = best->id;
+}
+
 }  // namespace
+
+std::string money_in_text(const std::string& text) {
+  // The expectation messages come from the shared writer ("total_cost = 388061 USD"); the
+  // window writes every amount one way.
+  static const std::regex raw(R"((\d{5,}(?:\.\d+)?) USD)");
+  std::string out;
+  auto begin = std::sregex_iterator(text.begin(), text.end(), raw);
+  std::size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    out += text.substr(last, static_cast<std::size_t>(it->position()) - last);
+    out += money_text(std::stod((*it)[1].str()));
+    last = static_cast<std::size_t>(it->position() + it->length());
+  }
+  return out + text.substr(last);
+}
+
+std::string money_text(double usd) {
+  if (!std::isfinite(usd)) return "n/a";
+  return scenarios::human_count(usd) + " USD";
+}
+
+std::optional<double> cost_per_million_tokens(const Analysis& a) {
+  const auto& p = a.run.plan;
+  const auto& s = a.run.scenario;
+  const auto& sim = a.run.serving_simulation;
+  if (!p.cost_per_month || !s.inference || !sim || !sim->llm || !p.measured("throughput")) return std::nullopt;
+  // The simulated output tokens/s of the whole deployment; USD/s over tokens/s = USD per token.
+  const double tokens_per_second = sim->llm->output_tokens_per_second;
+  if (!(tokens_per_second > 0)) return std::nullopt;
+  const double usd = p.cost_per_month->value() / tokens_per_second * 1e6;
+  if (!std::isfinite(usd)) return std::nullopt;
+  return usd;
+}
+
+std::vector<std::string> failing_metrics(const Analysis& a) {
+  std::vector<std::string> out;
+  for (const auto& e : a.run.expectations)
+    if (!e.passed) out.push_back(e.expectation.metric);
+  return out;
+}
+
+bool key_result_violated(const Analysis& a, const std::string& row) {
+  const auto failing = failing_metrics(a);
+  auto fails = [&](std::string_view metric) { return std::find(failing.begin(), failing.end(), metric) != failing.end(); };
+  auto latency_fails = [&] {
+    for (const auto& m : failing)
+      if (m.find("p99") != std::string::npos || m.find("latency") != std::string::npos || m.find("ttft") != std::string::npos ||
+          m.find("tpot") != std::string::npos)
+        return true;
+    return false;
+  };
+  if (row.rfind("expect ", 0) == 0) {
+    for (const auto& e : a.run.expectations)
+      if (row == "expect " + e.expectation.text) return !e.passed;
+    return false;
+  }
+  if (row == "TTFT p99" || row == "TTFT unloaded") return fails("ttft_p99");
+  if (row == "TPOT p99" || row == "TPOT at max concurrency") return fails("tpot_p99");
+  if (row == "p99 latency" || row == "p99 latency (analytic)") return latency_fails();
+  if (row == "load" || row == "capacity") return latency_fails();
+  if (row == "time per run") return fails("training_time");
+  if (row == "memory per GPU") return fails("memory_headroom");
+  if (row == "cost per run") return fails("cost_per_run");
+  if (row == "cost per month") return fails("monthly_cost");
+  return false;
+}
+
+std::string plan_check_text(const Analysis& a) {
+  const auto& ex = a.run.expectations;
+  if (ex.empty()) return "Plan check: no expectations";
+  std::size_t failed = 0;
+  const scenarios::ExpectationResult* first = nullptr;
+  for (const auto& e : ex)
+    if (!e.passed) {
+      ++failed;
+      if (first == nullptr) first = &e;
+    }
+  if (first == nullptr) return "Plan check: passed (" + plural(static_cast<int>(ex.size()), "expectation") + " hold)";
+  return "Plan check: FAILED - " + money_in_text(first->message) + " (expected " + first->expectation.text + "; " + std::to_string(failed) +
+         " of " + std::to_string(ex.size()) + " fail)";
+}
 
 std::vector<std::string> model_presets() {
   std::vector<std::string> names;
@@ -126,6 +271,23 @@ Result<scenarios::Scenario> apply_what_if(const scenarios::Scenario& base, const
       }
     }
   }
+  if (w.deadline_days) {
+    if (s.inference || s.training.service)
+      errors.push_back(control_error(s, "deadline", "only training workloads have a deadline"));
+    else if (!(*w.deadline_days > 0))
+      errors.push_back(control_error(s, "deadline", "the deadline must be above 0 days"));
+    else
+      s.deadline = Seconds(*w.deadline_days * units::day);
+  }
+  if (w.tokens) {
+    if (s.inference || s.training.service || !s.training.is_transformer())
+      errors.push_back(control_error(s, "workload.tokens", "only transformer training has a token count"));
+    else if (!(*w.tokens > 0))
+      errors.push_back(control_error(s, "workload.tokens", "the token count must be above 0"));
+    else
+      s.training.tokens = *w.tokens;
+  }
+  apply_serving(s, w, catalog, errors);
   if (w.electricity_usd_per_kwh && !(*w.electricity_usd_per_kwh > 0))
     errors.push_back(control_error(s, "cost.electricity", "the electricity price must be above 0"));
   if (!errors.empty()) return errors;
@@ -171,7 +333,29 @@ Result<ServingEstimate> estimate_serving_scenario(const scenarios::Scenario& s, 
   return e;
 }
 
-Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_if, const hardware::Catalog& catalog) {
+namespace {
+
+void add_curve(Analysis& a, const hardware::Catalog& catalog, ServingCurveCache* cache) {
+  const auto& s = a.run.scenario;
+  if (!s.inference || s.inference->node.empty() || s.inference->offline_requests > 0) return;
+  const std::string key = serving_curve_key(s);
+  if (cache != nullptr && cache->curve && cache->key == key) {
+    a.curve = cache->curve;
+    return;
+  }
+  auto curve = serving_curve(s, catalog);
+  if (!curve) {
+    a.problems.insert(a.problems.end(), curve.errors().begin(), curve.errors().end());
+    return;
+  }
+  a.curve = std::move(curve).value();
+  if (cache != nullptr) *cache = {key, a.curve};
+}
+
+}  // namespace
+
+Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_if, const hardware::Catalog& catalog,
+                           ServingCurveCache* cache) {
   const auto start = std::chrono::steady_clock::now();
   auto scenario = apply_what_if(base, what_if, catalog);
   if (!scenario) return scenario.errors();
@@ -191,6 +375,7 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
       if (serving) a.serving = std::move(serving).value();
       else a.problems.insert(a.problems.end(), serving.errors().begin(), serving.errors().end());
     }
+    add_curve(a, catalog, cache);
     a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return a;
   } else {
@@ -219,6 +404,7 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
     if (serving) a.serving = std::move(serving).value();
     else keep(serving.errors());
   }
+  add_curve(a, catalog, cache);
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }
@@ -238,14 +424,15 @@ std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a) 
   const auto& p = a.run.plan;
   if (!p.configuration.empty()) {
     rows.emplace_back("plan (" + p.basis + ")", p.configuration);
+    if (!p.reason.empty()) rows.emplace_back("why", p.reason);
     rows.emplace_back("GPUs", plural(p.gpus, "GPU") + (p.gpu.empty() ? "" : " x " + p.gpu) + " on " + plural(p.nodes, "node"));
     if (p.time) rows.emplace_back("time per run", to_string(*p.time) + " (" + p.time_basis + ")");
     if (p.p99) rows.emplace_back("p99 latency", to_string(*p.p99) + " (" + p.latency_basis + ")");
     if (p.ttft_p99) rows.emplace_back("TTFT p99", to_string(*p.ttft_p99) + " (" + p.latency_basis + ")");
     if (p.tpot_p99) rows.emplace_back("TPOT p99", to_string(*p.tpot_p99) + " (" + p.latency_basis + ")");
-    if (p.cost_per_run) rows.emplace_back("cost per run", scenarios::human_count(p.cost_per_run->value()) + " USD");
-    if (p.cost_per_month)
-      rows.emplace_back("cost per month", scenarios::human_count(p.cost_per_month->value() * units::month) + " USD");
+    if (p.cost_per_run) rows.emplace_back("cost per run", money_text(p.cost_per_run->value()));
+    if (p.cost_per_month) rows.emplace_back("cost per month", money_text(p.cost_per_month->value() * units::month));
+    if (const auto per_million = cost_per_million_tokens(a)) rows.emplace_back("cost per million tokens", money_text(*per_million));
     for (const auto& w : p.warnings) rows.emplace_back("warning", w);
   }
   if (a.run.sizing) {
@@ -294,10 +481,13 @@ std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a) 
     rows.emplace_back("utilization", a.run.cost->inputs.demand.profile.name + " (" +
                                          percent(a.run.cost->inputs.demand.profile.busy_fraction) + ")");
     rows.emplace_back("cheapest option", c.options[c.cheapest].name);
-    rows.emplace_back("total cost (cheapest)", to_string(c.totals[c.cheapest]));
+    rows.emplace_back("total cost (cheapest)", money_text(c.totals[c.cheapest].value()));
     for (std::size_t i = 0; i < c.options.size(); ++i)
-      rows.emplace_back("total: " + c.options[i].name, to_string(c.totals[i]));
+      rows.emplace_back("total: " + c.options[i].name, money_text(c.totals[i].value()));
   }
+  // Every expectation with its state, as `capsim run --check` lists them.
+  for (const auto& e : a.run.expectations)
+    rows.emplace_back("expect " + e.expectation.text, std::string(e.passed ? "ok: " : "FAILED: ") + money_in_text(e.message));
   for (const auto& d : a.problems) rows.emplace_back("problem", d.key_path + ": " + d.message);
   return rows;
 }
