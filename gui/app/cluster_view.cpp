@@ -132,6 +132,7 @@ ClusterView::ClusterView(std::shared_ptr<const hardware::Catalog> catalog, QWidg
   split->addWidget(right);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
+  split->setSizes({560, 900});  // the form shows its five columns without scrolling
   auto* bar = new QHBoxLayout;
   bar->addWidget(title_, 1);
   bar->addWidget(open);

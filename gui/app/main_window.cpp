@@ -161,17 +161,18 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   latency_view_ = new_chart_view("latencyChart");
   throughput_view_ = new_chart_view("throughputChart");
   serving_text_ = new_text_view();
-  auto* serving_charts = new QSplitter(Qt::Horizontal);
-  serving_charts->addWidget(latency_view_);
-  serving_charts->addWidget(throughput_view_);
+  // Throughput full width (its legend names the knee and the plan's rate), latency against
+  // the SLO and the load below it, the plan's text last.
   auto* serving_lower = new QSplitter(Qt::Horizontal);
+  serving_lower->addWidget(latency_view_);
   serving_lower->addWidget(serving_view_);
-  serving_lower->addWidget(serving_text_);
   auto* serving = new QSplitter(Qt::Vertical);
-  serving->addWidget(serving_charts);
+  serving->addWidget(throughput_view_);
   serving->addWidget(serving_lower);
-  serving->setStretchFactor(0, 3);
-  serving->setStretchFactor(1, 2);
+  serving->addWidget(serving_text_);
+  serving->setStretchFactor(0, 4);
+  serving->setStretchFactor(1, 4);
+  serving->setStretchFactor(2, 1);
 
   simulation_view_ = new_chart_view("simulationChart");
   run_summary_ = new_text_view();

@@ -24,7 +24,10 @@ QChart* new_chart(const QString& title) {
   chart->setTitle(title);
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->legend()->setAlignment(Qt::AlignBottom);
-  chart->legend()->setShowToolTips(true);
+  chart->legend()->setShowToolTips(true);  // a legend entry cut for room shows in full on hover
+  QFont f = chart->legend()->font();
+  f.setPointSizeF(f.pointSizeF() * 0.9);
+  chart->legend()->setFont(f);
   return chart;
 }
 
@@ -59,14 +62,14 @@ QChart* llm_latency_chart(const Analysis& a) {
   };
   const Metric metrics[] = {{"TTFT", &llm.ttft, inf.ttft_p99}, {"TPOT", &llm.tpot, inf.tpot_p99}};
   const bool against_slo = inf.ttft_p99 || inf.tpot_p99;
-  auto* chart = new_chart(against_slo ? QString("Latency percentiles (simulated at %1 req/s) as %% of the SLO; over it in red")
+  auto* chart = new_chart(against_slo ? QString("TTFT and TPOT, simulated at %1 req/s, % of the SLO (red: over)")
                                             .arg(sim->rate, 0, 'g', 4)
-                                      : QString("Latency percentiles (simulated at %1 req/s), ms").arg(sim->rate, 0, 'g', 4));
+                                      : QString("TTFT and TPOT, simulated at %1 req/s, ms").arg(sim->rate, 0, 'g', 4));
   auto* series = new QBarSeries;
   double top = against_slo ? 100.0 : 0.0;
   for (const auto& m : metrics) {
     if (against_slo && !m.slo) continue;
-    auto* set = new QBarSet(against_slo ? QString("%1 (SLO p99 %2)").arg(m.name, q(to_string(*m.slo))) : m.name + " (ms)");
+    auto* set = new QBarSet(against_slo ? QString("%1 (SLO %2)").arg(m.name, q(to_string(*m.slo))) : m.name + " (ms)");
     set->setSelectedColor(kRed);
     const double values[] = {m.p->p50.mean, m.p->p95.mean, m.p->p99.mean};
     for (int i = 0; i < 3; ++i) {
@@ -107,15 +110,15 @@ QChart* llm_latency_chart(const Analysis& a) {
 QChart* throughput_curve_chart(const Analysis& a) {
   if (!a.curve || a.curve->points.empty() || !a.serving) return nullptr;
   const auto& c = *a.curve;
-  auto* chart = new_chart(QString("Throughput against the request rate (%1); SLO misses in red").arg(q(c.basis)));
+  auto* chart = new_chart(QString("Throughput against the offered request rate (%1)").arg(q(c.basis)));
   auto* line = new QLineSeries;
   line->setName("throughput");
   auto* meets = new QScatterSeries;
-  meets->setName("meets the SLO");
+  meets->setName("meets SLO");
   meets->setColor(kGreen);
   meets->setMarkerSize(9);
   auto* misses = new QScatterSeries;
-  misses->setName("misses the SLO");
+  misses->setName("misses SLO");
   misses->setColor(kRed);
   misses->setMarkerSize(9);
   double top = 0, right = 0;
@@ -140,7 +143,7 @@ QChart* throughput_curve_chart(const Analysis& a) {
   }
   const bool fails = plan_fails(a);
   auto* here = new QScatterSeries;
-  here->setName(QString("this plan: %1 req/s%2").arg(rate, 0, 'g', 4).arg(fails ? ", SLO broken" : ""));
+  here->setName(QString("plan at %1 req/s%2").arg(rate, 0, 'g', 4).arg(fails ? ", SLO broken" : ""));
   here->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
   here->setMarkerSize(16);
   here->setColor(fails ? kRed : kGreen);
@@ -167,7 +170,7 @@ QChart* llm_load_chart(const Analysis& a) {
   if (!a.serving || !a.serving->llm) return nullptr;
   const auto& e = *a.serving;
   const bool fails = plan_fails(a);
-  auto* chart = new_chart(QString("Load, KV cache and running sequences; red where the plan breaks its SLO"));
+  auto* chart = new_chart(QString("Load, KV cache, running sequences (red: SLO broken)"));
   auto* series = new QHorizontalBarSeries;
   auto* ok = new QBarSet("within the SLO");
   auto* bad = new QBarSet("SLO broken");
@@ -183,10 +186,10 @@ QChart* llm_load_chart(const Analysis& a) {
   add(QString("load %1 %").arg(load, 0, 'f', 1), std::isfinite(load) ? load : 0, fails);
   const auto& sim = a.run.serving_simulation;
   if (sim && sim->llm && sim->llm->completed > 0) {
-    add(QString("KV cache used %1 %").arg(100 * sim->llm->kv_utilization, 0, 'f', 1), 100 * sim->llm->kv_utilization, false);
+    add(QString("KV cache %1 %").arg(100 * sim->llm->kv_utilization, 0, 'f', 1), 100 * sim->llm->kv_utilization, false);
     const int most = std::max(1, e.llm->max_concurrent_sequences);
     const double running = 100 * sim->llm->mean_running / most;
-    add(QString("running sequences %1 of %2").arg(sim->llm->mean_running, 0, 'f', 1).arg(most), running, false);
+    add(QString("running %1/%2").arg(sim->llm->mean_running, 0, 'f', 0).arg(most), running, false);
   }
   series->append(ok);
   series->append(bad);

@@ -16,8 +16,8 @@ namespace {
 // show the plateau.
 constexpr double kShares[] = {0.1, 0.25, 0.4, 0.55, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25};
 
-// Each LLM point simulates this much after a warm-up: long enough for a stable p99 at the
-// rates around the knee, short enough for the what-if budget (gui/bench).
+// Each LLM point simulates the scenario's own window (simulate: warmup and duration), as the
+// plan does, so the point at the plan's rate reads as the plan; without simulate: this much.
 constexpr double kPointSeconds = 60;
 constexpr double kPointWarmup = 20;
 
@@ -38,13 +38,15 @@ Result<ServingCurve> llm_curve(const scenarios::Scenario& s, const scenarios::In
   if (!estimate) return estimate.errors();
   ServingCurve c;
   c.capacity = estimate->requests_per_second * inf.replicas;
-  c.basis = "simulated, " + std::to_string(static_cast<int>(kPointSeconds)) + " s per point";
+  const Seconds warmup = s.simulate ? s.simulate->warmup : Seconds(kPointWarmup);
+  const Seconds duration = s.simulate ? s.simulate->duration : Seconds(kPointSeconds);
+  c.basis = "simulated, " + to_string(duration) + " per point after " + to_string(warmup) + " warm-up";
   for (double share : kShares) {
     models::LlmSimulationOptions o;
     o.rate = share * c.capacity;
     o.replicas = inf.replicas;
-    o.warmup = Seconds(kPointWarmup);
-    o.duration = Seconds(kPointSeconds);
+    o.warmup = warmup;
+    o.duration = duration;
     o.seed = s.simulate ? s.simulate->seed : 1;
     if (s.simulate) o.max_events = s.simulate->max_events;
     auto sim = models::simulate_llm_serving(spec, inf.mix, o);

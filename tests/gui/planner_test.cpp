@@ -140,7 +140,7 @@ TEST_CASE("serving: latency against the SLO, throughput against the request rate
   CHECK(curve->count() == 10);
   const auto curve_before = curve->points();
   REQUIRE(series_starting(w->throughput_chart(), "SLO knee") != nullptr);
-  REQUIRE(series_starting(w->throughput_chart(), "this plan: 3 req/s") != nullptr);
+  REQUIRE(series_starting(w->throughput_chart(), "plan at 3 req/s") != nullptr);
   QBarSet* ttft = bar_set_starting(w->latency_chart(), "TTFT");
   REQUIRE(ttft != nullptr);
   CHECK(ttft->selectedBars().isEmpty());  // inside the SLO: no red bar
@@ -148,7 +148,7 @@ TEST_CASE("serving: latency against the SLO, throughput against the request rate
 
   // Request rate: the plan's marker moves and turns red, the curve is the same sweep.
   w->what_if_panel()->rate_box()->setValue(15);
-  REQUIRE(series_starting(w->throughput_chart(), "this plan: 15 req/s, SLO broken") != nullptr);
+  REQUIRE(series_starting(w->throughput_chart(), "plan at 15 req/s, SLO broken") != nullptr);
   CHECK(series_starting(w->throughput_chart(), "throughput")->points() == curve_before);
   ttft = bar_set_starting(w->latency_chart(), "TTFT");
   REQUIRE(ttft != nullptr);
