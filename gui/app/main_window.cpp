@@ -502,7 +502,7 @@ void MainWindow::show_plan_status(const QString& prefix) {
     status_->setText(prefix + "Plan check: not computed (the scenario does not load)");
     return;
   }
-  const bool failed = !analysis_->run.passed();
+  const bool failed = !analysis_->planned || !analysis_->run.passed();
   status_->setStyleSheet(failed ? "color: #b00000; font-weight: bold;" : "");
   status_->setText(prefix + q(plan_check_text(*analysis_)));
 }

@@ -196,6 +196,11 @@ bool key_result_violated(const Analysis& a, const std::string& row) {
 }
 
 std::string plan_check_text(const Analysis& a) {
+  if (!a.planned) {
+    const std::string why = a.problems.empty() ? std::string("the plan failed")
+                                               : a.problems.front().key_path + ": " + a.problems.front().message;
+    return "Plan check: not computed - " + why;
+  }
   const auto& ex = a.run.expectations;
   if (ex.empty()) return "Plan check: no expectations";
   std::size_t failed = 0;
@@ -363,6 +368,7 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
   // The plan, as every command computes it: the key results are its figures.
   if (auto plan = scenarios::make_plan(*scenario, catalog)) {
     a.run = std::move(plan).value();
+    a.planned = true;
     const auto& s = a.run.scenario;
     if (a.run.cost) {
       auto problems = apply_cost_overrides(*a.run.cost, what_if);

@@ -70,6 +70,7 @@ struct Analysis {
   std::optional<ServingEstimate> serving;
   std::optional<ServingCurve> curve;  // inference deployments: throughput against the request rate
   std::vector<Diagnostic> problems;  // a part that could not be computed (the others still are)
+  bool planned = false;              // make_plan succeeded: run.expectations were checked
   double seconds = 0;                // wall time of the recompute
 };
 
@@ -92,7 +93,8 @@ std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a);
 
 // The plan's check, as the status bar shows it: "Plan check: passed (2 expectations hold)",
 // "Plan check: FAILED - ttft_p99 = 6.5 s, expected ttft_p99 < 2 s (1 of 2 fail)", or
-// "Plan check: no expectations". Never "passed" while an expectation fails.
+// "Plan check: no expectations", or "Plan check: not computed - <the plan's problem>" when
+// make_plan failed. Never "passed" while an expectation fails or without a plan.
 std::string plan_check_text(const Analysis& a);
 
 // LLM serving: the plan's cost per month over its simulated output tokens, USD per million

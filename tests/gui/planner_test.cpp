@@ -65,7 +65,10 @@ void check_status_is_the_plan(const gui::MainWindow& w) {
   const QString status = w.status_text();
   INFO(status.toStdString());
   CHECK(status.contains("Plan check:"));
-  if (w.analysis()->run.passed()) {
+  if (!w.analysis()->planned) {
+    CHECK(status.contains("not computed"));
+    CHECK_FALSE(status.contains("passed"));
+  } else if (w.analysis()->run.passed()) {
     CHECK_FALSE(status.contains("FAILED"));
   } else {
     CHECK_FALSE(status.contains("passed"));
@@ -101,6 +104,15 @@ TEST_CASE("the status bar is the plan's check after every what-if, never passed 
   CHECK(gui::key_result_violated(a, "load"));
   CHECK(gui::key_result_violated(a, "TTFT p99"));
   CHECK_FALSE(gui::key_result_violated(a, "serving node"));
+  // A what-if with no plan (64 heads do not split 3 ways) is "not computed", never "passed".
+  rate->setValue(3);
+  REQUIRE(w->analysis()->run.passed());
+  w->what_if_panel()->tensor_parallel_box()->setValue(3);
+  CHECK_FALSE(w->analysis()->planned);
+  check_status_is_the_plan(*w);
+  CHECK(w->status_text().contains("not computed"));
+  w->what_if_panel()->tensor_parallel_box()->setValue(8);
+  check_status_is_the_plan(*w);
 
   // Training: more tokens than 90 days allow breaks training_time < 90 d.
   REQUIRE(w->open_file(example("llama-70b-pretrain"), false));
