@@ -155,14 +155,13 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   cost->setStretchFactor(0, 3);
   cost->setStretchFactor(1, 2);
 
-  // Serving: latency against the SLO and throughput against the request rate on top, the
-  // deployment's load (utilization per stage, or LLM load and KV cache) and the plan's text below.
+  // Serving, all from the current plan: throughput against the request rate full width (its
+  // legend names the knee and the plan's rate); below it latency against the SLO and the
+  // deployment's load (utilization per stage, or LLM load and KV cache); the plan's text last.
   serving_view_ = new_chart_view("servingChart");
   latency_view_ = new_chart_view("latencyChart");
   throughput_view_ = new_chart_view("throughputChart");
   serving_text_ = new_text_view();
-  // Throughput full width (its legend names the knee and the plan's rate), latency against
-  // the SLO and the load below it, the plan's text last.
   auto* serving_lower = new QSplitter(Qt::Horizontal);
   serving_lower->addWidget(latency_view_);
   serving_lower->addWidget(serving_view_);

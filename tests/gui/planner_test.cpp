@@ -21,6 +21,7 @@
 #include "capsim/render/charts.hpp"
 #include "capsim/scenarios/cluster_export.hpp"
 #include "cluster_view.hpp"
+#include "compare_view.hpp"
 #include "gui/gui_support.hpp"
 #include "main_window.hpp"
 #include "scenario_editor.hpp"
@@ -199,6 +200,20 @@ TEST_CASE("serving: latency against the SLO, throughput against the request rate
   CHECK(w->analysis()->problems.empty());
   CHECK(w->analysis()->run.plan.gpu == "h200-sxm-141gb");
   CHECK(series_starting(w->throughput_chart(), "throughput")->points() != curve_before);
+}
+
+TEST_CASE("compare keeps the current what-if as scenario B") {
+  auto w = window();
+  REQUIRE(w->open_file(example("llama2-70b-chat-h100"), false));
+  w->what_if_panel()->rate_box()->setValue(15);
+  REQUIRE(w->compare_view()->keep_left_as_right());
+  w->what_if_panel()->rate_box()->setValue(3);
+  auto* table = w->compare_view()->table();
+  bool differs = false;
+  for (int r = 0; r < table->rowCount(); ++r)
+    if (table->item(r, 0) && table->item(r, 0)->text() == "request rate")
+      differs = table->item(r, 1)->text() != table->item(r, 2)->text() && table->item(r, 2)->text().startsWith("15");
+  CHECK(differs);
 }
 
 TEST_CASE("serving curve: the knee is the last rate that meets the SLO, misses past it") {
