@@ -234,7 +234,7 @@ TEST_CASE("serving curve: the knee is the last rate that meets the SLO, misses p
   CHECK(c->points.back().throughput < 1.05 * c->capacity);
 }
 
-TEST_CASE("training what-ifs: deadline and tokens; a log axis with several ticks; money as 228.7 k USD") {
+TEST_CASE("training what-ifs for deadline and tokens, a log axis with several ticks, money as 228.7 k USD") {
   auto w = window();
   REQUIRE(w->open_file(example("llama-70b-pretrain"), false));
   const double cost_before = w->analysis()->run.plan.cost_per_run->value();
