@@ -55,6 +55,9 @@ fi
 # CPack's Debian generator reads shared-library dependencies with dpkg-shlibdeps; the man
 # pages are made by help2man.
 [ "$mode" = package ] && packages+=(dpkg-dev file help2man)
+# The README's GUI screenshots are taken in a real X server (tools/screenshots/gui.sh sets
+# CAPSIM_SCREENSHOTS=1 and runs `./setup.sh deps`); nothing else needs Xvfb.
+[ "${CAPSIM_SCREENSHOTS:-0}" = 1 ] && packages+=(xvfb xauth)
 # libFuzzer comes with clang's runtime libraries.
 [ "$mode" = fuzz ] && packages+=(clang-14 libclang-rt-14-dev)
 
@@ -106,9 +109,14 @@ if command -v ccache >/dev/null; then
 fi
 cmake -S . -B "$build" -G Ninja "${build_flags[@]}" "${launcher[@]}" \
   -DCAPSIM_WERROR="$werror" -DCAPSIM_SANITIZE="$sanitize" >/dev/null
-# The main job needs the capsim command and what it links, not the tests and benchmarks.
+# The main job needs the capsim command and what it links, not the tests and benchmarks; and
+# the desktop app where the build has it (Qt found, CAPSIM_BUILD_GUI on), so the README's
+# `build/gui/capsim-gui` works after the quick start.
 case "$mode" in
-  run) cmake --build "$build" -j "$jobs" --target capsim ;;
+  run)
+    run_targets=(capsim)
+    grep -q '^build gui/capsim-gui:' "$build/build.ninja" && run_targets+=(capsim-gui)
+    cmake --build "$build" -j "$jobs" --target "${run_targets[@]}" ;;
   package) cmake --build "$build" -j "$jobs" --target capsim capsim-gui capsim_system_files ;;
   *) cmake --build "$build" -j "$jobs" ;;
 esac

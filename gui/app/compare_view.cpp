@@ -22,6 +22,10 @@ CompareView::CompareView(std::shared_ptr<const hardware::Catalog> catalog, QWidg
   message_->setWordWrap(true);
   auto* open = new QPushButton("Open scenario B...");
   open->setObjectName("compareOpen");
+  auto* keep = new QPushButton("Keep this what-if as B");
+  keep->setObjectName("compareKeep");
+  keep->setAutoDefault(false);
+  connect(keep, &QPushButton::clicked, this, &CompareView::keep_left_as_right);
   table_ = new QTableWidget;
   table_->setObjectName("compareTable");
   table_->setColumnCount(3);
@@ -35,6 +39,7 @@ CompareView::CompareView(std::shared_ptr<const hardware::Catalog> catalog, QWidg
   auto* bar = new QHBoxLayout;
   bar->addWidget(left_title_, 1);
   bar->addWidget(right_title_, 1);
+  bar->addWidget(keep);
   bar->addWidget(open);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
@@ -66,6 +71,18 @@ bool CompareView::load_right(const QString& path) {
   message_->clear();
   right_ = std::move(a).value();
   right_name_ = QFileInfo(path).fileName();
+  rebuild();
+  return true;
+}
+
+bool CompareView::keep_left_as_right() {
+  if (!left_) {
+    message_->setText("Nothing to keep: open a scenario first.");
+    return false;
+  }
+  message_->clear();
+  right_ = left_;
+  right_name_ = left_name_ + " (kept)";
   rebuild();
   return true;
 }

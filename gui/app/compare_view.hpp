@@ -1,5 +1,5 @@
 // Two scenarios side by side: the key results of the current scenario (what-if values
-// applied) and of another scenario file, row by row.
+// applied) and of another scenario file, or of an earlier what-if kept as B, row by row.
 #pragma once
 
 #include <QWidget>
@@ -24,6 +24,9 @@ class CompareView : public QWidget {
   // Loads and analyses the file for the right side; false (and the problem shown in the
   // view) when it does not load.
   bool load_right(const QString& path);
+  // "Keep this what-if as B": the current A (the scenario with its what-if values) becomes B,
+  // so the next what-if compares against it. False when there is no A yet.
+  bool keep_left_as_right();
   QTableWidget* table() const { return table_; }
 
  private:

@@ -1,7 +1,8 @@
 // capsim-gui: the desktop what-if planner.
 //   capsim-gui [SCENARIO.yaml] [--catalog DIR] [--db PATH]
 // Hidden, for documentation screenshots: --screenshot FILE.png [--tab NAME] [--size WxH]
-// renders the real window once its charts are populated, saves it and exits.
+// [--request-rate R] renders the real window once its charts are populated (R: the request
+// rate what-if, set as the control sets it), saves it and exits. tools/screenshots/gui.sh.
 #include <QApplication>
 #include <QBuffer>
 #include <QCommandLineParser>
@@ -15,6 +16,9 @@
 #include "main_window.hpp"
 #include "catalog_browser.hpp"
 #include "simulation_runner.hpp"
+#include "whatif_panel.hpp"
+
+#include <QDoubleSpinBox>
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -33,11 +37,13 @@ int main(int argc, char** argv) {
   QCommandLineOption tab_opt("tab", "The view shown for --screenshot (sizing, cost, serving, catalog, ...).", "name");
   QCommandLineOption size_opt("size", "The window size for --screenshot, WxH.", "size", "1560x960");
   QCommandLineOption filter_opt("catalog-filter", "Catalog view filter for --screenshot.", "filter");
+  QCommandLineOption rate_opt("request-rate", "Request rate what-if for --screenshot, requests/s.", "rate");
+  rate_opt.setFlags(QCommandLineOption::HiddenFromHelp);
   shot_opt.setFlags(QCommandLineOption::HiddenFromHelp);
   tab_opt.setFlags(QCommandLineOption::HiddenFromHelp);
   size_opt.setFlags(QCommandLineOption::HiddenFromHelp);
   filter_opt.setFlags(QCommandLineOption::HiddenFromHelp);
-  parser.addOptions({catalog_opt, db_opt, shot_opt, tab_opt, size_opt, filter_opt});
+  parser.addOptions({catalog_opt, db_opt, shot_opt, tab_opt, size_opt, filter_opt, rate_opt});
   parser.process(app);
 
   capsim::scenarios::WorkspaceOptions options;
@@ -55,8 +61,17 @@ int main(int argc, char** argv) {
     if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
   }
   window.show();
-  if (!args.isEmpty()) window.open_file(args.front());
+  if (!args.isEmpty()) window.open_file(args.front(), !parser.isSet(shot_opt) || !parser.isSet(rate_opt));
   if (!parser.isSet(shot_opt)) return QApplication::exec();
+  if (parser.isSet(rate_opt)) {
+    bool ok = false;
+    const double rate = parser.value(rate_opt).toDouble(&ok);
+    if (!ok || !(rate > 0)) {
+      std::fprintf(stderr, "capsim-gui: --request-rate: expected a number above 0, got '%s'\n", qPrintable(parser.value(rate_opt)));
+      return 2;
+    }
+    window.what_if_panel()->rate_box()->setValue(rate);
+  }
 
   const QString shot = parser.value(shot_opt);
   const QString tab = parser.value(tab_opt);

@@ -14,6 +14,7 @@
 #include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
@@ -21,6 +22,9 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QToolTip>
+#include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QStackedBarSeries>
 #include <QVBoxLayout>
 #include <QtCharts/QChartView>
 #include <QtCharts/QAbstractAxis>
@@ -39,6 +43,7 @@
 #include "cluster_view.hpp"
 #include "compare_view.hpp"
 #include "scenario_editor.hpp"
+#include "serving_charts.hpp"
 #include "simulation_runner.hpp"
 #include "whatif_panel.hpp"
 
@@ -150,23 +155,29 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   cost->setStretchFactor(0, 3);
   cost->setStretchFactor(1, 2);
 
+  // Serving, all from the current plan: throughput against the request rate full width (its
+  // legend names the knee and the plan's rate); below it latency against the SLO and the
+  // deployment's load (utilization per stage, or LLM load and KV cache); the plan's text last.
   serving_view_ = new_chart_view("servingChart");
   latency_view_ = new_chart_view("latencyChart");
+  throughput_view_ = new_chart_view("throughputChart");
   serving_text_ = new_text_view();
-  auto* serving_charts = new QSplitter(Qt::Horizontal);
-  serving_charts->addWidget(serving_view_);
-  serving_charts->addWidget(latency_view_);
+  auto* serving_lower = new QSplitter(Qt::Horizontal);
+  serving_lower->addWidget(latency_view_);
+  serving_lower->addWidget(serving_view_);
   auto* serving = new QSplitter(Qt::Vertical);
-  serving->addWidget(serving_charts);
+  serving->addWidget(throughput_view_);
+  serving->addWidget(serving_lower);
   serving->addWidget(serving_text_);
-  serving->setStretchFactor(0, 3);
-  serving->setStretchFactor(1, 2);
+  serving->setStretchFactor(0, 4);
+  serving->setStretchFactor(1, 4);
+  serving->setStretchFactor(2, 1);
 
   simulation_view_ = new_chart_view("simulationChart");
-  run_text_ = new_text_view();
+  run_summary_ = new_text_view();
   auto* simulation = new QSplitter(Qt::Vertical);
   simulation->addWidget(simulation_view_);
-  simulation->addWidget(run_text_);
+  simulation->addWidget(run_summary_);
 
   catalog_browser_ = new CatalogBrowser(catalog_, q(workspace_.store.path().string()));
   compare_ = new CompareView(catalog_);
@@ -182,7 +193,8 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   tabs_->addTab(cluster_, "Cluster");
   setCentralWidget(tabs_);
 
-  auto* editor_dock = new QDockWidget("Scenario", this);
+  editor_dock_ = new QDockWidget("Scenario", this);
+  auto* editor_dock = editor_dock_;
   editor_dock->setObjectName("scenarioDock");
   editor_dock->setWidget(editor_);
   addDockWidget(Qt::LeftDockWidgetArea, editor_dock);
@@ -192,7 +204,8 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   rl->addWidget(what_if_);
   rl->addWidget(new QLabel("<b>Key results</b> (the plan, as every command shows it)"));
   rl->addWidget(results_, 1);
-  auto* whatif_dock = new QDockWidget("What-if", this);
+  whatif_dock_ = new QDockWidget("What-if", this);
+  auto* whatif_dock = whatif_dock_;
   whatif_dock->setObjectName("whatIfDock");
   whatif_dock->setWidget(right);
   addDockWidget(Qt::RightDockWidgetArea, whatif_dock);
@@ -211,6 +224,7 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
 
   build_actions();
   connect(editor_, &ScenarioEditor::scenario_changed, this, [this] {
+    curve_cache_ = {};  // the text changed: the serving curve may have
     if (what_if_->what_if().empty()) what_if_->load(*editor_->scenario());
     recompute_now();
   });
@@ -221,6 +235,12 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
     }
   });
   connect(what_if_, &WhatIfPanel::changed, this, &MainWindow::recompute_now);
+  connect(cluster_, &ClusterView::replanned, this, [this](bool ok) {
+    export_plan_menu_->setEnabled(ok);
+    status_->setStyleSheet(ok ? "" : "color: #b00000;");
+    status_->setText(ok ? "Cluster plan: " + cluster_->weekly_cost_text().remove(QRegularExpression("<[^>]*>"))
+                        : "Cluster plan: none - " + cluster_->message().split('\n').first());
+  });
   connect(cancel_button_, &QPushButton::clicked, this, &MainWindow::cancel_simulation);
   connect(runner_, &SimulationRunner::progress, this, [this](double f, const QString& what) {
     if (f > 0 && f < 1) {
@@ -236,12 +256,16 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
             progress_->setVisible(false);
             cancel_button_->setVisible(false);
             if (!result) {
-              status_->setText("The run failed: " + errors.split('\n').first());
-              run_text_->setPlainText(errors);
+              show_plan_status("The run failed: " + errors.split('\n').first() + ". ");
+              run_summary_->setPlainText(errors);
             } else {
               full_run_ = std::move(result);
-              full_run_stale_ = false;
-              status_->setText(QString("Run finished in %1 s: %2").arg(seconds, 0, 'f', 2).arg(q(full_run_->status())));
+              // Only a run of the values on screen is current; one that started before a
+              // what-if or an edit stays greyed ("stale: Ctrl+R").
+              full_run_stale_ = !(run_what_if_ == what_if_->what_if() && run_text_ == editor_->text());
+              show_plan_status(QString("Run finished in %1 s%2. ")
+                                   .arg(seconds, 0, 'f', 2)
+                                   .arg(full_run_stale_ ? " with earlier values (stale: Ctrl+R)" : ""));
               show_full_run();
             }
             if (pending_run_) {
@@ -252,7 +276,7 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   connect(runner_, &SimulationRunner::cancelled, this, [this] {
     progress_->setVisible(false);
     cancel_button_->setVisible(false);
-    status_->setText("Run cancelled.");
+    show_plan_status("Run cancelled. ");
     pending_run_ = false;
   });
 
@@ -260,7 +284,8 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   show_placeholder(memory_view_, "Memory per GPU appears with a training scenario.");
   show_placeholder(cost_view_, "The scenario has no cost: section.");
   show_placeholder(serving_view_, "Serving utilization appears with an inference deployment.");
-  show_placeholder(latency_view_, "The latency distribution appears after a run (Ctrl+R).");
+  show_placeholder(latency_view_, "Latency against the SLO appears with an inference deployment.");
+  show_placeholder(throughput_view_, "Throughput against the request rate appears with an inference deployment.");
   show_placeholder(simulation_view_, "Station utilization appears after a run of a scenario with simulate:.");
   QSettings settings;
   restoreState(settings.value("window/state").toByteArray());
@@ -292,6 +317,22 @@ void MainWindow::build_actions() {
     if (!path.isEmpty()) export_report(path);
   });
   exp->setShortcut(QKeySequence("Ctrl+E"));
+  // The cluster plan's exports, the same as `capsim plan --export TARGET`.
+  export_plan_menu_ = file->addMenu("Export &plan");
+  const std::pair<const char*, const char*> targets[] = {{"&Kubernetes (k8s)...", "k8s"},
+                                                         {"K&arpenter...", "karpenter"},
+                                                         {"&GKE...", "gke"},
+                                                         {"&Terraform...", "terraform"}};
+  for (const auto& [label, target] : targets) {
+    const QString t = target;
+    export_plan_menu_->addAction(label, this, [this, t] {
+      const QString ext = t == "terraform" ? ".tf" : ".yaml";
+      const QString name = cluster_->plan() ? q(cluster_->plan()->name) : QString("plan");
+      const QString path = QFileDialog::getSaveFileName(this, "Export the plan (" + t + ")", name + "-" + t + ext);
+      if (!path.isEmpty()) export_cluster_plan(t, path);
+    });
+  }
+  export_plan_menu_->setEnabled(false);
   file->addSeparator();
   auto* quit = file->addAction("&Quit", this, &QWidget::close);
   quit->setShortcut(QKeySequence("Ctrl+Q"));
@@ -333,11 +374,16 @@ bool MainWindow::open_file(const QString& path, bool run) {
   const QString text = QString::fromUtf8(f.readAll());
   if (is_cluster_scenario(text)) {
     const bool ok = cluster_->load(path);
+    set_cluster_mode(true);
     show_tab("cluster");
     add_recent(QFileInfo(path).absoluteFilePath());
-    status_->setText((ok ? "Opened cluster " : "Cluster scenario with problems: ") + path);
+    status_->setStyleSheet(ok ? "" : "color: #b00000;");
+    status_->setText(ok ? "Cluster plan of " + path + ": " + cluster_->weekly_cost_text().remove(QRegularExpression("<[^>]*>"))
+                        : "Cluster scenario with problems: " + path);
+    export_plan_menu_->setEnabled(ok);
     return ok;
   }
+  set_cluster_mode(false);
   file_ = QFileInfo(path).absoluteFilePath();
   full_run_.reset();
   full_run_stale_ = true;
@@ -352,7 +398,7 @@ bool MainWindow::open_file(const QString& path, bool run) {
   dirty_ = false;
   add_recent(file_);
   update_title();
-  status_->setText("Opened " + file_);
+  show_plan_status("Opened " + QFileInfo(file_).fileName() + ". ");
   if (run && editor_->scenario() && editor_->diagnostics().empty()) run_simulation();
   return editor_->diagnostics().empty();
 }
@@ -404,6 +450,8 @@ void MainWindow::run_simulation() {
     return;
   }
   if (!runner_->start(*editor_->scenario(), what_if_->what_if())) return;
+  run_what_if_ = what_if_->what_if();
+  run_text_ = editor_->text();
   progress_->setRange(0, 0);
   progress_->setVisible(true);
   cancel_button_->setVisible(true);
@@ -430,17 +478,56 @@ QString MainWindow::current_tab() const { return tabs_->tabText(tabs_->currentIn
 
 void MainWindow::recompute_now() {
   if (!editor_->scenario()) return;
-  auto a = recompute(*editor_->scenario(), what_if_->what_if(), *catalog_);
+  auto a = recompute(*editor_->scenario(), what_if_->what_if(), *catalog_, &curve_cache_);
   if (!a) {
     what_if_->set_timing(0, false);
-    status_->setText("What-if: " + q(a.errors().front().key_path + ": " + a.errors().front().message));
+    // The values on screen have no plan: nothing may still say "passed".
+    analysis_.reset();
+    status_->setStyleSheet("color: #b00000;");
+    status_->setText("Plan check: not computed - what-if " + q(a.errors().front().key_path + ": " + a.errors().front().message));
     return;
   }
   analysis_ = std::move(a).value();
   analysis_->run.started_at = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
-  full_run_stale_ = true;
+  full_run_stale_ = !(full_run_ && run_what_if_ == what_if_->what_if() && run_text_ == editor_->text());
   what_if_->set_timing(analysis_->seconds, true);
   show_analysis();
+  show_plan_status();
+}
+
+void MainWindow::show_plan_status(const QString& prefix) {
+  if (!analysis_) {
+    status_->setStyleSheet("color: #b00000;");
+    status_->setText(prefix + "Plan check: not computed (the scenario does not load)");
+    return;
+  }
+  const bool failed = !analysis_->planned || !analysis_->run.passed();
+  status_->setStyleSheet(failed ? "color: #b00000; font-weight: bold;" : "");
+  status_->setText(prefix + q(plan_check_text(*analysis_)));
+}
+
+QString MainWindow::status_text() const { return status_->text(); }
+
+void MainWindow::set_cluster_mode(bool cluster) {
+  // A cluster has its own form in the Cluster view: the single-scenario form and what-ifs
+  // would be empty controls that do nothing.
+  editor_dock_->setVisible(!cluster);
+  whatif_dock_->setVisible(!cluster);
+  if (cluster)
+    for (int i = 0; i < 4; ++i) tabs_->setTabEnabled(i, false);
+  export_plan_menu_->setEnabled(cluster && cluster_->plan().has_value());
+}
+
+bool MainWindow::export_cluster_plan(const QString& target, const QString& path) {
+  const Status st = cluster_->export_plan(target, path);
+  if (!st.empty()) {
+    status_->setStyleSheet("color: #b00000;");
+    status_->setText("Plan not exported: " + q(format_diagnostics(st)));
+    return false;
+  }
+  status_->setStyleSheet("");
+  status_->setText("Exported the plan (" + target + ") to " + path);
+  return true;
 }
 
 QChart* MainWindow::frontier_chart() const { return frontier_view_->chart(); }
@@ -448,6 +535,7 @@ QChart* MainWindow::memory_chart() const { return memory_view_->chart(); }
 QChart* MainWindow::cost_chart() const { return cost_view_->chart(); }
 QChart* MainWindow::serving_chart() const { return serving_view_->chart(); }
 QChart* MainWindow::latency_chart() const { return latency_view_->chart(); }
+QChart* MainWindow::throughput_chart() const { return throughput_view_->chart(); }
 QChart* MainWindow::simulation_chart() const { return simulation_view_->chart(); }
 
 void MainWindow::show_analysis() {
@@ -466,9 +554,19 @@ void MainWindow::show_analysis() {
   const auto rows = key_results(a);
   results_->setRowCount(static_cast<int>(rows.size()));
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    results_->setItem(static_cast<int>(i), 0, new QTableWidgetItem(q(rows[i].first)));
+    auto* k = new QTableWidgetItem(q(rows[i].first));
+    k->setToolTip(q(rows[i].first));
     auto* v = new QTableWidgetItem(q(rows[i].second));
     v->setToolTip(q(rows[i].second));
+    if (key_result_violated(a, rows[i].first)) {  // a figure an expectation that fails is about
+      for (auto* item : {k, v}) {
+        item->setForeground(QColor(176, 0, 0));
+        QFont f = item->font();
+        f.setBold(true);
+        item->setFont(f);
+      }
+    }
+    results_->setItem(static_cast<int>(i), 0, k);
     results_->setItem(static_cast<int>(i), 1, v);
   }
   results_->horizontalHeader()->setVisible(false);
@@ -487,6 +585,17 @@ void MainWindow::show_analysis() {
       axis->setLabelsFont(f);
     }
     set_chart(memory_view_, memory);
+    // Each bar's full label and its figures on hover, whatever room the axis had.
+    QStringList labels;
+    for (auto* axis : memory->axes(Qt::Horizontal))
+      if (auto* cat = qobject_cast<QBarCategoryAxis*>(axis)) labels = cat->categories();
+    for (auto* series : memory->series())
+      if (auto* bars = qobject_cast<QStackedBarSeries*>(series))
+        connect(bars, &QStackedBarSeries::hovered, this, [this, labels](bool on, int index, QBarSet* set) {
+          if (!on || index < 0 || index >= labels.size()) return QToolTip::hideText();
+          QToolTip::showText(QCursor::pos(), labels[index] + "\n" + set->label() + QString(": %1 GB").arg(set->at(index), 0, 'f', 1),
+                             memory_view_);
+        });
     fill_table(fastest_table_, {scenarios::fastest_table(*a.run.sizing)});
   } else {
     const QString why = a.run.scenario.inference ? "Inference scenario: see the Serving view."
@@ -503,51 +612,62 @@ void MainWindow::show_analysis() {
     show_placeholder(cost_view_, "The scenario has no cost: section.");
     cost_table_->setRowCount(0);
   }
+  show_serving();
+  compare_->set_left(a, QFileInfo(file_).fileName() + (what_if_->what_if().empty() ? "" : " (with what-if values)"));
+  if (full_run_) show_full_run();
+}
+
+void MainWindow::show_serving() {
+  const Analysis& a = *analysis_;
+  if (!a.run.scenario.inference) return;
   if (a.serving && a.serving->graph) {
     auto* chart = render::utilization_chart(serving_utilization_bars(*a.serving));
     chart->setTitle(QString("Stage utilization at %1 req/s (analytic), constraint red").arg(a.serving->rate));
     set_chart(serving_view_, chart);
-  } else if (a.serving) {
-    show_placeholder(serving_view_, "LLM serving: see the estimate below.");
+  } else if (QChart* load = llm_load_chart(a)) {
+    set_chart(serving_view_, load);
+  } else {
+    show_placeholder(serving_view_, "No deployment to estimate: see the key results.");
   }
-  QString text;
-  for (const auto& [k, v] : rows) text += QString("%1  %2\n").arg(q(k), -26).arg(q(v));
-  if (a.run.scenario.inference) serving_text_->setPlainText("Analytic estimate (live):\n" + text);
-  compare_->set_left(a, QFileInfo(file_).fileName() + (what_if_->what_if().empty() ? "" : " (with what-if values)"));
-  if (full_run_) show_full_run();
+  // Latency of this plan (simulated by make_plan, so current with every what-if).
+  if (QChart* llm = llm_latency_chart(a)) {
+    set_chart(latency_view_, llm);
+  } else if (const auto cdf = scenarios::latency_cdf(a.run); !cdf.points.empty()) {
+    auto* chart = render::latency_cdf_chart(cdf);
+    chart->setTitle("Latency (simulated) against the p99 bound");
+    set_chart(latency_view_, chart);
+  } else {
+    show_placeholder(latency_view_, a.run.plan.not_measured.empty() ? "No simulated latency for this plan."
+                                                                    : "Latency not measured: " + q(a.run.plan.not_measured_reason));
+  }
+  if (QChart* curve = throughput_curve_chart(a)) set_chart(throughput_view_, curve);
+  else show_placeholder(throughput_view_, "No throughput curve: see the problems in the key results.");
+  QString text = "The plan (live):\n";
+  for (const auto& [k, v] : key_results(a)) text += QString("%1  %2\n").arg(q(k), -26).arg(q(v));
+  serving_text_->setPlainText(text);
 }
 
 void MainWindow::show_full_run() {
   if (!full_run_) return;
   const auto& run = *full_run_;
-  const QString stale = full_run_stale_ ? " [earlier values: Ctrl+R to rerun]" : "";
-  run_text_->setPlainText(q(scenarios::run_summary_text(run)) + (full_run_stale_ ? "\n(run with earlier values; Ctrl+R runs again)" : ""));
-  const auto cdf = scenarios::latency_cdf(run);
-  if (!cdf.points.empty()) {
-    auto* chart = render::latency_cdf_chart(cdf);
-    chart->setTitle("Latency (simulated) against the p99 bound" + stale);
-    set_chart(latency_view_, chart);
-  } else if (run.scenario.inference) {
-    show_placeholder(latency_view_, run.serving_simulation && run.serving_simulation->llm
-                                        ? "LLM serving: the simulated TTFT and TPOT are listed below."
-                                        : "No simulated deployment to draw.");
-  }
-  if (run.scenario.inference) {
-    QString text;
-    if (run.serving_simulation) text += q(scenarios::serving_simulation_text(*run.serving_simulation));
-    if (run.serving_sizing) text += "\n" + q(scenarios::serving_sizing_text(*run.serving_sizing));
-    if (analysis_) {
-      QString live;
-      for (const auto& [k, v] : key_results(*analysis_)) live += QString("%1  %2\n").arg(q(k), -26).arg(q(v));
-      text = "Analytic estimate (live):\n" + live + "\nSimulated" + stale + ":\n" + text;
-    }
-    serving_text_->setPlainText(text);
-  }
+  // What was not recomputed with the current values is greyed and says so.
+  const QString stale = full_run_stale_ ? "stale: Ctrl+R - " : "";
+  run_summary_->setPlainText((full_run_stale_ ? "stale: Ctrl+R (this run used earlier values)\n\n" : "") +
+                             q(scenarios::run_summary_text(run)));
+  QPalette pal = run_summary_->palette();
+  pal.setColor(QPalette::Text, full_run_stale_ ? QColor(140, 140, 140) : palette().color(QPalette::Text));
+  run_summary_->setPalette(pal);
   const auto bars = scenarios::utilization_bars(run);
   if (!bars.empty()) {
     auto* chart = render::utilization_chart(bars);
-    chart->setTitle(chart->title() + stale);
+    chart->setTitle(stale + chart->title());
+    if (full_run_stale_) {
+      chart->setOpacity(0.45);
+      chart->setBackgroundBrush(QColor(225, 225, 225));
+    }
     set_chart(simulation_view_, chart);
+  } else if (full_run_stale_) {
+    show_placeholder(simulation_view_, stale + "the simulation ran with earlier values");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "whatif.hpp"
 
 class QChartView;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -69,7 +70,14 @@ class MainWindow : public QMainWindow {
   QChart* cost_chart() const;
   QChart* serving_chart() const;
   QChart* latency_chart() const;
+  QChart* throughput_chart() const;
   QChart* simulation_chart() const;
+  QString status_text() const;
+  // True when the Simulation view shows a run of other values than the current ones
+  // (greyed, "stale: Ctrl+R").
+  bool simulation_stale() const { return full_run_stale_; }
+  // Writes the cluster plan's export (k8s, karpenter, gke, terraform); File > Export plan.
+  bool export_cluster_plan(const QString& target, const QString& path);
   QString current_file() const { return file_; }
 
  protected:
@@ -86,6 +94,9 @@ class MainWindow : public QMainWindow {
   void update_title();
   void hook_frontier_hover();
   void show_placeholder(QChartView* view, const QString& text);
+  void show_serving();
+  void show_plan_status(const QString& prefix = {});
+  void set_cluster_mode(bool cluster);
 
   scenarios::Workspace workspace_;
   std::shared_ptr<const hardware::Catalog> catalog_;
@@ -100,9 +111,10 @@ class MainWindow : public QMainWindow {
   QTableWidget* cost_table_;
   QChartView* serving_view_;
   QChartView* latency_view_;
+  QChartView* throughput_view_;
   QPlainTextEdit* serving_text_;
   QChartView* simulation_view_;
-  QPlainTextEdit* run_text_;
+  QPlainTextEdit* run_summary_;
   CatalogBrowser* catalog_browser_;
   CompareView* compare_;
   ClusterView* cluster_;
@@ -111,6 +123,12 @@ class MainWindow : public QMainWindow {
   QPushButton* cancel_button_;
   QLabel* status_;
   QMenu* recent_menu_;
+  QMenu* export_plan_menu_;
+  QDockWidget* editor_dock_;
+  QDockWidget* whatif_dock_;
+  ServingCurveCache curve_cache_;
+  WhatIf run_what_if_;       // the values the background run started with
+  QString run_text_;         // and the scenario text
   QString file_;
   bool dirty_ = false;
   std::optional<Analysis> analysis_;

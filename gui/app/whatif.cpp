@@ -2,6 +2,7 @@
 
 #include "capsim/core/text.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "capsim/models/serving_llm.hpp"
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/serving_report.hpp"
+#include "capsim/scenarios/table.hpp"
 
 namespace capsim::gui {
 namespace {
@@ -19,17 +21,6 @@ namespace {
 Diagnostic control_error(const scenarios::Scenario& s, std::string control, std::string message, std::string hint = {}) {
   return Diagnostic{{s.file}, std::move(control), std::move(message), std::move(hint)};
 }
-
-std::string fmt_number(double v, const char* format = "%.4g") {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string percent(double fraction) { return fmt_number(100 * fraction, "%.1f") + " %"; }
-
-std::string ms(Seconds s) { return std::isfinite(s.value()) ? fmt_number(s.value() * 1e3, "%.3g") + " ms" : "unbounded"; }
 
 void apply_model(scenarios::Scenario& s, const std::string& name, std::vector<Diagnostic>& errors) {
   if (s.inference && s.inference->llm) {
@@ -61,6 +52,67 @@ void apply_model(scenarios::Scenario& s, const std::string& name, std::vector<Di
   }
   if (s.training.is_transformer() && s.training.tokens <= 0) s.training.tokens = 1e12;
   s.training.model_name = name;
+}
+
+// The LLM deployment's levers: lengths, tensor parallelism, and the GPU type (a deployment
+// names a node, so a GPU type picks the catalog's node of that GPU with room for the replica,
+// the same provider first).
+void apply_serving(scenarios::Scenario& s, const WhatIf& w, const hardware::Catalog& catalog,
+                   std::vector<Diagnostic>& errors) {
+  const bool llm = s.inference && s.inference->llm;
+  auto need_llm = [&](const char* key, const char* what) {
+    if (!llm) errors.push_back(control_error(s, key, std::string("only llm-serving workloads have ") + what));
+    return llm;
+  };
+  if (w.prompt_tokens && need_llm("workload.prompt_tokens", "a prompt length")) {
+    if (*w.prompt_tokens < 1) errors.push_back(control_error(s, "workload.prompt_tokens", "the prompt must be at least 1 token"));
+    else if (!s.inference->mix.requests.empty())
+      errors.push_back(control_error(s, "workload.prompt_tokens", "the lengths come from workload.request_lengths"));
+    else s.inference->mix.prompt_tokens = *w.prompt_tokens;
+  }
+  if (w.output_tokens && need_llm("workload.output_tokens", "an answer length")) {
+    if (*w.output_tokens < 1) errors.push_back(control_error(s, "workload.output_tokens", "the answer must be at least 1 token"));
+    else if (!s.inference->mix.requests.empty())
+      errors.push_back(control_error(s, "workload.output_tokens", "the lengths come from workload.request_lengths"));
+    else s.inference->mix.output_tokens = *w.output_tokens;
+  }
+  if (w.tensor_parallel && need_llm("deployment.tensor_parallel", "tensor parallelism")) {
+    if (*w.tensor_parallel < 1)
+      errors.push_back(control_error(s, "deployment.tensor_parallel", "tensor parallelism must be at least 1"));
+    else s.inference->tensor_parallel = *w.tensor_parallel;
+  }
+  if (!w.gpu || !s.inference || s.inference->node.empty() || catalog.find_gpu(*w.gpu) == nullptr) return;
+  auto& inf = *s.inference;
+  models::NodeTypeQuery query;
+  query.gpus = {*w.gpu};
+  auto types = models::node_types_from_catalog(catalog, query);
+  if (!types) {
+    for (auto d : types.errors()) {
+      d.key_path = "deployment.node";
+      errors.push_back(d);
+    }
+    return;
+  }
+  const int replica_gpus = inf.llm ? inf.tensor_parallel * inf.pipeline_parallel : 1;
+  const std::string provider = inf.node.substr(0, inf.node.find('-'));
+  const models::NodeType* best = nullptr;
+  auto better = [&](const models::NodeType& a, const models::NodeType& b) {
+    const bool a_same = a.provider == provider, b_same = b.provider == provider;
+    if (a_same != b_same) return a_same;
+    return a.cluster.gpus_per_node < b.cluster.gpus_per_node;  // the smallest node that holds a replica
+  };
+  for (const auto& t : *types) {
+    const int per_node = t.cluster.gpus_per_node;
+    const bool holds = per_node >= replica_gpus || (inf.llm && inf.pipeline_parallel > 1 && replica_gpus % per_node == 0);
+    if (t.source != "instance" || !holds) continue;
+    if (best == nullptr || better(t, *best)) best = &t;
+  }
+  if (best == nullptr) {
+    errors.push_back(control_error(s, "deployment.node", "no catalog instance carries " + *w.gpu + " with room for a replica of " +
+                                                             plural(replica_gpus, "GPU")));
+    return;
+  }
+  inf.node = best->id;
 }
 
 }  // namespace
@@ -126,6 +178,23 @@ Result<scenarios::Scenario> apply_what_if(const scenarios::Scenario& base, const
       }
     }
   }
+  if (w.deadline_days) {
+    if (s.inference || s.training.service)
+      errors.push_back(control_error(s, "deadline", "only training workloads have a deadline"));
+    else if (!(*w.deadline_days > 0))
+      errors.push_back(control_error(s, "deadline", "the deadline must be above 0 days"));
+    else
+      s.deadline = Seconds(*w.deadline_days * units::day);
+  }
+  if (w.tokens) {
+    if (s.inference || s.training.service || !s.training.is_transformer())
+      errors.push_back(control_error(s, "workload.tokens", "only transformer training has a token count"));
+    else if (!(*w.tokens > 0))
+      errors.push_back(control_error(s, "workload.tokens", "the token count must be above 0"));
+    else
+      s.training.tokens = *w.tokens;
+  }
+  apply_serving(s, w, catalog, errors);
   if (w.electricity_usd_per_kwh && !(*w.electricity_usd_per_kwh > 0))
     errors.push_back(control_error(s, "cost.electricity", "the electricity price must be above 0"));
   if (!errors.empty()) return errors;
@@ -171,7 +240,29 @@ Result<ServingEstimate> estimate_serving_scenario(const scenarios::Scenario& s, 
   return e;
 }
 
-Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_if, const hardware::Catalog& catalog) {
+namespace {
+
+void add_curve(Analysis& a, const hardware::Catalog& catalog, ServingCurveCache* cache) {
+  const auto& s = a.run.scenario;
+  if (!s.inference || s.inference->node.empty() || s.inference->offline_requests > 0) return;
+  const std::string key = serving_curve_key(s);
+  if (cache != nullptr && cache->curve && cache->key == key) {
+    a.curve = cache->curve;
+    return;
+  }
+  auto curve = serving_curve(s, catalog);
+  if (!curve) {
+    a.problems.insert(a.problems.end(), curve.errors().begin(), curve.errors().end());
+    return;
+  }
+  a.curve = std::move(curve).value();
+  if (cache != nullptr) *cache = {key, a.curve};
+}
+
+}  // namespace
+
+Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_if, const hardware::Catalog& catalog,
+                           ServingCurveCache* cache) {
   const auto start = std::chrono::steady_clock::now();
   auto scenario = apply_what_if(base, what_if, catalog);
   if (!scenario) return scenario.errors();
@@ -179,6 +270,7 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
   // The plan, as every command computes it: the key results are its figures.
   if (auto plan = scenarios::make_plan(*scenario, catalog)) {
     a.run = std::move(plan).value();
+    a.planned = true;
     const auto& s = a.run.scenario;
     if (a.run.cost) {
       auto problems = apply_cost_overrides(*a.run.cost, what_if);
@@ -191,6 +283,7 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
       if (serving) a.serving = std::move(serving).value();
       else a.problems.insert(a.problems.end(), serving.errors().begin(), serving.errors().end());
     }
+    add_curve(a, catalog, cache);
     a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return a;
   } else {
@@ -219,6 +312,7 @@ Result<Analysis> recompute(const scenarios::Scenario& base, const WhatIf& what_i
     if (serving) a.serving = std::move(serving).value();
     else keep(serving.errors());
   }
+  add_curve(a, catalog, cache);
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }
@@ -229,77 +323,6 @@ std::vector<scenarios::UtilizationBar> serving_utilization_bars(const ServingEst
   for (const auto& st : e.graph->stages)
     bars.push_back({st.name, std::min(st.utilization, 1.0), st.name == e.graph->constraint});
   return bars;
-}
-
-std::vector<std::pair<std::string, std::string>> key_results(const Analysis& a) {
-  std::vector<std::pair<std::string, std::string>> rows;
-  const auto& s = a.run.scenario;
-  rows.emplace_back("scenario", s.name);
-  const auto& p = a.run.plan;
-  if (!p.configuration.empty()) {
-    rows.emplace_back("plan (" + p.basis + ")", p.configuration);
-    rows.emplace_back("GPUs", plural(p.gpus, "GPU") + (p.gpu.empty() ? "" : " x " + p.gpu) + " on " + plural(p.nodes, "node"));
-    if (p.time) rows.emplace_back("time per run", to_string(*p.time) + " (" + p.time_basis + ")");
-    if (p.p99) rows.emplace_back("p99 latency", to_string(*p.p99) + " (" + p.latency_basis + ")");
-    if (p.ttft_p99) rows.emplace_back("TTFT p99", to_string(*p.ttft_p99) + " (" + p.latency_basis + ")");
-    if (p.tpot_p99) rows.emplace_back("TPOT p99", to_string(*p.tpot_p99) + " (" + p.latency_basis + ")");
-    if (p.cost_per_run) rows.emplace_back("cost per run", scenarios::human_count(p.cost_per_run->value()) + " USD");
-    if (p.cost_per_month)
-      rows.emplace_back("cost per month", scenarios::human_count(p.cost_per_month->value() * units::month) + " USD");
-    for (const auto& w : p.warnings) rows.emplace_back("warning", w);
-  }
-  if (a.run.sizing) {
-    const auto& res = a.run.sizing->search;
-    rows.emplace_back("configurations searched", std::to_string(res.evaluated) + " (" + std::to_string(res.fitting) + " fit)");
-    if (res.recommended) {
-      const auto& c = *res.recommended;
-      const auto& type = res.node_types[c.node_type];
-      if (p.configuration.empty()) {  // no plan (a part failed): the search's own figures
-        rows.emplace_back("recommendation", scenarios::describe_candidate(*a.run.sizing, c));
-        rows.emplace_back("GPUs", std::to_string(c.gpus(res.node_types)) + " x " + type.cluster.gpu.id);
-        rows.emplace_back("time per run", to_string(c.total_time));
-      }
-      rows.emplace_back("MFU", percent(c.mfu));
-      rows.emplace_back("memory per GPU", to_string(c.memory_per_gpu) + " of " + to_string(type.cluster.gpu.memory));
-      rows.emplace_back("constraint", std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck))));
-    } else {
-      rows.emplace_back("recommendation", res.recommendation.empty() ? "none" : res.recommendation);
-    }
-  }
-  if (a.serving) {
-    const auto& e = *a.serving;
-    rows.emplace_back("serving node", e.node);
-    rows.emplace_back("request rate", fmt_number(e.rate) + " requests/s");
-    if (e.graph) {
-      rows.emplace_back("capacity", fmt_number(e.graph->capacity) + " requests/s (" + e.graph->constraint + ")");
-      // The analytic bound only when no simulation gave the plan its p99: two p99s side by side
-      // read as a contradiction.
-      if (!p.p99) {
-        rows.emplace_back("p99 latency (analytic)", e.graph->stable ? ms(e.graph->p99_latency) : "unbounded (overloaded)");
-        rows.emplace_back("mean latency (analytic)", e.graph->stable ? ms(e.graph->mean_latency) : "unbounded (overloaded)");
-      }
-      rows.emplace_back("constraint", e.graph->constraint);
-    }
-    if (e.llm) {
-      rows.emplace_back("TTFT unloaded", ms(e.llm->ttft_unloaded));
-      rows.emplace_back("TPOT at max concurrency", ms(e.llm->tpot_at_max));
-      rows.emplace_back("capacity", fmt_number(e.llm->requests_per_second * e.replicas) + " requests/s (" +
-                                        std::to_string(e.replicas) + " replicas)");
-      rows.emplace_back("load", percent(e.rate / (e.llm->requests_per_second * e.replicas)));
-    }
-  }
-  if (a.run.cost) {
-    const auto& c = a.run.cost->comparison;
-    rows.emplace_back("horizon", fmt_number(c.horizon.value() / units::month, "%.3g") + " months");
-    rows.emplace_back("utilization", a.run.cost->inputs.demand.profile.name + " (" +
-                                         percent(a.run.cost->inputs.demand.profile.busy_fraction) + ")");
-    rows.emplace_back("cheapest option", c.options[c.cheapest].name);
-    rows.emplace_back("total cost (cheapest)", to_string(c.totals[c.cheapest]));
-    for (std::size_t i = 0; i < c.options.size(); ++i)
-      rows.emplace_back("total: " + c.options[i].name, to_string(c.totals[i]));
-  }
-  for (const auto& d : a.problems) rows.emplace_back("problem", d.key_path + ": " + d.message);
-  return rows;
 }
 
 }  // namespace capsim::gui

@@ -50,6 +50,32 @@ WhatIfPanel::WhatIfPanel(const hardware::Catalog& catalog, QWidget* parent) : QW
   horizon_->setObjectName("whatIfHorizon");
   horizon_->setRange(1, 240);
   horizon_->setSuffix(" months");
+  deadline_ = new QDoubleSpinBox;
+  deadline_->setObjectName("whatIfDeadline");
+  deadline_->setRange(0.0, 3650);
+  deadline_->setDecimals(1);
+  deadline_->setSuffix(" days");
+  deadline_->setSpecialValueText("(none)");
+  tokens_ = new QDoubleSpinBox;
+  tokens_->setObjectName("whatIfTokens");
+  tokens_->setRange(0.001, 1e6);
+  tokens_->setDecimals(3);
+  tokens_->setSuffix(" B tokens");
+  prompt_ = new QSpinBox;
+  prompt_->setObjectName("whatIfPrompt");
+  prompt_->setRange(1, 1 << 20);
+  prompt_->setSuffix(" tokens");
+  output_ = new QSpinBox;
+  output_->setObjectName("whatIfOutput");
+  output_->setRange(1, 1 << 20);
+  output_->setSuffix(" tokens");
+  tensor_parallel_ = new QSpinBox;
+  tensor_parallel_->setObjectName("whatIfTensorParallel");
+  tensor_parallel_->setRange(1, 64);
+  // Return in a spin box commits the value here; it must not reach a default button elsewhere.
+  for (auto* box : std::initializer_list<QAbstractSpinBox*>{gpus_, rate_, electricity_, horizon_, deadline_, tokens_, prompt_,
+                                                            output_, tensor_parallel_})
+    box->setKeyboardTracking(false);
   timing_ = new QLabel;
   timing_->setObjectName("whatIfTiming");
   auto* reset_button = new QPushButton("Reset to the file's values");
@@ -65,7 +91,12 @@ WhatIfPanel::WhatIfPanel(const hardware::Catalog& catalog, QWidget* parent) : QW
   form->addRow("model", model_);
   form->addRow("GPU type", gpu_);
   form->addRow(gpus_label_, gpus_);
+  form->addRow("deadline", deadline_);
+  form->addRow("tokens", tokens_);
   form->addRow("request rate", rate_);
+  form->addRow("prompt length", prompt_);
+  form->addRow("answer length", output_);
+  form->addRow("tensor parallel", tensor_parallel_);
   form->addRow("utilization", util_row);
   form->addRow("electricity", electricity_);
   form->addRow("horizon", horizon_);
@@ -82,6 +113,11 @@ WhatIfPanel::WhatIfPanel(const hardware::Catalog& catalog, QWidget* parent) : QW
   connect(utilization_, &QSlider::valueChanged, this, &WhatIfPanel::update_from_controls);
   connect(electricity_, &QDoubleSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
   connect(horizon_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
+  connect(deadline_, &QDoubleSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
+  connect(tokens_, &QDoubleSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
+  connect(prompt_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
+  connect(output_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
+  connect(tensor_parallel_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
   connect(reset_button, &QPushButton::clicked, this, &WhatIfPanel::reset);
 }
 
@@ -126,6 +162,22 @@ void WhatIfPanel::load(const scenarios::Scenario& s) {
   base_horizon_ = cost ? static_cast<int>(std::lround(s.cost->horizon.value() / units::month)) : 24;
   horizon_->setEnabled(cost);
   horizon_->setValue(base_horizon_);
+  deadline_->setEnabled(training);
+  deadline_->setValue(training && s.deadline ? s.deadline->value() / units::day : 0.0);
+  base_deadline_ = deadline_->value();
+  tokens_->setEnabled(training && s.training.is_transformer());
+  tokens_->setValue(training && s.training.is_transformer() ? s.training.tokens / 1e9 : 1.0);
+  base_tokens_ = tokens_->value();
+  const bool lengths = llm && s.inference->mix.requests.empty();
+  prompt_->setEnabled(lengths);
+  output_->setEnabled(lengths);
+  prompt_->setValue(llm ? s.inference->mix.prompt_tokens : 1);
+  output_->setValue(llm ? s.inference->mix.output_tokens : 1);
+  base_prompt_ = prompt_->value();
+  base_output_ = output_->value();
+  tensor_parallel_->setEnabled(llm && !s.inference->node.empty());
+  tensor_parallel_->setValue(llm ? s.inference->tensor_parallel : 1);
+  base_tensor_parallel_ = tensor_parallel_->value();
   what_if_ = {};
   loading_ = false;
 }
@@ -139,6 +191,11 @@ void WhatIfPanel::reset() {
   utilization_->setValue(base_utilization_);
   electricity_->setValue(base_electricity_);
   horizon_->setValue(base_horizon_);
+  deadline_->setValue(base_deadline_);
+  tokens_->setValue(base_tokens_);
+  prompt_->setValue(base_prompt_);
+  output_->setValue(base_output_);
+  tensor_parallel_->setValue(base_tensor_parallel_);
   loading_ = false;
   update_from_controls();
 }
@@ -154,6 +211,13 @@ void WhatIfPanel::update_from_controls() {
   if (utilization_->isEnabled() && utilization_->value() != base_utilization_) w.utilization = utilization_->value() / 100.0;
   if (electricity_->isEnabled() && electricity_->value() > 0) w.electricity_usd_per_kwh = electricity_->value();
   if (horizon_->isEnabled() && horizon_->value() != base_horizon_) w.horizon_months = horizon_->value();
+  if (deadline_->isEnabled() && deadline_->value() != base_deadline_ && deadline_->value() > 0)
+    w.deadline_days = deadline_->value();
+  if (tokens_->isEnabled() && tokens_->value() != base_tokens_) w.tokens = tokens_->value() * 1e9;
+  if (prompt_->isEnabled() && prompt_->value() != base_prompt_) w.prompt_tokens = prompt_->value();
+  if (output_->isEnabled() && output_->value() != base_output_) w.output_tokens = output_->value();
+  if (tensor_parallel_->isEnabled() && tensor_parallel_->value() != base_tensor_parallel_)
+    w.tensor_parallel = tensor_parallel_->value();
   what_if_ = w;
   emit changed();
 }

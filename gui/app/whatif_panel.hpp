@@ -1,5 +1,6 @@
-// The what-if controls: model, GPU, GPU count, request rate, utilization, electricity price,
-// horizon. Each control starts at "as in the file"; changing one emits changed() with the
+// The what-if controls: model, GPU, GPU count, deadline and tokens (training), request rate,
+// prompt and answer lengths and tensor parallelism (LLM serving), utilization, electricity
+// price, horizon. Each control starts at "as in the file"; changing one emits changed() with the
 // set of values that differ from the file, and the window recomputes.
 #pragma once
 
@@ -39,6 +40,11 @@ class WhatIfPanel : public QWidget {
   QSlider* utilization_slider() const { return utilization_; }
   QDoubleSpinBox* electricity_box() const { return electricity_; }
   QSpinBox* horizon_box() const { return horizon_; }
+  QDoubleSpinBox* deadline_box() const { return deadline_; }
+  QDoubleSpinBox* tokens_box() const { return tokens_; }
+  QSpinBox* prompt_box() const { return prompt_; }
+  QSpinBox* output_box() const { return output_; }
+  QSpinBox* tensor_parallel_box() const { return tensor_parallel_; }
 
  signals:
   void changed();
@@ -55,12 +61,18 @@ class WhatIfPanel : public QWidget {
   QLabel* utilization_value_;
   QDoubleSpinBox* electricity_;
   QSpinBox* horizon_;
+  QDoubleSpinBox* deadline_;  // days
+  QDoubleSpinBox* tokens_;    // billions of tokens
+  QSpinBox* prompt_;
+  QSpinBox* output_;
+  QSpinBox* tensor_parallel_;
   QLabel* timing_;
   WhatIf what_if_;
   // The file's values: a control at that value sets no override.
   QString base_model_, base_gpu_;
   int base_gpus_ = 0, base_horizon_ = 0, base_utilization_ = 0;
-  double base_rate_ = 0, base_electricity_ = 0;
+  double base_rate_ = 0, base_electricity_ = 0, base_deadline_ = 0, base_tokens_ = 0;
+  int base_prompt_ = 0, base_output_ = 0, base_tensor_parallel_ = 0;
   bool loading_ = false;
 };
 

@@ -149,8 +149,10 @@ QChart* frontier_chart(const scenarios::SizingReport& report) {
   }
   auto* x = new QLogValueAxis();
   x->setTitleText("time to train (days, log scale)");
-  x->setLabelFormat("%g");
+  x->setLabelFormat("%.3g");
   x->setRange(min_x / 1.3, max_x * 1.3);
+  x->setBase(log_axis_base(min_x / 1.3, max_x * 1.3));
+  x->setMinorTickCount(-1);
   auto* y = new QValueAxis();
   y->setTitleText(QString::fromStdString("cost per run (" + scale_name + std::string(currency_code(Currency::usd)) + ")"));
   y->setLabelFormat("%.4g");
@@ -165,6 +167,18 @@ QChart* frontier_chart(const scenarios::SizingReport& report) {
   chart->legend()->setAlignment(Qt::AlignBottom);
 
   return chart;
+}
+
+double log_axis_base(double min, double max) {
+  // A log axis ticks at the powers of its base: base 10 over 30..300 days gives the single
+  // tick "100". The largest of these bases with at least three powers in the range does.
+  for (double base : {10.0, 2.0, std::sqrt(2.0), 1.1}) {
+    if (!(min > 0) || !(max > min)) return 10.0;
+    const double first = std::ceil(std::log(min) / std::log(base) - 1e-9);
+    const double last = std::floor(std::log(max) / std::log(base) + 1e-9);
+    if (last - first + 1 >= 3) return base;
+  }
+  return 1.1;
 }
 
 QImage chart_image(QChart* chart, int width, int height) {

@@ -1,4 +1,5 @@
 // The cluster plan's pictures, shared by the desktop app's Cluster view and the report.
+#include <QLegend>
 #include <QLineSeries>
 #include <QValueAxis>
 #include <algorithm>
@@ -10,7 +11,14 @@
 namespace capsim::render {
 namespace {
 
-constexpr int kRow = 34, kBox = 96, kLabel = 210, kGap = 6;
+constexpr int kRow = 34, kBox = 96, kGap = 6;
+
+// The node label column: wide enough for the longest "node 12  aws-g5-12xlarge  168 h".
+int label_width(const scenarios::ClusterPlan& plan) {
+  std::size_t longest = 0;
+  for (const auto& n : plan.packing.nodes) longest = std::max(longest, n.node_type.size());
+  return std::max(210, static_cast<int>(longest) * 8 + 110);
+}
 
 QColor workload_colour(int index) {
   static const QColor colours[] = {QColor("#4e79a7"), QColor("#f28e2b"), QColor("#59a14f"), QColor("#e15759"),
@@ -52,9 +60,14 @@ QChart* cluster_timeline_chart(const scenarios::ClusterPlan& plan) {
     s->attachAxis(x);
     s->attachAxis(y);
   }
-  y->setRange(0, most + 1);
-  y->setTickCount(most + 2);
+  y->setRange(0, most + std::max(1, most / 8));
+  y->setTickCount(std::min(most, 10) + 2);
   y->setLabelFormat("%d");
+  // Every pool named in full: the legend below the plot, where the names have the chart's
+  // width (beside it two "aws-g5-..." pools read the same); a tooltip if one is still cut.
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->legend()->setShowToolTips(true);
+  for (auto* axis : chart->axes()) axis->setTruncateLabels(false);
   return chart;
 }
 
@@ -62,11 +75,12 @@ QSize packing_size(const scenarios::ClusterPlan& plan) {
   int gpus = 1;
   for (const auto& n : plan.packing.nodes) gpus = std::max(gpus, static_cast<int>(n.gpus.size()));
   const int rows = static_cast<int>(plan.packing.nodes.size());
-  return {std::max(kLabel + gpus * (kBox + kGap) + 20, 640), 8 + rows * kRow + kRow / 2 + static_cast<int>(plan.workloads.size()) * 20 + 8};
+  return {std::max(label_width(plan) + gpus * (kBox + kGap) + 20, 640), 8 + rows * kRow + kRow / 2 + static_cast<int>(plan.workloads.size()) * 20 + 8};
 }
 
 void paint_packing(QPainter& p, const scenarios::ClusterPlan& plan, const QColor& text, const QColor& base) {
   p.fillRect(QRect(QPoint(0, 0), packing_size(plan)), base);
+  const int kLabel = label_width(plan);
   std::map<std::string, int> colour;
   for (std::size_t i = 0; i < plan.workloads.size(); ++i) colour[plan.workloads[i].name] = static_cast<int>(i);
   int y = 8;

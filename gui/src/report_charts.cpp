@@ -58,6 +58,7 @@ QChart* memory_chart(const std::vector<scenarios::MemoryBar>& bars) {
   chart->addSeries(capacity);
   auto* x = new QBarCategoryAxis();
   x->append(categories);
+  x->setTruncateLabels(false);  // node type labels are the point of the chart
   auto* y = new QValueAxis();
   y->setTitleText("GB per GPU");
   y->setRange(0, top * 1.15);
@@ -94,6 +95,7 @@ QChart* utilization_chart(const std::vector<scenarios::UtilizationBar>& bars) {
   chart->addSeries(series);
   auto* y = new QBarCategoryAxis();
   y->append(names);
+  y->setTruncateLabels(false);
   auto* x = new QValueAxis();
   x->setRange(0, 100);
   x->setTitleText("% busy");

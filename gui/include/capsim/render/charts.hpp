@@ -18,6 +18,11 @@ struct ChartSize {
   int height = 600;
 };
 
+// The base of a log axis over [min, max] that puts at least three ticks (powers of the base)
+// in it: 10 where the range spans two decades, else 2, sqrt(2) or 1.1 (base 10 over 30..300
+// days ticks only "100").
+double log_axis_base(double min, double max);
+
 // Time vs cost per run: the Pareto frontier as a line, the fastest configuration of each
 // node type as points, the recommendation highlighted. Format by extension (.png, .svg).
 // Written to a temporary file and renamed, so a reader never sees half a chart.
