@@ -159,7 +159,7 @@ Result<ClusterSpec> with_scale_out(const hardware::Catalog& catalog, ClusterSpec
                                    int nics_per_node) {
   if (nics_per_node < 1)
     return error("hardware.scale_out", "needs at least one NIC per node, got " + std::to_string(nics_per_node));
-  auto link = read_link(catalog, EntityKind::network, network_id, "port_bandwidth", kDefaultInterNodeLatencySeconds,
+  auto link = read_link(catalog, EntityKind::network, network_id, "port_bandwidth", kDefaultInterNodeLatencySeconds(),
                         "hardware.scale_out");
   if (!link) return link.errors();
   c.inter_node_bandwidth = link->bandwidth * (static_cast<double>(nics_per_node) / c.gpus_per_node);

@@ -79,13 +79,18 @@ struct WrittenRow {
 Result<WrittenRow> write_row(const YAML::Node& row, const hardware::Catalog& catalog) {
   using namespace models;
   const YAML::Node m = row["model"];
-  if (!m || !m.IsMap()) return row_error(row, "model", "a training row needs its model's shape");
-  for (const char* key : {"layers", "hidden", "heads", "vocab"})
-    if (!m[key]) return row_error(m, std::string("model.") + key, std::string("the model's shape needs ") + key);
+  if (!m || !(m.IsMap() || m.IsScalar()))
+    return row_error(row, "model", "a training row needs its model: a preset name or its shape");
+  // A preset name is what a user's scenario names too (e.g. gpt3-175b).
+  const TransformerPreset* preset = m.IsScalar() ? find_transformer_preset(m.Scalar()) : nullptr;
+  if (m.IsScalar() && !preset) return row_error(m, "model", "unknown model preset '" + m.Scalar() + "'");
+  if (!preset)
+    for (const char* key : {"layers", "hidden", "heads", "vocab"})
+      if (!m[key]) return row_error(m, std::string("model.") + key, std::string("the model's shape needs ") + key);
   if (!row["seq_len"] || !row["global_batch"])
     return row_error(row, "seq_len", "a training row needs seq_len and global_batch (sequences)");
   const int seq_len = row["seq_len"].as<int>();
-  const int layers = m["layers"].as<int>();
+  const int layers = preset ? preset->shape.layers : m["layers"].as<int>();
 
   const YAML::Node hw = row["hardware"];
   if (!hw || !hw["gpu"] || !hw["gpus"]) return row_error(row, "hardware", "needs gpu and gpus");
@@ -174,13 +179,18 @@ Result<WrittenRow> write_row(const YAML::Node& row, const hardware::Catalog& cat
              (row["where"] ? "; " + row["where"].as<std::string>() : std::string());
   out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << "training";
-  out << YAML::Key << "model" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"})
-    if (m[key]) out << YAML::Key << key << YAML::Value << m[key].Scalar();
-  out << YAML::Key << "seq_len" << YAML::Value << seq_len;
-  for (const char* key : {"gated_mlp", "experts", "experts_per_token", "head_dim"})
-    if (m[key]) out << YAML::Key << key << YAML::Value << m[key].Scalar();
-  out << YAML::EndMap;
+  if (preset) {
+    out << YAML::Key << "model" << YAML::Value << m.Scalar();
+    out << YAML::Key << "seq_len" << YAML::Value << seq_len;
+  } else {
+    out << YAML::Key << "model" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const char* key : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"})
+      if (m[key]) out << YAML::Key << key << YAML::Value << m[key].Scalar();
+    out << YAML::Key << "seq_len" << YAML::Value << seq_len;
+    for (const char* key : {"gated_mlp", "experts", "experts_per_token", "head_dim"})
+      if (m[key]) out << YAML::Key << key << YAML::Value << m[key].Scalar();
+    out << YAML::EndMap;
+  }
   // Step figures do not depend on the run's length: a thousand steps' tokens.
   out << YAML::Key << "tokens" << YAML::Value << std::to_string(static_cast<long long>(global_batch) * seq_len * 1000);
   out << YAML::Key << "global_batch" << YAML::Value << global_batch;
