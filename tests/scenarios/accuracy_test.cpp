@@ -84,28 +84,32 @@ TEST_CASE("accuracy: training rows against the shipped validation corpus") {
   const auto& all = report->overall;
   MESSAGE("training: " << all.rows << " rows, dev " << all.dev << " mean " << all.dev_mean_abs << " % worst "
                        << all.dev_max_abs << " %; fit " << all.fit << " mean " << all.fit_mean_abs);
-  // Not predicted: the 29 MLPerf Training rows (training_mlperf.yaml) on GPUs the catalog lacks
-  // (GB200, GB300, B300: 21) or trained in NVFP4, a precision capsim's loader lacks (8 on B200).
-  CHECK(all.not_predicted == 29);
-  CHECK(all.dev >= 40);
+  // Not predicted (152 rows, each with its reason): 29 MLPerf Training rows on GPUs the catalog
+  // lacks (GB200, GB300, B300: 21) or trained in NVFP4, a precision capsim lacks (8 on B200);
+  // since issue 46 the rows are planned as scenarios under the memory check `capsim size`
+  // applies, so 30 torchtitan rows on Meta's 96 GB 500 W H100s and 22 KempnerForge rows on
+  // 4-GPU H200 nodes (no such catalog node) and the published layouts the memory model puts
+  // over the GPU's memory (issue 48 item 3, open) are not predicted.
+  CHECK(all.not_predicted <= 152);
+  CHECK(all.dev >= 180);
   // Issue 48: bounds on the dev rows (neither fit nor first-look), with every annotation the
-  // sources do not state removed (the MPT rows' attention: flash1 went: 8.1 % -> 12.8 % mean,
-  // zero3-fsdp 7.7 -> 14.2 %, long-seq 7.6 -> 16.4 %, fp8-h100 7.4 -> 14.1 %). The bounds are
-  // the honest values, widened where the removal moved them, and hold the worst row as well
-  // as the mean; they are not lowered when a change improves the rows. The issue's target
-  // (mean <= 10 %, worst <= 35 %) is not met: the worst row is bridge-2511-qwen3-30b-a3b-h100-16g-fp8
-  // (MoE) at +140 %.
-  CHECK(all.dev_mean_abs <= 13.0);
+  // sources do not state removed (the MPT rows' attention: flash1 went: 8.1 % -> 12.8 % mean)
+  // and every row planned as a user's scenario (issue 46: 12.8 -> 14.4 %; Llama 3 405B at the
+  // virtual stages that fit in memory, -5 / -11 / +5 % became -28 / -43 / -33 %). The bounds are
+  // the honest values and hold the worst row as well as the mean; they are not lowered when a
+  // change improves the rows. The issue's target (mean <= 10 %, worst <= 35 %) is not met: the
+  // worst row is bridge-2511-qwen3-30b-a3b-h100-16g-fp8 (MoE) at +140 %.
+  CHECK(all.dev_mean_abs <= 15.0);
   CHECK(all.dev_max_abs <= 141.0);
   // Per group: {mean bound, worst-row bound}.
   struct Bound {
     const char* group;
     double mean, worst;
   };
-  for (const auto& [name, mean, worst] : {Bound{"zero3-fsdp", 14.5, 61.0}, Bound{"long-seq", 16.5, 61.0},
-                                         Bound{"interleaved", 12.0, 141.0}, Bound{"fp8-h100", 14.5, 61.0},
-                                         Bound{"ge-1000-gpus", 9.0, 15.0}, Bound{"megatron-3d-h100", 8.5, 15.0},
-                                         Bound{"moe", 24.0, 141.0}}) {
+  for (const auto& [name, mean, worst] : {Bound{"zero3-fsdp", 16.0, 61.0}, Bound{"long-seq", 22.0, 61.0},
+                                         Bound{"interleaved", 13.5, 141.0}, Bound{"fp8-h100", 22.0, 61.0},
+                                         Bound{"ge-1000-gpus", 11.5, 44.0}, Bound{"megatron-3d-h100", 12.0, 44.0},
+                                         Bound{"moe", 22.0, 141.0}}) {
     const auto* g = group(*report, name);
     REQUIRE_MESSAGE(g != nullptr, name);
     INFO(name);
