@@ -165,7 +165,9 @@ def main():
     check, capsim = args.check, args.capsim
     if " " not in capsim and not (os.path.isfile(capsim) and os.access(capsim, os.X_OK)):
         parser.error("no capsim executable at %s (build it, or name it)" % capsim)
-    env = dict(os.environ, CAPSIM_DB=args.db, COLUMNS="100")
+    # Price ages are counted to a fixed day, the one the tests use (tests/main.cpp), so that
+    # the README's "as of ... N months old" lines do not change with the calendar.
+    env = dict(os.environ, CAPSIM_DB=args.db, COLUMNS="100", CAPSIM_TODAY="2026-12-01")
     path = os.path.join(ROOT, "README.md")
     lines = open(path).read().split("\n")
     new, errors = rewrite_figures(rewrite(lines, capsim, env), capsim, env)
