@@ -547,7 +547,7 @@ TEST_CASE("llm-serving: bad length distributions name the key, the rule and the 
 }
 
 // Issue 49: engines as data.
-TEST_CASE("llm-serving: workload.engine picks the catalog entry's settings; scenario keys override each") {
+TEST_CASE("llm-serving: workload.engine picks the catalog entry's settings, and scenario keys override each") {
   auto spec_of = [](const std::string& keys) {
     auto s = load_scenario("e.yaml", llm_with("  prompt_tokens: 512\n  output_tokens: 128\n" + keys), catalog());
     REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
