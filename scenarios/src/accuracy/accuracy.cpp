@@ -240,6 +240,8 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
       bad_value(e, "kind");
       continue;
     }
+    // --group KIND: the other kinds' rows are not predicted at all (their groups are theirs).
+    if (predictor_for(group) && group != kind) continue;
     const Predictor predict = predictor_for(kind);
     for (const YAML::Node& r : rows) {
       try {
