@@ -63,6 +63,10 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     for name in ("run", "size", "simulate", "cost", "plan", "accuracy", "compare", "estimate"):
         if name not in validators:
             fail(f"no output schema '{name}'")
+    # A name that is not an output: exit 2, the usual error with a "did you mean".
+    typo = capsim_run(["schema", "--output", "rnu"], env)
+    if typo.returncode != 2 or typo.stderr != "error: --output: no output schema named 'rnu' (did you mean 'run'?)\n":
+        fail(f"capsim schema --output rnu: exit {typo.returncode}, {typo.stderr!r}")
     if failures:
         sys.exit(1)
 
@@ -76,6 +80,8 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     for cluster in sorted((src / "scenarios" / "clusters").glob("*.yaml")):
         jobs.append(("plan", ["plan", "--format", "json", str(cluster.relative_to(src))]))
     jobs.append(("accuracy", ["accuracy", "--format", "json"]))
+    # The keys only some options add: the SimGrid fabric's figures beside the analytic ones.
+    jobs.append(("size", ["size", "--fabric", "simgrid", "--format", "json", "scenarios/examples/lora-7b-one-node.yaml"]))
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: (job, capsim_run(job[1], env)), jobs))
@@ -99,9 +105,9 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     examples = len(list((src / "scenarios" / "examples").glob("*.yaml")))
     print("validated: " + ", ".join(f"{n} {c}" for n, c in validated.items()))
     # run and size apply to every example; the others to some (a cost: section, a deployment, ...).
-    for name in ("run", "size"):
-        if validated[name] != examples:
-            fail(f"{name}: {validated[name]} documents validated, expected one per example ({examples})")
+    for name, expected in (("run", examples), ("size", examples + 1)):
+        if validated[name] != expected:
+            fail(f"{name}: {validated[name]} documents validated, expected {expected}")
     for name, count in validated.items():
         if count == 0:
             fail(f"{name}: no shipped input produced a document to validate")
@@ -130,7 +136,9 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
         ("plan.gpus removed", lambda d: d["plan"].pop("gpus")),
         ("plan.time_seconds a string", lambda d: d["plan"].__setitem__("time_seconds", "1 h")),
         ("plan.node_pools[0] with a renamed key", lambda d: d["plan"]["node_pools"][0].__setitem__("gpu_per_node", 8)),
-        ("sizing.recommended removed", lambda d: d["sizing"].pop("recommended")),
+        ("sizing.frontier removed", lambda d: d["sizing"].pop("frontier")),
+        ("sizing.recommended.reason removed", lambda d: d["sizing"]["recommended"].pop("reason")),
+        ("sizing.recommended with an unknown key", lambda d: d["sizing"]["recommended"].__setitem__("cost_usd", 1.0)),
         ("sizing with an unknown key", lambda d: d["sizing"].__setitem__("recomended", {})),
         ("sizing.frontier[0].gpus a string", lambda d: d["sizing"]["frontier"][0].__setitem__("gpus", "8")),
         ("measurements value a string", lambda d: next(iter(d["measurements"].values())).__setitem__("value", "1")),
