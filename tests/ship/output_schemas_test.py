@@ -7,7 +7,8 @@ For each output schema (`capsim schema --output list`): the schema is a valid dr
 schema and equals docs/output-schemas/NAME.schema.json. Then every shipped example
 (scenarios/examples/*.yaml) goes through run, size, simulate, cost, estimate and compare with
 --format json, every cluster (scenarios/clusters/*.yaml) through plan, and the validation
-corpus through accuracy; each document that a command prints (exit 0) must validate against
+corpus through accuracy (plus `size --fabric simgrid` and `history show` of a stored run);
+each document that a command prints (exit 0) must validate against
 its schema with python3-jsonschema (Debian's). A command that does not apply to a scenario
 exits 2 and prints no JSON. Negative controls: each kind of document with a required key
 removed, an unknown key added, or a value of the wrong type must fail, at the top and inside
@@ -86,6 +87,13 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: (job, capsim_run(job[1], env)), jobs))
 
+    # A stored run, shown again: `history show --format json` prints the run's document.
+    stored = capsim_run(["run", "scenarios/examples/lora-7b-one-node.yaml"], env)
+    if stored.returncode != 0:
+        fail(f"capsim run (stored in the history): exit {stored.returncode}: {stored.stderr}")
+    results.append((("run", ["history", "show", "1", "--format", "json"]),
+                    capsim_run(["history", "show", "1", "--format", "json"], env)))
+
     validated = {name: 0 for name in validators}
     samples = {}
     for (name, args), result in results:
@@ -105,7 +113,7 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     examples = len(list((src / "scenarios" / "examples").glob("*.yaml")))
     print("validated: " + ", ".join(f"{n} {c}" for n, c in validated.items()))
     # run and size apply to every example; the others to some (a cost: section, a deployment, ...).
-    for name, expected in (("run", examples), ("size", examples + 1)):
+    for name, expected in (("run", examples + 1), ("size", examples + 1)):
         if validated[name] != expected:
             fail(f"{name}: {validated[name]} documents validated, expected {expected}")
     for name, count in validated.items():
