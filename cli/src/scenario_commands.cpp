@@ -137,9 +137,9 @@ void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit
 
   auto schema_format = std::make_shared<Format>(Format::json);
   auto schema_output = std::make_shared<std::string>();
-  auto* schema = app.add_subcommand(
-      "schema", "Print the scenario JSON Schema (for editors) or the Markdown reference, or with --output the JSON Schema "
-                "of a command's JSON output");
+  auto* schema = app.add_subcommand("schema",
+                                    "Print the scenario JSON Schema (for editors) or the Markdown reference, or with "
+                                    "--output the JSON Schema of a command's JSON output");
   std::string output_names;
   std::vector<std::string> output_choices{"list"};
   for (const auto& n : scenarios::output_schema_names()) {
@@ -151,11 +151,13 @@ void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit
                                          output_names + ", or list (each with its command)")
                       ->option_text("NAME"),
                   output_choices);
-  schema->footer("Examples:\n  capsim schema > scenario.schema.json\n  capsim schema --format md > scenario-reference.md\n"
+  schema->footer("Examples:\n  capsim schema > scenario.schema.json\n"
+                 "  capsim schema --format md > scenario-reference.md\n"
                  "  capsim schema --output run > run.schema.json\n  capsim schema --output list\n"
                  "The output schemas are shipped as docs/output-schemas/NAME.schema.json.");
   add_format_option(*schema, *schema_format, {"json", "md"});
-  schema->callback([&exit_code, schema_format, schema_output] { exit_code = run_schema(*schema_format, *schema_output); });
+  schema->callback(
+      [&exit_code, schema_format, schema_output] { exit_code = run_schema(*schema_format, *schema_output); });
 
   auto models_format = std::make_shared<Format>(Format::table);
   auto* models_cmd = app.add_subcommand("models", "List the model presets a scenario may name");

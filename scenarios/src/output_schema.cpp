@@ -49,7 +49,9 @@ Result<Json> parse_file(const std::string& path) {
   const char* text = file_text(path);
   Json j = text == nullptr ? Json(nullptr) : Json::parse(text, nullptr, false);
   if (text == nullptr || j.is_discarded() || !j.is_object())
-    return environment_failure({{}, "schema", "the embedded output schema " + path + ".json is missing or not a JSON object",
+    return environment_failure({{},
+                                "schema",
+                                "the embedded output schema " + path + ".json is missing or not a JSON object",
                                 "rebuild capsim (scenarios/schemas/ is embedded at build time)"});
   return j;
 }

@@ -88,7 +88,8 @@ des::RunOptions run_options(const Scenario& s) {
 namespace {
 std::string pool_resource(const NodePool& p) {
   if (p.mig_profile) return "nvidia.com/mig-" + *p.mig_profile;
-  return accelerator_resource(p.tpu ? std::string_view("google") : std::string_view(p.vendor)).value_or("nvidia.com/gpu");
+  const std::string_view vendor = p.tpu ? std::string_view("google") : std::string_view(p.vendor);
+  return accelerator_resource(vendor).value_or("nvidia.com/gpu");
 }
 }  // namespace
 

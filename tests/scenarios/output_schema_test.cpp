@@ -55,7 +55,8 @@ TEST_CASE("the shipped output schemas are what capsim schema --output prints") {
 TEST_CASE("an unknown output schema name is an error with a did-you-mean") {
   auto typo = output_json_schema("sise");
   REQUIRE_FALSE(typo.ok());
-  CHECK(capsim::format_diagnostics(typo.errors()) == "error: --output: no output schema named 'sise' (did you mean 'size'?)\n");
+  CHECK(capsim::format_diagnostics(typo.errors()) ==
+        "error: --output: no output schema named 'sise' (did you mean 'size'?)\n");
   auto unknown = output_json_schema("xyzzy");
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.errors().front().hint == "'capsim schema --output list' lists them");
