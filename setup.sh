@@ -43,12 +43,13 @@ packages=(
 # (tests/exports/, npm packages pinned in its package-lock.json).
 # The JUnit test validates against the Jenkins JUnit schema with xmllint (libxml2-utils).
 # The PDF report test reads the reports' text back with pdftotext (poppler-utils).
-# The README test reruns its examples with Python (tools/readme/rerun.py).
+# The README test reruns its examples with Python (tools/readme/rerun.py); the output schema
+# test validates every command's JSON with python3-jsonschema (tests/ship/output_schemas_test.py).
 # The package test (tests/ship/package_test.sh) builds the .deb with CPack (dpkg-shlibdeps:
 # dpkg-dev, file), runs lintian on it and reads its man pages with man; the completion test
 # runs the scripts in bash, and in zsh and fish where they are installed.
 if [ "$mode" = test ]; then
-  packages+=(shellcheck libxml2-utils poppler-utils python3 help2man dpkg-dev file lintian man-db)
+  packages+=(shellcheck libxml2-utils poppler-utils python3 python3-jsonschema help2man dpkg-dev file lintian man-db)
   # Debian's, unless a node and npm are there already (another nodejs build ships its own npm).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)
