@@ -367,7 +367,7 @@ TEST_CASE("capsim accuracy --scenario ROW | capsim simulate reproduces the row's
   std::map<std::string, json> rows;
   const json report = json::parse(all.out);
   for (const auto& r : report.at("rows")) rows[r.at("id").get<std::string>()] = r;
-  REQUIRE(rows.size() == 467);
+  REQUIRE(rows.size() == 467 + 198);  // llm_serving.yaml and the first-look rows of llm_serving_2026.yaml
   const std::vector<std::string> ids = {"trtllm014-llama-31-8b-h100-fp8-tp1-i128-o128",
                                         "amd-vllm091-llama31-70b-mi300x-fp8-tp8-bs1-i128-o2048-latency"};
   std::vector<std::string> picked = ids;

@@ -131,27 +131,30 @@ TEST_CASE("accuracy: an unknown group is refused with a suggestion") {
 }
 
 TEST_CASE("accuracy: CNN training and vision inference from the networks' layers") {
-  // Issue 14's bounds for both groups: held-out mean at most 15 %, no row beyond 35 %.
-  // Reached: held-out CNN training 9.7 % over 94 rows, worst 27.4 % (ResNet-152 fp16 in
-  // TensorFlow on an RTX 2080 Ti); held-out vision inference 13.0 %, worst 30.9 %.
+  // Issue 14's bounds for both groups, on the dev rows (the rows the models were developed
+  // on): mean at most 15 %, no row beyond 35 %. Reached: CNN training 9.7 % over 94 rows,
+  // worst 29.6 %; vision inference 13.0 %, worst 30.9 %. The first-look rows (issue 48) keep
+  // the error recorded the day they came (data/validation/first_looks.yaml): they are
+  // counted here, not bounded, since no change can move them.
   auto catalog = hardware::load_catalog_dir(CAPSIM_TEST_DATA_DIR "/catalog");
   REQUIRE(catalog.ok());
   auto cnn = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "cnn-training");
   REQUIRE_MESSAGE(cnn.ok(), format_diagnostics(cnn.errors()));
   MESSAGE("cnn-training: " << cnn->overall.rows << " rows, held-out mean " << cnn->overall.held_out_mean_abs
                            << " % worst " << cnn->overall.held_out_max_abs << " %");
-  CHECK(cnn->overall.rows >= 95);
-  CHECK(cnn->overall.held_out_mean_abs <= 10.0);
-  CHECK(cnn->overall.max_abs <= 35.0);
+  CHECK(cnn->overall.dev >= 94);
+  CHECK(cnn->overall.first_look == 42);
+  CHECK(cnn->overall.dev_mean_abs <= 10.0);
+  CHECK(cnn->overall.dev_max_abs <= 35.0);
   const auto* hopper = group(*cnn, "hopper");
   REQUIRE(hopper != nullptr);
-  CHECK(hopper->mean_abs <= 12.0);
+  CHECK(hopper->dev_mean_abs <= 12.0);
   const auto* volta = group(*cnn, "volta");
   REQUIRE(volta != nullptr);
-  CHECK(volta->mean_abs <= 10.5);
+  CHECK(volta->dev_mean_abs <= 10.5);
   const auto* pascal = group(*cnn, "pascal");
   REQUIRE(pascal != nullptr);
-  CHECK(pascal->mean_abs <= 12.0);
+  CHECK(pascal->dev_mean_abs <= 12.0);
 
   auto vision = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "vision-inference");
   REQUIRE_MESSAGE(vision.ok(), format_diagnostics(vision.errors()));
@@ -165,19 +168,20 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   // GPUs the catalog lacks (RTX 5090, RTX PRO 6000 Max-Q, GH200, RTX 2000E Ada: 16).
   CHECK(v.rows >= 39);
   CHECK(v.not_predicted <= 158);
-  CHECK(v.held_out >= 32);
-  CHECK(v.held_out_mean_abs <= 15.0);
-  CHECK(v.max_abs <= 35.0);
+  CHECK(v.dev >= 32);
+  CHECK(v.first_look == 352);
+  CHECK(v.dev_mean_abs <= 15.0);
+  CHECK(v.dev_max_abs <= 35.0);
   CHECK(v.fit_mean_abs <= 1.0);  // the constants reproduce the rows they were chosen on
   const auto* tensorrt = group(*vision, "tensorrt");
   REQUIRE(tensorrt != nullptr);
-  CHECK(tensorrt->held_out_mean_abs <= 8.0);
+  CHECK(tensorrt->dev_mean_abs <= 8.0);
   const auto* tensorflow = group(*vision, "tensorflow");
   REQUIRE(tensorflow != nullptr);
-  CHECK(tensorflow->held_out_mean_abs <= 15.5);
+  CHECK(tensorflow->dev_mean_abs <= 15.5);
   const auto* framework = group(*vision, "framework");
   REQUIRE(framework != nullptr);
-  CHECK(framework->held_out_mean_abs <= 15.0);
+  CHECK(framework->dev_mean_abs <= 15.0);
 }
 
 TEST_CASE("accuracy: the checks measured on a real H100 (data/validation/measured-here)") {
@@ -472,16 +476,27 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   // Each row is the scenario a user would write, on a catalog node: no node in the catalog
   // carries 4 x A100 PCIe 80 GB, so that row is not predicted (it was, on an assumed PCIe
   // node the runner made up).
-  CHECK(all.not_predicted == 1);
-  for (const auto& row : report->rows)
-    if (!row.not_predicted.empty())
-      CHECK(row.not_predicted == "gpu: no catalog server or instance carries 4 x a100-pcie-80gb");
-  CHECK(all.rows == 466);
+  // The first-look rows of llm_serving_2026.yaml (issue 48) add DataCrunch's DeepSeek-V3 rows,
+  // not predicted until a DeepSeek-V3 preset exists (and the 2 x 8 H200 ones until a row may
+  // span nodes); the bounds below hold the dev rows, the first looks keep their recorded error.
+  int dev_not_predicted = 0;
+  for (const auto& row : report->rows) {
+    if (row.not_predicted.empty()) continue;
+    if (row.first_look_row) {
+      CHECK((has(row.not_predicted, "unknown transformer preset 'deepseek-v3'") ||
+             has(row.not_predicted, "no catalog server or instance carries 16 x h200-sxm-141gb")));
+      continue;
+    }
+    ++dev_not_predicted;
+    CHECK(row.not_predicted == "gpu: no catalog server or instance carries 4 x a100-pcie-80gb");
+  }
+  CHECK(dev_not_predicted == 1);
+  CHECK(all.dev + all.fit == 466);
+  CHECK(all.first_look == 134);
   CHECK(all.fit == 3);
   CHECK(all.fit_mean_abs <= 5.0);
-  CHECK(all.mean_abs <= 15.0);
-  CHECK(all.held_out_mean_abs <= 10.0);
-  CHECK(all.held_out_max_abs <= 65.0);
+  CHECK(all.dev_mean_abs <= 10.0);
+  CHECK(all.dev_max_abs <= 65.0);
 
   // The current engine (TensorRT-LLM v1.0, 60 rows) at the GEMM rates cuBLAS measures for
   // decode-shaped GEMMs on H100/H200 (kHopperTokenRowsHalfSaturationDim): 8 % mean. With the
@@ -494,7 +509,7 @@ TEST_CASE("accuracy: llm-serving rows against the shipped validation corpus") {
   // MI300X at AMD's measured maximum GEMM rate (max_achievable), not 72 % of its datasheet.
   const auto* mi300x = group(*report, "mi300x");
   REQUIRE(mi300x != nullptr);
-  CHECK(mi300x->mean_abs <= 18.0);
+  CHECK(mi300x->dev_mean_abs <= 18.0);
 
   // L40S FP8 GEMMs at the measured ~370 TFLOP/s (max_achievable), not 72 % of 733: the
   // single-GPU rows, where no PCIe all-reduce is involved.
@@ -661,8 +676,9 @@ TEST_CASE("accuracy: every llm-serving row's scenario, as simulate writes it, ca
   auto report = scenarios::run_accuracy(*catalog, CAPSIM_TEST_DATA_DIR "/validation", "llm-serving");
   REQUIRE(report.ok());
   std::map<std::string, std::string> stat_of;  // a latency row's statistic (p50 unless it says)
-  for (const auto& r : YAML::LoadFile(CAPSIM_TEST_DATA_DIR "/validation/llm_serving.yaml")["rows"])
-    stat_of[r["id"].as<std::string>()] = r["measured"]["stat"] ? r["measured"]["stat"].as<std::string>() : "p50";
+  for (const char* file : {"/validation/llm_serving.yaml", "/validation/llm_serving_2026.yaml"})
+    for (const auto& r : YAML::LoadFile(std::string(CAPSIM_TEST_DATA_DIR) + file)["rows"])
+      stat_of[r["id"].as<std::string>()] = r["measured"]["stat"] ? r["measured"]["stat"].as<std::string>() : "p50";
   auto scenarios_of = scenarios::accuracy_row_scenarios(*catalog, CAPSIM_TEST_DATA_DIR "/validation");
   REQUIRE(scenarios_of.ok());
   std::map<std::string, const scenarios::AccuracyRowScenario*> by_id;
@@ -698,7 +714,7 @@ TEST_CASE("accuracy: every llm-serving row's scenario, as simulate writes it, ca
     CHECK(value == doctest::Approx(row.predicted).epsilon(1e-12));
     ++checked;
   }
-  CHECK(checked == 466);
+  CHECK(checked == 466 + 134);  // llm_serving.yaml, and the predictable first-look rows of llm_serving_2026.yaml
 }
 
 // Issue 46: the llm-serving predictor holds no model constant and no code path of its own:
@@ -922,8 +938,10 @@ TEST_CASE("accuracy: the shipped first looks are all recorded and unchanged") {
       INFO(id);
       REQUIRE(by_id.count(id) == 1);
       const YAML::Node m = r["measured"];
-      const double published = m["value"] ? m["value"].as<double>() : m["images_per_s"] ? m["images_per_s"].as<double>()
-                                                                                            : m["latency_ms"].as<double>();
+      // As the predictors read it: a vision row with a latency is scored on it.
+      const double published = m["value"]        ? m["value"].as<double>()
+                               : m["latency_ms"] ? m["latency_ms"].as<double>()
+                                                 : m["images_per_s"].as<double>();
       CHECK(by_id.at(id).published == published);
     }
   }
