@@ -14,6 +14,7 @@
 #include "capsim/models/workload.hpp"
 #include "capsim/scenarios/serving_report.hpp"
 #include "capsim/scenarios/table.hpp"
+#include "yaml_edit.hpp"
 
 namespace capsim::gui {
 namespace {
@@ -128,6 +129,19 @@ Result<scenarios::Scenario> apply_what_if(const scenarios::Scenario& base, const
                                           const hardware::Catalog& catalog) {
   scenarios::Scenario s = base;
   std::vector<Diagnostic> errors;
+  // An engine brings its scheduler settings (data/catalog/llm_engines.yaml) unless the file
+  // states them: the scenario's text with workload.engine set, loaded again as the CLI would.
+  if (w.engine) {
+    if (!base.inference || !base.inference->llm) {
+      errors.push_back(control_error(base, "workload.engine", "only llm-serving workloads have an LLM serving engine"));
+    } else if (auto text = set_yaml_scalar(base.text, {"workload", "engine"}, *w.engine); !text) {
+      errors.insert(errors.end(), text.errors().begin(), text.errors().end());
+    } else if (auto reloaded = scenarios::load_scenario(base.file, *text, catalog); !reloaded) {
+      errors.insert(errors.end(), reloaded.errors().begin(), reloaded.errors().end());
+    } else {
+      s = std::move(reloaded).value();
+    }
+  }
   if (w.model) apply_model(s, *w.model, errors);
   if (w.gpu) {
     if (catalog.find_gpu(*w.gpu) == nullptr) {

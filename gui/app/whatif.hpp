@@ -38,6 +38,7 @@ struct WhatIf {
   std::optional<int> prompt_tokens;         // llm-serving: prompt length, tokens (>= 1)
   std::optional<int> output_tokens;         // llm-serving: answer length, tokens (>= 1)
   std::optional<int> tensor_parallel;       // llm-serving: deployment.tensor_parallel (>= 1)
+  std::optional<std::string> engine;        // llm-serving: workload.engine, its catalog settings with it
 
   bool empty() const { return *this == WhatIf{}; }
   bool operator==(const WhatIf&) const = default;

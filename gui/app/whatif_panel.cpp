@@ -69,6 +69,13 @@ WhatIfPanel::WhatIfPanel(const hardware::Catalog& catalog, QWidget* parent) : QW
   output_->setObjectName("whatIfOutput");
   output_->setRange(1, 1 << 20);
   output_->setSuffix(" tokens");
+  engine_ = new QComboBox;
+  engine_->setObjectName("whatIfEngine");
+  engine_->addItem(kAsFile);
+  for (const auto& e : catalog.all(hardware::EntityKind::engine))
+    if (e.text("kind") == "llm-serving") engine_->addItem(QString::fromStdString(e.id));
+  engine_->setToolTip("the LLM serving engine, with its scheduler settings from data/catalog/llm_engines.yaml "
+                      "(the file's own keys still win)");
   tensor_parallel_ = new QSpinBox;
   tensor_parallel_->setObjectName("whatIfTensorParallel");
   tensor_parallel_->setRange(1, 64);
@@ -96,6 +103,7 @@ WhatIfPanel::WhatIfPanel(const hardware::Catalog& catalog, QWidget* parent) : QW
   form->addRow("request rate", rate_);
   form->addRow("prompt length", prompt_);
   form->addRow("answer length", output_);
+  form->addRow("engine", engine_);
   form->addRow("tensor parallel", tensor_parallel_);
   form->addRow("utilization", util_row);
   form->addRow("electricity", electricity_);
@@ -118,6 +126,7 @@ WhatIfPanel::WhatIfPanel(const hardware::Catalog& catalog, QWidget* parent) : QW
   connect(prompt_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
   connect(output_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
   connect(tensor_parallel_, &QSpinBox::valueChanged, this, &WhatIfPanel::update_from_controls);
+  connect(engine_, &QComboBox::currentIndexChanged, this, &WhatIfPanel::update_from_controls);
   connect(reset_button, &QPushButton::clicked, this, &WhatIfPanel::reset);
 }
 
@@ -178,6 +187,8 @@ void WhatIfPanel::load(const scenarios::Scenario& s) {
   tensor_parallel_->setEnabled(llm && !s.inference->node.empty());
   tensor_parallel_->setValue(llm ? s.inference->tensor_parallel : 1);
   base_tensor_parallel_ = tensor_parallel_->value();
+  engine_->setEnabled(llm);
+  engine_->setCurrentIndex(0);
   what_if_ = {};
   loading_ = false;
 }
@@ -196,6 +207,7 @@ void WhatIfPanel::reset() {
   prompt_->setValue(base_prompt_);
   output_->setValue(base_output_);
   tensor_parallel_->setValue(base_tensor_parallel_);
+  engine_->setCurrentIndex(0);
   loading_ = false;
   update_from_controls();
 }
@@ -218,6 +230,7 @@ void WhatIfPanel::update_from_controls() {
   if (output_->isEnabled() && output_->value() != base_output_) w.output_tokens = output_->value();
   if (tensor_parallel_->isEnabled() && tensor_parallel_->value() != base_tensor_parallel_)
     w.tensor_parallel = tensor_parallel_->value();
+  if (engine_->isEnabled() && engine_->currentIndex() > 0) w.engine = engine_->currentText().toStdString();
   what_if_ = w;
   emit changed();
 }

@@ -45,6 +45,7 @@ class WhatIfPanel : public QWidget {
   QSpinBox* prompt_box() const { return prompt_; }
   QSpinBox* output_box() const { return output_; }
   QSpinBox* tensor_parallel_box() const { return tensor_parallel_; }
+  QComboBox* engine_box() const { return engine_; }
 
  signals:
   void changed();
@@ -66,6 +67,7 @@ class WhatIfPanel : public QWidget {
   QSpinBox* prompt_;
   QSpinBox* output_;
   QSpinBox* tensor_parallel_;
+  QComboBox* engine_;
   QLabel* timing_;
   WhatIf what_if_;
   // The file's values: a control at that value sets no override.

@@ -200,6 +200,48 @@ TEST_CASE("serving: latency against the SLO, throughput against the request rate
   CHECK(w->analysis()->problems.empty());
   CHECK(w->analysis()->run.plan.gpu == "h200-sxm-141gb");
   CHECK(series_starting(w->throughput_chart(), "throughput")->points() != curve_before);
+  gpu->setCurrentIndex(0);
+  REQUIRE(series_starting(w->throughput_chart(), "throughput")->points() == curve_before);
+
+  // Engine: trtllm-serve brings TensorRT-LLM's defaults (reserved KV admission, no chunked
+  // prefill) from data/catalog/llm_engines.yaml, as the CLI reads them; the curve moves.
+  REQUIRE(w->analysis()->run.scenario.inference->llm_engine == "vllm");
+  auto* engine = w->what_if_panel()->engine_box();
+  const int trt = engine->findText("trtllm-serve");
+  REQUIRE(trt > 0);
+  engine->setCurrentIndex(trt);
+  REQUIRE(w->analysis());
+  const auto& inf = *w->analysis()->run.scenario.inference;
+  CHECK(inf.llm_engine == "trtllm-serve");
+  CHECK(inf.kv_admission == models::LlmKvAdmission::reserve_full);
+  CHECK_FALSE(inf.chunked_prefill);
+  CHECK(inf.engine_setting_origin.at("kv_admission") == "trtllm-serve's");
+  CHECK(series_starting(w->throughput_chart(), "throughput")->points() != curve_before);
+  engine->setCurrentIndex(0);
+  CHECK(w->analysis()->run.scenario.inference->llm_engine == "vllm");
+  CHECK(series_starting(w->throughput_chart(), "throughput")->points() == curve_before);
+}
+
+TEST_CASE("the engine what-if takes an LLM serving engine of the catalog and refuses anything else") {
+  auto load = [](const char* name) {
+    auto s = scenarios::load_scenario_file(testing::example_scenario(name), testing::shipped_catalog());
+    REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+    return std::move(s).value();
+  };
+  const auto base = load("llama2-70b-chat-h100");
+  gui::WhatIf w;
+  w.engine = "tgi";
+  auto s = gui::apply_what_if(base, w, testing::shipped_catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  CHECK(s->inference->llm_engine == "tgi");
+  w.engine = "tensorrt";  // an inference-graph engine, not an LLM serving one
+  auto wrong = gui::apply_what_if(base, w, testing::shipped_catalog());
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(format_diagnostics(wrong.errors()).find("is an inference engine") != std::string::npos);
+  w.engine = "vllm";
+  auto training = gui::apply_what_if(load("llama-70b-pretrain"), w, testing::shipped_catalog());
+  REQUIRE_FALSE(training.ok());
+  CHECK(format_diagnostics(training.errors()).find("only llm-serving workloads have an LLM serving engine") != std::string::npos);
 }
 
 TEST_CASE("compare keeps the current what-if as scenario B") {
