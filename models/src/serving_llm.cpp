@@ -622,7 +622,24 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     }
   } totals;
   std::size_t first_prefilling = 0;  // every running sequence before it is decoding
+  // The timeline: a sample every `sample_every` seconds; past twice the points wanted, every
+  // other one is dropped and the spacing doubles, so a run of unknown length stays thin.
+  constexpr std::size_t kTimelinePoints = 256;
+  double sample_every = to_completion ? 0.0 : o.duration.value() / kTimelinePoints;
+  double next_sample = warmup;
+  auto sample = [&](double at, double used_blocks) {
+    if (at < next_sample || at > end) return;
+    out.timeline.push_back({at, static_cast<int>(running.size()), capacity_blocks > 0 ? used_blocks / capacity_blocks : 0.0});
+    if (out.timeline.size() >= 2 * kTimelinePoints) {
+      std::size_t kept = 0;
+      for (std::size_t k = 0; k < out.timeline.size(); k += 2) out.timeline[kept++] = out.timeline[k];
+      out.timeline.resize(kept);
+      sample_every = std::max(2 * sample_every, (at - out.timeline.front().t) / kTimelinePoints);
+    }
+    next_sample = at + sample_every;
+  };
   auto account = [&](double from, double to, double used_blocks) {
+    sample(from, used_blocks);
     const double a = std::max(from, warmup), b = std::min(to, end);
     if (b <= a) return;
     running_area += static_cast<double>(running.size()) * (b - a);

@@ -325,6 +325,15 @@ struct LlmSimulation {
   double ttft_mean = 0;
   double tpot_mean = 0;
   double end_to_end_mean = 0;
+  // The running batch and the KV cache over the run (of one engine, as mean_running): at
+  // most a few hundred samples, evenly spaced over the measured window (or the whole run
+  // when it runs to completion), each at the start of an engine step or idle spell.
+  struct Sample {
+    double t = 0;              // seconds since the start of the run
+    int running = 0;           // sequences in the running batch
+    double kv_used = 0;        // KV blocks holding tokens / the cache's blocks, 0 to 1
+  };
+  std::vector<Sample> timeline;
 };
 
 // Errors: those of estimate_llm_serving and invalid options.
