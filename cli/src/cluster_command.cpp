@@ -113,7 +113,7 @@ void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_c
               "  capsim plan --format json scenarios/clusters/team-ml-estate.yaml\n"
               "  capsim plan --export k8s -o estate.yaml scenarios/clusters/team-ml-estate.yaml\n"
               "  capsim plan --report estate.html scenarios/clusters/team-ml-estate.yaml\n"
-              "  capsim plan --report estate.csv scenarios/clusters/team-ml-estate.yaml   (estate-cost.csv, ...)\n"
+              "  capsim plan --report estate.csv scenarios/clusters/team-ml-estate.yaml\n"
               "Exports, what validates them and refusals: docs/exports.md.");
   cmd->callback([&global, &exit_code, o] {
     if (!o->output.empty() && o->export_target.empty()) {
