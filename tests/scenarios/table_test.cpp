@@ -42,7 +42,7 @@ TEST_CASE("CSV: a header that already names the unit is kept, and dates and layo
 
 // Issue 53: a cell that carries its number is written whole, the digits the JSON has, in the
 // unit the producer gave (named in the header); the display text stays for people.
-TEST_CASE("CSV: typed cells are written at full precision in their own unit; text formats show the display text") {
+TEST_CASE("CSV: typed cells are written at full precision in their own unit, text formats show the display text") {
   Table t;
   t.columns = {"option", "total", "time", "GPUs"};
   t.rows = {{"aws", Cell("32.57 M", 32571871.4, "USD"), Cell("9.4 d", 812345.678901, "s"), Cell("8", 8)},
@@ -87,7 +87,7 @@ TEST_CASE("CSV: figure/value tables of typed cells keep each number whole beside
         "throughput,not measured (no request completed),,\r\n");
 }
 
-TEST_CASE("CSV: a header that names the typed unit gets no second one; a column mixing units converts read-back text") {
+TEST_CASE("CSV: a header that names the typed unit gets no second one, and a column mixing units converts read-back text") {
   Table t;
   t.columns = {"on demand USD", "tokens/s", "time"};
   t.rows = {{Cell("41.05 k", 41051.25, "USD"), Cell("118.6 k", 118612.5, "tokens/s"), Cell("2 h", 7200.5, "s")},
