@@ -36,6 +36,8 @@ int write_export(const scenarios::ClusterPlan& plan, const ClusterOptions& o) {
 }
 
 Status write_cluster_report(const scenarios::ClusterPlan& plan, const std::string& report, const std::string& table) {
+  if (report.empty() && !table.empty())
+    return {Diagnostic{{}, "--table", "--table picks one table of a .csv report", "give --report FILE.csv"}};
   if (report.empty()) return {};
   // CSV, one file per table as `run --report` writes them; needs no renderer.
   if (std::filesystem::path(report).extension() == ".csv") {

@@ -675,6 +675,9 @@ TEST_CASE("issue 53: capsim plan --report FILE.csv is one table per file too, --
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("error: --table: this report has no table 'costs'") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "x.csv"));
+  auto alone = capsim("plan --table cost " + example);  // no report to pick from
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err.find("error: --table: --table picks one table of a .csv report") != std::string::npos);
 }
 
 TEST_CASE("capsim plan packs the shipped cluster, in text and JSON, and bad clusters exit 2 with file:line:column") {
