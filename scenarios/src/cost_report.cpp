@@ -336,10 +336,13 @@ Table break_even_table(const CostReport& r) {
 }
 
 Table sensitivity_table(const CostReport& r) {
-  Table t{{"input", "-25 %: cheapest", "+25 %: cheapest", "swing"}, {}, {false, false, false, true}};
+  // The cheapest option and its total apart, so CSV keeps the total as a number.
+  Table t{{"input", "cheapest at -25 %", "total at -25 %", "cheapest at +25 %", "total at +25 %", "swing"},
+          {},
+          {false, false, true, false, true, true}};
   for (const auto& row : r.comparison.sensitivity)
-    t.rows.push_back({row.input, row.low_best + " " + money_short(row.low_total.value()),
-                      row.high_best + " " + money_short(row.high_total.value()),
+    t.rows.push_back({row.input, row.low_best, Cell(money_short(row.low_total.value()), row.low_total.value(), "USD"),
+                      row.high_best, Cell(money_short(row.high_total.value()), row.high_total.value(), "USD"),
                       Cell(to_string(ParsedQuantity{100 * row.swing, {}, {}}) + " %", 100 * row.swing, "%")});
   return t;
 }

@@ -200,6 +200,15 @@ void check_cost(const std::vector<NamedTable>& tables, const json& cost) {
     same("total", row.at("total (USD)"), o.at("total"));
     if (per_unit) same("per unit", row.at("per " + cost.at("work_unit").get<std::string>() + " (USD)"), o.at("per_unit"));
   }
+  // Sensitivity: each input's cheapest total at -25 % and +25 %.
+  const auto sensitivity = csv_table(table_named(tables, "sensitivity"));
+  REQUIRE(sensitivity.rows.size() == cost.at("sensitivity").size());
+  for (std::size_t i = 0; i < sensitivity.rows.size(); ++i) {
+    const auto& s = cost.at("sensitivity")[i];
+    CHECK(sensitivity.rows[i].at("cheapest at -25 %") == s.at("low_cheapest").get<std::string>());
+    same("-25 % total", sensitivity.rows[i].at("total at -25 % (USD)"), s.at("low_total"));
+    same("+25 % total", sensitivity.rows[i].at("total at +25 % (USD)"), s.at("high_total"));
+  }
 }
 
 std::vector<fs::path> yaml_files(const fs::path& dir) {
