@@ -9,7 +9,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev libsqlite3-dev \
-      libcli11-dev libfmt-dev nlohmann-json3-dev \
+      libcli11-dev libfmt-dev nlohmann-json3-dev libpugixml-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -25,7 +25,7 @@ FROM debian:bookworm
 # Exactly setup.sh's runtime_packages.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libsimgrid3.32 libyaml-cpp0.7 libsqlite3-0 libfmt9 \
+      libsimgrid3.32 libyaml-cpp0.7 libsqlite3-0 libfmt9 libpugixml1v5 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /install/ /
 # The user by number: the kubelet refuses runAsNonRoot for an image whose USER is a name (it

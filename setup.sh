@@ -31,23 +31,25 @@ esac
 
 # What the capsim command needs at run time (the container image installs exactly these, see
 # Dockerfile; tests/ship checks both lists against the libraries capsim links).
-runtime_packages=(libsimgrid3.32 libyaml-cpp0.7 libsqlite3-0 libfmt9)
+runtime_packages=(libsimgrid3.32 libyaml-cpp0.7 libsqlite3-0 libfmt9 libpugixml1v5)
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev libsqlite3-dev sqlite3
-  doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libbenchmark-dev
+  doctest-dev libcli11-dev libfmt-dev nlohmann-json3-dev libpugixml-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev ccache
   "${runtime_packages[@]}"
 )
 # The export validation test runs Kubernetes' and Karpenter's schemas in Node.js
 # (tests/exports/, npm packages pinned in its package-lock.json).
 # The JUnit test validates against the Jenkins JUnit schema with xmllint (libxml2-utils).
-# The README test reruns its examples with Python (tools/readme/rerun.py).
+# The PDF report test reads the reports' text back with pdftotext (poppler-utils).
+# The README test reruns its examples with Python (tools/readme/rerun.py); the output schema
+# test validates every command's JSON with python3-jsonschema (tests/ship/output_schemas_test.py).
 # The package test (tests/ship/package_test.sh) builds the .deb with CPack (dpkg-shlibdeps:
 # dpkg-dev, file), runs lintian on it and reads its man pages with man; the completion test
 # runs the scripts in bash, and in zsh and fish where they are installed.
 if [ "$mode" = test ]; then
-  packages+=(shellcheck libxml2-utils python3 help2man dpkg-dev file lintian man-db)
+  packages+=(shellcheck libxml2-utils poppler-utils python3 python3-jsonschema help2man dpkg-dev file lintian man-db)
   # Debian's, unless a node and npm are there already (another nodejs build ships its own npm).
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)

@@ -88,4 +88,10 @@ install(FILES "${CAPSIM_SYSTEM_DIR}/_capsim" DESTINATION "${CMAKE_INSTALL_DATADI
         COMPONENT system)
 install(FILES "${CAPSIM_SYSTEM_DIR}/capsim.fish" DESTINATION "${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d"
         COMPONENT system)
+# The JSON Schemas of the scenario input and of every command's JSON output (`capsim schema
+# [--output NAME]`), where editors and CI jobs find them: /usr/share/capsim/schemas/.
+install(FILES "${CMAKE_SOURCE_DIR}/docs/scenario.schema.json" DESTINATION "${CAPSIM_INSTALL_DATADIR}/schemas"
+        COMPONENT capsim)
+install(DIRECTORY "${CMAKE_SOURCE_DIR}/docs/output-schemas/" DESTINATION "${CAPSIM_INSTALL_DATADIR}/schemas"
+        COMPONENT capsim FILES_MATCHING PATTERN "*.schema.json")
 include(CPack)

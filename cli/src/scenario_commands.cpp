@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "capsim/core/units.hpp"
@@ -11,8 +12,10 @@
 #include "capsim/scenarios/runner.hpp"
 #include "capsim/scenarios/scenario.hpp"
 #include "capsim/scenarios/scenario_file.hpp"
+#include "capsim/scenarios/output_schema.hpp"
 #include "capsim/scenarios/schema.hpp"
 #include "capsim/scenarios/workspace.hpp"
+#include "completion.hpp"
 
 namespace capsim::cli {
 namespace {
@@ -103,6 +106,25 @@ int run_models(Format format) {
   return kExitOk;
 }
 
+// `capsim schema`: the scenario schema or reference, or with --output an output's schema
+// (scenarios/output_schema.hpp) or the list of them.
+int run_schema(Format format, const std::string& output) {
+  if (output.empty()) {
+    std::cout << (format == Format::md ? scenarios::scenario_reference_markdown() : scenarios::scenario_json_schema());
+    return kExitOk;
+  }
+  if (format == Format::md)
+    return report_errors({{{}, "--format", "the output schemas are JSON only", "leave --format out with --output"}});
+  if (output == "list") {
+    for (const auto& n : scenarios::output_schema_names()) std::cout << fmt::format("{:<10}{}\n", n.name, n.command);
+    return kExitOk;
+  }
+  auto schema = scenarios::output_json_schema(output);
+  if (!schema) return report_errors(schema.errors());
+  std::cout << *schema;
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit_code) {
@@ -114,14 +136,28 @@ void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit
   validate->callback([&global, &exit_code, validate_options] { exit_code = run_validate(global, *validate_options); });
 
   auto schema_format = std::make_shared<Format>(Format::json);
-  auto* schema = app.add_subcommand("schema", "Print the scenario JSON Schema (for editors) or the Markdown reference");
-  schema->footer("Examples:\n  capsim schema > scenario.schema.json\n  capsim schema --format md > scenario-reference.md");
+  auto schema_output = std::make_shared<std::string>();
+  auto* schema = app.add_subcommand("schema",
+                                    "Print the scenario JSON Schema (for editors) or the Markdown reference, or with "
+                                    "--output the JSON Schema of a command's JSON output");
+  std::string output_names;
+  std::vector<std::string> output_choices{"list"};
+  for (const auto& n : scenarios::output_schema_names()) {
+    output_names += (output_names.empty() ? "" : "|") + n.name;
+    output_choices.push_back(n.name);
+  }
+  complete_values(schema->add_option("--output", *schema_output,
+                                     "The JSON Schema (draft 2020-12) of a command's --format json output: " +
+                                         output_names + ", or list (each with its command)")
+                      ->option_text("NAME"),
+                  output_choices);
+  schema->footer("Examples:\n  capsim schema > scenario.schema.json\n"
+                 "  capsim schema --format md > scenario-reference.md\n"
+                 "  capsim schema --output run > run.schema.json\n  capsim schema --output list\n"
+                 "The output schemas are shipped as docs/output-schemas/NAME.schema.json.");
   add_format_option(*schema, *schema_format, {"json", "md"});
-  schema->callback([&exit_code, schema_format] {
-    std::cout << (*schema_format == Format::md ? scenarios::scenario_reference_markdown()
-                                               : scenarios::scenario_json_schema());
-    exit_code = kExitOk;
-  });
+  schema->callback(
+      [&exit_code, schema_format, schema_output] { exit_code = run_schema(*schema_format, *schema_output); });
 
   auto models_format = std::make_shared<Format>(Format::table);
   auto* models_cmd = app.add_subcommand("models", "List the model presets a scenario may name");

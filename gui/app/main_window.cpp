@@ -183,6 +183,9 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   compare_ = new CompareView(catalog_);
   cluster_ = new ClusterView(catalog_);
   tabs_ = new QTabWidget;
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {
+    if (!placing_tabs_) wanted_tab_ = i;
+  });
   tabs_->setObjectName("views");
   tabs_->addTab(sizing, "Sizing");
   tabs_->addTab(cost, "Cost");
@@ -513,8 +516,10 @@ void MainWindow::set_cluster_mode(bool cluster) {
   // would be empty controls that do nothing.
   editor_dock_->setVisible(!cluster);
   whatif_dock_->setVisible(!cluster);
+  placing_tabs_ = true;
   if (cluster)
     for (int i = 0; i < 4; ++i) tabs_->setTabEnabled(i, false);
+  placing_tabs_ = false;
   export_plan_menu_->setEnabled(cluster && cluster_->plan().has_value());
 }
 
@@ -544,13 +549,20 @@ void MainWindow::show_analysis() {
   // scenario has no training sizing to show, a service no serving simulation.
   const bool applies[] = {a.run.sizing.has_value(), a.run.cost.has_value(), a.run.scenario.inference.has_value(),
                           a.run.scenario.simulate.has_value() || a.run.scenario.inference.has_value()};
+  // Disabling the shown tab makes Qt show the next enabled one, the Catalog when none of the
+  // views apply: show the view the user chose when it applies, else the first that does,
+  // else the chosen one (greyed) rather than another question's.
+  placing_tabs_ = true;
   for (int i = 0; i < 4; ++i) tabs_->setTabEnabled(i, applies[i]);
-  if (tabs_->currentIndex() < 4 && !applies[tabs_->currentIndex()])
+  int shown = wanted_tab_;
+  if (shown < 4 && !applies[shown])
     for (int i = 0; i < 4; ++i)
       if (applies[i]) {
-        tabs_->setCurrentIndex(i);
+        shown = i;
         break;
       }
+  tabs_->setCurrentIndex(shown);
+  placing_tabs_ = false;
   const auto rows = key_results(a);
   results_->setRowCount(static_cast<int>(rows.size()));
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -104,6 +104,8 @@ class MainWindow : public QMainWindow {
   WhatIfPanel* what_if_;
   QTableWidget* results_;
   QTabWidget* tabs_;
+  int wanted_tab_ = 0;          // the view the user chose last; a plan it does not apply to moves away only for now
+  bool placing_tabs_ = false;   // the window, not the user, is changing the shown tab
   QChartView* frontier_view_;
   QChartView* memory_view_;
   QTableWidget* fastest_table_;

@@ -11,8 +11,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chart_builders.hpp"
+
 namespace capsim::gui {
 namespace {
+
+using render::attach_axes;
+using render::attach_index_axis;
 
 const QColor kRed(200, 30, 30);
 const QColor kGreen(40, 140, 60);
@@ -88,21 +93,13 @@ QChart* llm_latency_chart(const Analysis& a) {
   y->setTitleText(against_slo ? "% of the SLO" : "ms");
   y->setRange(0, top * 1.15);
   y->applyNiceNumbers();
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(x);
-  series->attachAxis(y);
+  attach_axes(chart, x, y, {series});
   if (against_slo) {
     auto* slo = dashed("SLO (100 %)", kRed);
     slo->append(-0.5, 100);
     slo->append(2.5, 100);
-    auto* index_axis = new QValueAxis;
-    index_axis->setRange(-0.5, 2.5);
-    index_axis->setVisible(false);
     chart->addSeries(slo);
-    chart->addAxis(index_axis, Qt::AlignTop);
-    slo->attachAxis(index_axis);
-    slo->attachAxis(y);
+    attach_index_axis(chart, slo, y, 3);
   }
   return chart;
 }
@@ -157,12 +154,7 @@ QChart* throughput_curve_chart(const Analysis& a) {
   y->setTitleText("throughput (requests/s)");
   y->setRange(0, top * 1.1);
   y->applyNiceNumbers();
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (auto* s : chart->series()) {
-    s->attachAxis(x);
-    s->attachAxis(y);
-  }
+  attach_axes(chart, x, y, chart->series());
   return chart;
 }
 
@@ -203,10 +195,7 @@ QChart* llm_load_chart(const Analysis& a) {
   for (int i = 0; i < ok->count(); ++i) top = std::max({top, ok->at(i), bad->at(i)});
   x->setRange(0, top);
   x->setTitleText("%");
-  chart->addAxis(y, Qt::AlignLeft);
-  chart->addAxis(x, Qt::AlignBottom);
-  series->attachAxis(x);
-  series->attachAxis(y);
+  attach_axes(chart, x, y, {series});
   return chart;
 }
 

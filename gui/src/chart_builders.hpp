@@ -4,6 +4,8 @@
 
 #include <QImage>
 #include <QPainter>
+#include <QtCharts/QAbstractAxis>
+#include <QtCharts/QAbstractSeries>
 #include <QtCharts/QChart>
 
 #include "capsim/scenarios/cluster.hpp"
@@ -32,6 +34,13 @@ QChart* cluster_timeline_chart(const scenarios::ClusterPlan& plan);
 QSize packing_size(const scenarios::ClusterPlan& plan);
 void paint_packing(QPainter& p, const scenarios::ClusterPlan& plan, const QColor& text, const QColor& base);
 QImage packing_image(const scenarios::ClusterPlan& plan);
+
+// Adds x at the bottom and y on the left of `chart` and attaches each of `series` to both.
+void attach_axes(QChart* chart, QAbstractAxis* x, QAbstractAxis* y, const QList<QAbstractSeries*>& series);
+// A series placed by category index (a scatter or line over bars) needs a value axis over
+// the categories' span: a hidden one from -0.5 to count - 0.5 on top, with `series` on it
+// and on `y`.
+void attach_index_axis(QChart* chart, QAbstractSeries* series, QAbstractAxis* y, int count);
 
 // Draws a chart (taking ownership) into an image of the given size, white background.
 QImage chart_image(QChart* chart, int width, int height);

@@ -158,12 +158,7 @@ QChart* frontier_chart(const scenarios::SizingReport& report) {
   y->setLabelFormat("%.4g");
   y->setRange(0, max_y * 1.1);
   y->applyNiceNumbers();
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (auto* s : chart->series()) {
-    s->attachAxis(x);
-    s->attachAxis(y);
-  }
+  attach_axes(chart, x, y, chart->series());
   chart->legend()->setAlignment(Qt::AlignBottom);
 
   return chart;
@@ -207,6 +202,24 @@ Status render_frontier_chart(const scenarios::SizingReport& report, const std::f
   chart->setGeometry(0, 0, size.width, size.height);
   scene.setSceneRect(0, 0, size.width, size.height);
   return save(scene, QSize(size.width, size.height), file);
+}
+
+void attach_axes(QChart* chart, QAbstractAxis* x, QAbstractAxis* y, const QList<QAbstractSeries*>& series) {
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (auto* s : series) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+}
+
+void attach_index_axis(QChart* chart, QAbstractSeries* series, QAbstractAxis* y, int count) {
+  auto* index_axis = new QValueAxis();
+  index_axis->setRange(-0.5, count - 0.5);
+  index_axis->setVisible(false);
+  chart->addAxis(index_axis, Qt::AlignTop);
+  series->attachAxis(index_axis);
+  series->attachAxis(y);
 }
 
 }  // namespace capsim::render

@@ -63,17 +63,8 @@ QChart* memory_chart(const std::vector<scenarios::MemoryBar>& bars) {
   y->setTitleText("GB per GPU");
   y->setRange(0, top * 1.15);
   y->applyNiceNumbers();
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  stacked->attachAxis(x);
-  stacked->attachAxis(y);
-  // A scatter on a category axis is placed by index: give it a value axis over the same span.
-  auto* index_axis = new QValueAxis();
-  index_axis->setRange(-0.5, static_cast<double>(bars.size()) - 0.5);
-  index_axis->setVisible(false);
-  chart->addAxis(index_axis, Qt::AlignTop);
-  capacity->attachAxis(index_axis);
-  capacity->attachAxis(y);
+  attach_axes(chart, x, y, {stacked});
+  attach_index_axis(chart, capacity, y, static_cast<int>(bars.size()));
   return chart;
 }
 
@@ -99,10 +90,7 @@ QChart* utilization_chart(const std::vector<scenarios::UtilizationBar>& bars) {
   auto* x = new QValueAxis();
   x->setRange(0, 100);
   x->setTitleText("% busy");
-  chart->addAxis(y, Qt::AlignLeft);
-  chart->addAxis(x, Qt::AlignBottom);
-  series->attachAxis(x);
-  series->attachAxis(y);
+  attach_axes(chart, x, y, {series});
   return chart;
 }
 
@@ -144,12 +132,7 @@ QChart* cost_chart(const std::vector<scenarios::CostLine>& lines) {
   y->setRange(0, top * 1.1);
   y->setTitleText("thousand USD");
   y->applyNiceNumbers();
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (auto* s : chart->series()) {
-    s->attachAxis(x);
-    s->attachAxis(y);
-  }
+  attach_axes(chart, x, y, chart->series());
   return chart;
 }
 
@@ -183,12 +166,7 @@ QChart* latency_cdf_chart(const scenarios::LatencyCdf& cdf) {
   auto* y = new QValueAxis();
   y->setRange(0, 100);
   y->setTitleText("% of requests");
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (auto* s : chart->series()) {
-    s->attachAxis(x);
-    s->attachAxis(y);
-  }
+  attach_axes(chart, x, y, chart->series());
   return chart;
 }
 

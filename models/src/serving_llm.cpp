@@ -46,10 +46,25 @@ double ceiling(const LlmServingSpec& s) {
                              generation_gemm_ceiling(s.cluster.gpu));
 }
 
+double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency(); }
+
+// What a step's kernels need of the GPU at the spec's compute precision, each a catalog
+// lookup by precision name: resolved once per step, or once per simulation (the draft model
+// runs on the same GPUs at the same precisions, so its steps share them).
+struct StepConstants {
+  double peak = 0, bandwidth = 0, ceiling = 0, half_dim = 0, rows_half_dim = 0;
+  bool cast = false;  // 8-bit compute: activations written or cast to 8 bits
+};
+
+StepConstants step_constants(const LlmServingSpec& s) {
+  return {peak_of(s), bandwidth(s), ceiling(s), half_dim(s), rows_half_dim(s),
+          bytes_per_value(llm_compute_precision(s)) < 2.0};
+}
+
 // Fraction of the peak an m x n x k GEMM sustains (performance.hpp's form, m being the token rows).
-double efficiency(const LlmServingSpec& s, double m, double n, double k) {
-  const double d = half_dim(s), d_m = rows_half_dim(s);
-  return ceiling(s) * m / (m + d_m) * n / (n + d) * k / (k + d);
+double efficiency(const StepConstants& c, double m, double n, double k) {
+  const double d = c.half_dim, d_m = c.rows_half_dim;
+  return c.ceiling * m / (m + d_m) * n / (n + d) * k / (k + d);
 }
 
 // The m-dependence alone, for the analytic estimate.
@@ -135,8 +150,6 @@ double tp_all_reduce(const LlmServingSpec& s, double tokens) {
   return 2.0 * s.shape.layers * std::min(ring, one_shot_all_reduce(bytes, s.tensor_parallel, link));
 }
 
-double bandwidth(const LlmServingSpec& s) { return s.cluster.gpu.memory_bandwidth.value() * kMemoryBandwidthEfficiency(); }
-
 // Query-key products of attention per query and key, all layers: scores and values, 2 FLOPs
 // per multiply-add, over the query heads' width.
 double attention_flops_per_pair(const LlmServingSpec& s) {
@@ -155,20 +168,20 @@ double body_params(const LlmServingSpec& s) {
 // vocabulary projection for the sampled tokens. A mixture-of-experts layer runs each expert
 // its tokens route to (uniform routing: E x (1 - (1 - k/E)^tokens) distinct experts, each
 // on tokens x k / E tokens on average) and reads only those experts' weights.
-double gemm_time(const LlmServingSpec& s, double tokens, double sampled) {
+double gemm_time(const LlmServingSpec& s, const StepConstants& c, double tokens, double sampled) {
   const auto& sh = s.shape;
   const double t = s.tensor_parallel, h = sh.hidden, hd = sh.head_dim();
   const double q_out = sh.heads * hd, kv_out = (sh.kv_heads > 0 ? sh.kv_heads : sh.heads) * hd;
   const double mlp_in = sh.gated_mlp ? 2.0 * sh.ffn_hidden : sh.ffn_hidden;
-  const double bytes = bytes_per_value(s.weights), peak = peak_of(s), bw = bandwidth(s);
+  const double bytes = bytes_per_value(s.weights), peak = c.peak, bw = c.bandwidth;
   // 8-bit GEMMs take 8-bit activations. The norms and the gated activation write theirs
   // already quantized (llm_elementwise); the attention output is cast with its scale
   // before the output projection, reading 16 bits and writing 8 (3 B per element;
   // performance.cpp's rule for FP8 training).
-  const bool cast = bytes_per_value(llm_compute_precision(s)) < 2.0;
+  const bool cast = c.cast;
   auto linear = [&](double m, double n, double k, double count) {
     if (m <= 0 || count <= 0) return 0.0;
-    const double compute = 2.0 * m * n * k / (peak * efficiency(s, m, n, k));
+    const double compute = 2.0 * m * n * k / (peak * efficiency(c, m, n, k));
     return count * std::max(compute, n * k * bytes / bw);
   };
   double time = 0;
@@ -211,20 +224,59 @@ double llm_device_memory(const hardware::GpuSpec& gpu) {
   return gpu.memory.value() / 1e9 * static_cast<double>(1ull << 30) * kDriverReportedMemoryShare;
 }
 
-Seconds llm_elementwise(const LlmServingSpec& s, double tokens) {
+namespace {
+
+double elementwise(const LlmServingSpec& s, const StepConstants& c, double tokens) {
   const auto& sh = s.shape;
   const double t = s.tensor_parallel, h = sh.hidden;
-  const double out = bytes_per_value(llm_compute_precision(s)) < 2.0 ? 1.0 : 2.0;
+  const double out = c.cast ? 1.0 : 2.0;
   const double k = sh.experts > 1 ? std::max(1, sh.experts_per_token) : 1.0;
-  const double l2 = s.cluster.gpu.l2_cache.value(), bw = bandwidth(s);
+  const double l2 = s.cluster.gpu.l2_cache.value(), bw = c.bandwidth;
   auto kernel = [&](double bytes_per_token) {
     const double bytes = bytes_per_token * tokens;
     return bytes <= l2 ? 0.0 : bytes / bw;
   };
   double layer = 2.0 * kernel((3.0 * 2.0 + out) * h) + kernel((2.0 * 2.0 + out) * k * sh.ffn_hidden / t);
   if (sh.experts > 1) layer += 2.0 * kernel(2.0 * (k + 1.0) * h);
-  return Seconds(sh.layers * layer);
+  return sh.layers * layer;
 }
+
+double step_time(const LlmServingSpec& s, const StepConstants& c, int decode_sequences, double decode_context,
+                 double prefill_tokens, double prefill_attention, int prompts_completed) {
+  const double t = s.tensor_parallel;
+  // With speculation each decoding sequence is verified at its proposals + 1 positions, each
+  // attending to the sequence's context and each sampled.
+  const double positions = 1.0 + s.speculation.tokens;
+  const double tokens = decode_sequences * positions + prefill_tokens;
+  const double sampled = decode_sequences * positions + prompts_completed;
+  const double peak = c.peak, bw = c.bandwidth;
+  const double gemm = gemm_time(s, c, tokens, sampled);
+  // Attention: query-key products at the fused kernel's efficiency; KV reads of the decode
+  // tokens' contexts (once per query head without GQA sharing) and KV writes of new tokens.
+  const double group = s.gqa_shared_kv ? 1.0 : static_cast<double>(s.shape.heads) / s.shape.kv_heads;
+  const double attention_flops = attention_flops_per_pair(s) * (decode_context * positions + prefill_attention) / t;
+  const double kv_bytes = model_kv_per_token_per_gpu(s) * (decode_context * group + tokens);
+  const double attention = std::max(attention_flops / (peak * flash_ampere_fa2().forward), kv_bytes / bw);
+  // The draft's forwards: `tokens` decode steps of the decoding sequences, and the new prompts'
+  // prefill, without the engine's per-step host cost (one engine step runs them all). The
+  // draft runs on the same GPUs at the same precisions: the same constants.
+  double draft = 0;
+  if (drafting(s)) {
+    const LlmServingSpec d = draft_of(s);
+    if (decode_sequences > 0)
+      draft += s.speculation.tokens * (step_time(d, c, decode_sequences, decode_context, 0, 0, 0) - kEngineStepOverheadSeconds());
+    if (prefill_tokens > 0)
+      draft += step_time(d, c, 0, 0, prefill_tokens, prefill_attention, prompts_completed) - kEngineStepOverheadSeconds();
+  }
+  // Every stage in turn, at the busiest stage's pace, and the sends between them.
+  const double layers = gemm + attention + elementwise(s, c, tokens) + tp_all_reduce(s, tokens) +
+                        kLayerOverheadSeconds() * s.shape.layers;
+  return layers * pipeline_pace(s) + pipeline_sends(s, tokens) + kEngineStepOverheadSeconds() + draft;
+}
+
+}  // namespace
+
+Seconds llm_elementwise(const LlmServingSpec& s, double tokens) { return Seconds(elementwise(s, step_constants(s), tokens)); }
 
 Precision llm_compute_precision(const LlmServingSpec& s) {
   const auto& gpu = s.cluster.gpu;
@@ -240,34 +292,8 @@ Precision llm_compute_precision(const LlmServingSpec& s) {
 
 Seconds llm_step(const LlmServingSpec& s, int decode_sequences, double decode_context, double prefill_tokens,
                  double prefill_attention, int prompts_completed) {
-  const double t = s.tensor_parallel;
-  // With speculation each decoding sequence is verified at its proposals + 1 positions, each
-  // attending to the sequence's context and each sampled.
-  const double positions = 1.0 + s.speculation.tokens;
-  const double tokens = decode_sequences * positions + prefill_tokens;
-  const double sampled = decode_sequences * positions + prompts_completed;
-  const double peak = peak_of(s), bw = bandwidth(s);
-  const double gemm = gemm_time(s, tokens, sampled);
-  // Attention: query-key products at the fused kernel's efficiency; KV reads of the decode
-  // tokens' contexts (once per query head without GQA sharing) and KV writes of new tokens.
-  const double group = s.gqa_shared_kv ? 1.0 : static_cast<double>(s.shape.heads) / s.shape.kv_heads;
-  const double attention_flops = attention_flops_per_pair(s) * (decode_context * positions + prefill_attention) / t;
-  const double kv_bytes = model_kv_per_token_per_gpu(s) * (decode_context * group + tokens);
-  const double attention = std::max(attention_flops / (peak * flash_ampere_fa2().forward), kv_bytes / bw);
-  // The draft's forwards: `tokens` decode steps of the decoding sequences, and the new prompts'
-  // prefill, without the engine's per-step host cost (one engine step runs them all).
-  double draft = 0;
-  if (drafting(s)) {
-    const LlmServingSpec d = draft_of(s);
-    if (decode_sequences > 0)
-      draft += s.speculation.tokens * (llm_step(d, decode_sequences, decode_context, 0, 0).value() - kEngineStepOverheadSeconds());
-    if (prefill_tokens > 0)
-      draft += llm_step(d, 0, 0, prefill_tokens, prefill_attention, prompts_completed).value() - kEngineStepOverheadSeconds();
-  }
-  // Every stage in turn, at the busiest stage's pace, and the sends between them.
-  const double layers = gemm + attention + llm_elementwise(s, tokens).value() + tp_all_reduce(s, tokens) +
-                        kLayerOverheadSeconds() * s.shape.layers;
-  return Seconds(layers * pipeline_pace(s) + pipeline_sends(s, tokens) + kEngineStepOverheadSeconds() + draft);
+  return Seconds(step_time(s, step_constants(s), decode_sequences, decode_context, prefill_tokens, prefill_attention,
+                           prompts_completed));
 }
 
 double llm_tokens_per_step(const LlmSpeculation& sp) {
@@ -443,9 +469,12 @@ struct Sequence {
   int generated = 0;        // output tokens produced
   std::uint64_t id = 0;
   LlmRequestLength length;  // the request's own prompt and output lengths
+  bool chunked = false;     // prefilled a chunk in the current step (it was not decoding)
 };
 
-double blocks_for(double tokens) { return std::ceil(tokens / kKvBlockTokens); }
+// KV blocks holding `tokens` (>= 0): ceil(tokens / kKvBlockTokens), in integers (the
+// simulation asks this of every running sequence in every step).
+double blocks_for(int tokens) { return static_cast<double>((tokens + kKvBlockTokens - 1) / kKvBlockTokens); }
 
 // Percentiles of the whole sample, each with a 95 % interval from 10 batch means over the
 // samples in completion order (Student t, 9 degrees of freedom: 2.262).
@@ -554,6 +583,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   // manager); a reserving scheduler already holds every block a sequence will need.
   const double watermark_blocks = reserve_full ? 0.0 : std::floor(kVllmWatermark * capacity_blocks);
 
+  const StepConstants constants = step_constants(s);
   std::deque<Sequence> waiting;
   std::vector<Sequence> running;  // admitted: prefilling or decoding, in admission order
   std::uint64_t next_id = 0, events = 0;
@@ -568,16 +598,35 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
   double generated_in_window = 0, generated_total = 0;  // output tokens of those requests
   int waiting_at_warmup = -1;
 
-  auto used_blocks = [&] {
-    double b = 0;
-    for (const auto& q : running) b += blocks_for(q.prefilled + q.generated);
-    return b;
+  // KV blocks: a decoding sequence needs its tokens plus the one this step adds; a
+  // prefilling one has its whole prompt's blocks reserved at admission, so admitted
+  // prompts never stall half-way.
+  auto decoding = [](const Sequence& q) { return q.prefilled >= q.prompt; };
+  auto reserve = [&](const Sequence& q) {
+    if (reserve_full) return full_blocks(q);
+    return decoding(q) ? blocks_for(q.prefilled + q.generated + positions) : blocks_for(q.prompt);
   };
-  auto account = [&](double from, double to) {
+  // Sums over the running sequences, kept as they change rather than recounted each step:
+  // blocks reserved, blocks holding tokens, and the decoding sequences and their context.
+  // Every term is a whole number, so the sums are exact in any order.
+  struct Totals {
+    double reserved = 0, used = 0, decode_context = 0;
+    int decode = 0;
+    void add(const Sequence& q, double reserve_blocks, int sign) {
+      reserved += sign * reserve_blocks;
+      used += sign * blocks_for(q.prefilled + q.generated);
+      if (q.prefilled >= q.prompt) {
+        decode += sign;
+        decode_context += sign * static_cast<double>(q.prefilled + q.generated);
+      }
+    }
+  } totals;
+  std::size_t first_prefilling = 0;  // every running sequence before it is decoding
+  auto account = [&](double from, double to, double used_blocks) {
     const double a = std::max(from, warmup), b = std::min(to, end);
     if (b <= a) return;
     running_area += static_cast<double>(running.size()) * (b - a);
-    kv_area += used_blocks() / capacity_blocks * (b - a);
+    kv_area += used_blocks / capacity_blocks * (b - a);
     measured += b - a;
   };
 
@@ -593,41 +642,28 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
     if (waiting_at_warmup < 0 && t >= warmup) waiting_at_warmup = static_cast<int>(waiting.size());
     if (to_completion && running.empty() && waiting.empty() && !std::isfinite(next_arrival)) break;
 
-    // KV blocks: a decoding sequence needs its tokens plus the one this step adds; a
-    // prefilling one has its whole prompt's blocks reserved at admission, so admitted
-    // prompts never stall half-way. Without room for a decode step, the newest sequence is
-    // preempted and recomputed later (vLLM's recompute policy).
-    auto decoding = [](const Sequence& q) { return q.prefilled >= q.prompt; };
-    auto reserve = [&](const Sequence& q) {
-      if (reserve_full) return full_blocks(q);
-      return decoding(q) ? blocks_for(q.prefilled + q.generated + positions) : blocks_for(q.prompt);
-    };
-    double reserved = 0;
-    for (const auto& q : running) reserved += reserve(q);
+    // Without room for a decode step, the newest sequence is preempted and recomputed later
+    // (vLLM's recompute policy).
     bool preempted = false;
-    while (!running.empty() && reserved > capacity_blocks) {
+    while (!running.empty() && totals.reserved > capacity_blocks) {
       preempted = true;
       Sequence victim = running.back();
       running.pop_back();
-      reserved -= reserve(victim);
+      totals.add(victim, reserve(victim), -1);
       victim.prompt = victim.length.prompt_tokens + victim.generated;  // recompute prompt + output so far
       victim.prefilled = 0;
       waiting.push_front(victim);
       ++out.preemptions;
     }
-    int decode = 0;
-    double decode_context = 0;
-    for (const auto& q : running)
-      if (decoding(q)) {
-        ++decode;
-        decode_context += q.prefilled + q.generated;
-      }
+    const int decode = totals.decode;
+    const double decode_context = totals.decode_context;
+    double used_blocks = totals.used;  // as the step runs: the admitted sequences' too
     // Prefill chunks within the token budget: partly prefilled sequences first, then new
     // ones from the queue while their prompt's blocks fit and the cap allows.
     int room = static_batches ? budget : std::max(0, budget - decode);
     double prefill_tokens = 0, prefill_pairs = 0;
     std::vector<std::pair<std::size_t, int>> chunks;  // running index, tokens
-    double free_blocks = capacity_blocks - reserved;
+    double free_blocks = capacity_blocks - totals.reserved;
     auto take = [&](std::size_t index) {
       const Sequence& q = running[index];
       const int chunk = std::min(room, q.prompt - q.prefilled);
@@ -638,7 +674,7 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       prefill_pairs += chunk * (q.prefilled + (chunk + 1) / 2.0);
       chunks.emplace_back(index, chunk);
     };
-    for (std::size_t k = 0; k < running.size() && room > 0; ++k)
+    for (std::size_t k = first_prefilling; k < running.size() && room > 0; ++k)
       if (!decoding(running[k])) take(k);
     // No new prompts in a step that had to preempt (vLLM's scheduler admits waiting
     // requests only when no running one was preempted in the step).
@@ -649,13 +685,14 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       free_blocks -= admission_blocks(waiting.front());
       running.push_back(waiting.front());
       waiting.pop_front();
+      used_blocks += blocks_for(running.back().prefilled + running.back().generated);
       take(running.size() - 1);
     }
     if (decode == 0 && chunks.empty()) {
       if (running.empty() && !waiting.empty())
         return invalid("memory", "a request does not fit in the KV cache");
       const double next = std::min(next_arrival, end);
-      account(t, next);
+      account(t, next, used_blocks);
       t = next;
       continue;
     }
@@ -664,8 +701,8 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       const Sequence& q = running[index];
       if (q.prefilled + chunk >= q.prompt && q.first_token < 0) ++completing;
     }
-    const double step = llm_step(s, decode, decode_context, prefill_tokens, prefill_pairs, completing).value();
-    account(t, t + step);
+    const double step = step_time(s, constants, decode, decode_context, prefill_tokens, prefill_pairs, completing);
+    account(t, t + step, used_blocks);
     t += step;
     ++out.iterations;
     ++events;
@@ -675,10 +712,9 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
         return over_budget(projected, "at the pace of its first " + std::to_string(events) + " events,");
     }
     if (events > o.max_events) return over_budget(static_cast<double>(events), "after");
-    for (auto& q : running)
-      if (decoding(q)) q.generated += std::min(gained(), q.length.output_tokens - q.generated);
     for (const auto& [index, chunk] : chunks) {
       Sequence& q = running[index];
+      q.chunked = true;
       q.prefilled += chunk;
       // The step that completes a prompt also produces its first token (none again after
       // a preemption's recompute).
@@ -689,22 +725,37 @@ Result<LlmSimulation> simulate_llm_serving(const LlmServingSpec& s, const LlmReq
       }
     }
     out.peak_running = std::max(out.peak_running, static_cast<int>(running.size()));
-    auto done = std::stable_partition(running.begin(), running.end(),
-                                      [&](const Sequence& q) { return q.generated < q.length.output_tokens; });
-    for (auto it = done; it != running.end(); ++it) {
+    // One pass: the decoding sequences (those that were at the step's start: not chunked)
+    // gain their tokens, in running order as the acceptance draws go; finished ones leave,
+    // in running order; the totals are recounted over those that stay.
+    totals = Totals{};
+    first_prefilling = std::numeric_limits<std::size_t>::max();
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < running.size(); ++k) {
+      Sequence& q = running[k];
+      if (q.chunked) q.chunked = false;
+      else if (decoding(q)) q.generated += std::min(gained(), q.length.output_tokens - q.generated);
+      if (q.generated < q.length.output_tokens) {
+        totals.add(q, reserve(q), +1);
+        if (!decoding(q)) first_prefilling = std::min(first_prefilling, kept);
+        if (kept != k) running[kept] = std::move(q);
+        ++kept;
+        continue;
+      }
       ++completed_total;
-      generated_total += it->length.output_tokens;
+      generated_total += q.length.output_tokens;
       if (t > warmup && t <= end) {
         ++completed_in_window;
-        generated_in_window += it->length.output_tokens;
+        generated_in_window += q.length.output_tokens;
       }
       // Latencies of the requests that finish inside the window, whenever they arrived:
       // under overload they carry the queueing delay, as users see it.
       if (t <= warmup || t > end) continue;
-      e2e.push_back(t - it->arrival);
-      if (it->length.output_tokens > 1) tpot.push_back((t - it->first_token) / (it->length.output_tokens - 1));
+      e2e.push_back(t - q.arrival);
+      if (q.length.output_tokens > 1) tpot.push_back((t - q.first_token) / (q.length.output_tokens - 1));
     }
-    running.erase(done, running.end());
+    running.resize(kept);
+    first_prefilling = std::min(first_prefilling, kept);
   }
 
   out.completed = to_completion ? completed_total : completed_in_window;

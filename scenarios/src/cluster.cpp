@@ -789,7 +789,23 @@ Result<std::vector<ClusterOwnedComparison>> compare_owned(const ClusterScenario&
   return out;
 }
 
+namespace {
+Result<ClusterPlan> pack_cluster(const ClusterScenario& s, const hardware::Catalog& catalog);
+std::vector<ClusterPlan::SmallerNode> try_smaller_nodes(const ClusterScenario& s, const ClusterPlan& plan,
+                                                        const hardware::Catalog& catalog);
+}  // namespace
+
 Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catalog& catalog) {
+  auto packed = pack_cluster(s, catalog);
+  if (!packed) return packed.errors();
+  ClusterPlan plan = std::move(packed).value();
+  plan.smaller_nodes = try_smaller_nodes(s, plan, catalog);
+  return plan;
+}
+
+namespace {
+
+Result<ClusterPlan> pack_cluster(const ClusterScenario& s, const hardware::Catalog& catalog) {
   ClusterPlan out;
   out.name = s.name;
   out.name_where = s.name_where;
@@ -925,8 +941,6 @@ Result<ClusterPlan> plan_cluster(const ClusterScenario& s, const hardware::Catal
   return out;
 }
 
-namespace {
-
 // A week as 7 rows of 24 characters: the number of nodes up in each hour (0-9, + above).
 std::vector<std::string> timeline_rows(const std::array<int, models::kHoursPerWeek>& up) {
   std::vector<std::string> rows;
@@ -973,6 +987,37 @@ std::vector<PoolWaste> pool_waste(const ClusterPlan& p) {
   return out;
 }
 
+// Each pool more than half idle: the catalog's priced instances of its GPU with fewer GPUs
+// per node, in the plan's currency, not already allowed, each tried by packing the whole
+// cluster again with it allowed; the cheapest that lowers the weekly cost is kept, or a line
+// saying none did.
+std::vector<ClusterPlan::SmallerNode> try_smaller_nodes(const ClusterScenario& s, const ClusterPlan& plan,
+                                                        const hardware::Catalog& catalog) {
+  constexpr double kMostlyIdle = 0.5;
+  std::vector<ClusterPlan::SmallerNode> out;
+  for (const auto& w : pool_waste(plan)) {
+    if (w.idle_fraction() <= kMostlyIdle) continue;
+    const models::PoolNodeType* pool = nullptr;
+    for (const auto& t : plan.problem.node_types)
+      if (t.id == w.node_type) pool = &t;
+    if (!pool) continue;
+    ClusterPlan::SmallerNode best{w.node_type, w.idle_fraction(), "", 0, "", plan.weekly_cost};
+    for (const auto& e : catalog.all(hardware::EntityKind::instance)) {
+      if (std::find(s.node_types.begin(), s.node_types.end(), e.id) != s.node_types.end()) continue;
+      auto nt = models::node_type_by_id(catalog, e.id);
+      if (!nt || !nt->price || nt->price->currency() != plan.weekly_cost.currency()) continue;
+      if (nt->cluster.gpu.id != pool->gpu.id || nt->cluster.gpus_per_node >= pool->gpus_per_node) continue;
+      ClusterScenario wider = s;
+      wider.node_types.push_back(e.id);
+      auto again = pack_cluster(wider, catalog);
+      if (!again || !(again->weekly_cost.value() < best.weekly_cost.value())) continue;
+      best = {w.node_type, w.idle_fraction(), e.id, nt->cluster.gpus_per_node, nt->provider, again->weekly_cost};
+    }
+    out.push_back(std::move(best));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string cluster_plan_text(const ClusterPlan& p) {
@@ -1007,6 +1052,21 @@ std::string cluster_plan_text(const ClusterPlan& p) {
                      significant(w.idle_gpu_hours, 4), significant(w.gpu_hours, 4), significant(100 * w.idle_fraction(), 3),
                      money_short(w.idle_cost), cur,
                      significant(p.weekly_cost.value() > 0 ? 100 * w.idle_cost / p.weekly_cost.value() : 0, 3));
+  for (const auto& n : p.smaller_nodes) {
+    const std::string gpu = [&] {
+      for (const auto& t : p.problem.node_types)
+        if (t.id == n.pool) return t.gpu.id;
+      return std::string();
+    }();
+    if (n.node_type.empty())
+      t += fmt::format("  {} is {} % idle; no smaller priced node type of {} in the catalog packs the plan for less\n", n.pool,
+                       significant(100 * n.idle_fraction, 3), gpu);
+    else
+      t += fmt::format("  {} is {} % idle; with {} ({} x {}, {}) allowed the plan costs {}{}/week instead of {}{} (add it to "
+                       "cluster.node_types)\n",
+                       n.pool, significant(100 * n.idle_fraction, 3), n.node_type, n.gpus_per_node, gpu, n.provider,
+                       money_short(n.weekly_cost.value()), cur, money_short(p.weekly_cost.value()), cur);
+  }
   t += "\nPacking (node by node; GPU: pods)\n";
   for (std::size_t i = 0; i < p.packing.nodes.size(); ++i) {
     const auto& n = p.packing.nodes[i];
@@ -1177,6 +1237,14 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                      {"idle_fraction", w.idle_fraction()},
                      {"idle_weekly_cost", w.idle_cost},
                      {"idle_share_of_weekly_cost", p.weekly_cost.value() > 0 ? w.idle_cost / p.weekly_cost.value() : 0.0}});
+  nlohmann::json smaller = nlohmann::json::array();
+  for (const auto& n : p.smaller_nodes)
+    smaller.push_back({{"pool", n.pool},
+                       {"idle_fraction", n.idle_fraction},
+                       {"node_type", n.node_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.node_type)},
+                       {"gpus_per_node", n.node_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.gpus_per_node)},
+                       {"provider", n.node_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.provider)},
+                       {"weekly_cost", n.node_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.weekly_cost.value())}});
   nlohmann::json prices = nlohmann::json::array();
   for (const auto& price : p.prices)
     prices.push_back({{"entry", price.entry},
@@ -1248,6 +1316,7 @@ std::string cluster_plan_json(const ClusterPlan& p) {
                       {"always_on_horizon_cost", p.always_on_horizon_cost.value()},
                       {"owned", owned},
                       {"pool_waste", waste},
+                      {"smaller_nodes", smaller},
                       {"prices", prices},
                       {"warnings", p.warnings}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -301,8 +301,16 @@ Result<std::string> terraform(const std::vector<NodePool>& pools, const ExportSe
 // label and the GPU taint. The node role and subnets are the account's: Terraform variables
 // (node_role_arn, subnet_ids) the user sets. An AMI with the GPU driver for GPU pools: EKS's
 // AL2023 NVIDIA variant for NVIDIA GPUs (AMD GPUs and others: EKS publishes none, left unset).
+//
+// A training gang across nodes of an instance with EFA gets a launch template (aws_launch_template)
+// with one EFA per network card, as the EC2 User Guide recommends ("Maximize network bandwidth
+// on Amazon EC2 instances with multiple network cards": the primary interface on network card 0
+// at device index 0, each further one on the next network card at device index 1; interface
+// type efa), in the security group the user gives (EFA needs one that admits all traffic from
+// itself; a Terraform variable).
 Result<std::string> eks(const std::vector<NodePool>& pools, const ExportSettings& s) {
   nlohmann::json groups = nlohmann::json::object();
+  nlohmann::json templates = nlohmann::json::object();
   std::vector<Diagnostic> errors;
   for (const auto& p : pools) {
     if (p.provider != "aws") {
@@ -320,18 +328,38 @@ Result<std::string> eks(const std::vector<NodePool>& pools, const ExportSettings
                         {"labels", {{"capsim.dev/pool", p.name}}},
                         {"taint", nlohmann::json::array({{{"key", gpu_key(p)}, {"value", "present"}, {"effect", "NO_SCHEDULE"}}})}};
     if (p.vendor == "nvidia") g["ami_type"] = "AL2023_x86_64_NVIDIA";
-    groups[tf_name(p.name)] = g;
+    const std::string key = tf_name(p.name);
+    if (p.training && p.pods > 1 && p.efa_interfaces > 0) {
+      nlohmann::json interfaces = nlohmann::json::array();
+      for (int card = 0; card < p.efa_interfaces; ++card)
+        interfaces.push_back({{"network_card_index", card},
+                              {"device_index", card == 0 ? 0 : 1},
+                              {"interface_type", "efa"},
+                              {"delete_on_termination", true},
+                              {"security_groups", "${var.efa_security_group_ids}"}});
+      templates[key] = {{"name_prefix", p.name + "-efa-"},
+                        {"description", "capsim: " + std::to_string(p.efa_interfaces) + " EFA interfaces, one per network card of " +
+                                            p.instance_type},
+                        {"network_interfaces", interfaces}};
+      g["launch_template"] = {{"id", "${aws_launch_template." + key + ".id}"},
+                              {"version", "${aws_launch_template." + key + ".latest_version}"}};
+    }
+    groups[key] = g;
   }
   if (!errors.empty()) return errors;
-  nlohmann::json root = {
-      {"variable",
-       {{"node_role_arn", {{"type", "string"}, {"description", "ARN of the IAM role of the node groups' nodes"}}},
-        {"subnet_ids", {{"type", "list(string)"}, {"description", "subnets of the node groups (tagged kubernetes.io/cluster/" + s.cluster + ")"}}}}},
-      {"resource", {{"aws_eks_node_group", groups}}}};
+  nlohmann::json variables = {
+      {"node_role_arn", {{"type", "string"}, {"description", "ARN of the IAM role of the node groups' nodes"}}},
+      {"subnet_ids", {{"type", "list(string)"}, {"description", "subnets of the node groups (tagged kubernetes.io/cluster/" + s.cluster + ")"}}}};
+  nlohmann::json resources = {{"aws_eks_node_group", groups}};
   std::string note = s.notes.empty() ? std::string() : comment_line(s.notes) + "; ";
-  bool efa = false;
-  for (const auto& p : pools) efa = efa || (p.training && p.pods > 1 && p.efa_interfaces > 0);
-  if (efa) note += "EFA interfaces need a launch template with EFA network interfaces (not written); ";
+  if (!templates.empty()) {
+    variables["efa_security_group_ids"] = {
+        {"type", "list(string)"},
+        {"description", "security groups of the EFA interfaces: one that allows all inbound and outbound traffic to and from itself"}};
+    resources["aws_launch_template"] = templates;
+    note += "EFA pools: put their subnet_ids in one availability zone (EFA traffic does not cross zones); ";
+  }
+  nlohmann::json root = {{"variable", variables}, {"resource", resources}};
   if (!note.empty()) root["//"] = note.substr(0, note.size() - 2);
   return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

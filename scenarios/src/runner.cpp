@@ -1,11 +1,9 @@
 #include "capsim/scenarios/runner.hpp"
-#include "capsim/scenarios/junit.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
 #include <ctime>
 
@@ -684,71 +682,6 @@ std::string run_json(const RunResult& r) {
     j["sizing"] = sizing;
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-namespace {
-
-std::string seconds_text(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", seconds > 0 ? seconds : 0.0);
-  return buf;
-}
-
-// "file:line:column: " for an expectation's text in the JUnit report. The Jenkins xUnit
-// schema allows no file or line attribute on <testcase>: the suite carries the scenario
-// file, and each test case's output and failure text start with where the expectation is.
-std::string location_prefix(const SourceLocation& where) {
-  return where.file.empty() ? std::string() : format_location(where) + ": ";
-}
-
-// ` file="..."` on <testsuite>, which the schema allows; nothing when the file is unknown.
-std::string file_attribute(const std::string& file) {
-  return file.empty() ? std::string() : " file=\"" + xml_escape(file) + "\"";
-}
-
-}  // namespace
-
-std::string junit_xml(const RunResult& r) { return junit_xml(r, 0.0); }
-
-std::string junit_xml(const RunResult& r, double seconds) {
-  int failures = 0;
-  for (const auto& e : r.expectations) failures += e.passed ? 0 : 1;
-  const std::string suite = xml_escape(r.scenario.name);
-  const std::string time = seconds_text(seconds);
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<testsuites name=\"capsim\" tests=\"" + std::to_string(r.expectations.size()) + "\" failures=\"" +
-         std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\">\n";
-  out += "  <testsuite name=\"" + suite + "\" tests=\"" + std::to_string(r.expectations.size()) + "\" failures=\"" +
-         std::to_string(failures) + "\" errors=\"0\" time=\"" + time + "\" timestamp=\"" + xml_escape(r.started_at) +
-         "\"" + file_attribute(r.scenario.file) + ">\n";
-  for (const auto& e : r.expectations) {
-    const std::string text = xml_escape(location_prefix(e.expectation.where) + e.message);
-    out += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(e.expectation.text) +
-           "\" time=\"0.000\">\n";
-    if (e.passed) {
-      out += "      <system-out>" + text + "</system-out>\n    </testcase>\n";
-    } else {
-      out += "      <failure message=\"" + xml_escape(e.message) + "\" type=\"expectation\">" + text +
-             "</failure>\n    </testcase>\n";
-    }
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
-}
-
-std::string junit_error_xml(const std::string& scenario_file, const std::vector<Diagnostic>& errors, double seconds) {
-  const std::string suite = xml_escape(scenario_file);
-  const std::string time = seconds_text(seconds);
-  const std::string text = format_diagnostics(errors);
-  const std::string first = errors.empty() ? std::string("bad input") : format_diagnostic(errors.front());
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<testsuites name=\"capsim\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\">\n";
-  out += "  <testsuite name=\"" + suite + "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"" + time + "\"" +
-         file_attribute(scenario_file) + ">\n";
-  out += "    <testcase classname=\"" + suite + "\" name=\"load and run the scenario\" time=\"" + time + "\">\n";
-  out += "      <error message=\"" + xml_escape(first) + "\" type=\"bad input\">" + xml_escape(text) + "</error>\n";
-  out += "    </testcase>\n  </testsuite>\n</testsuites>\n";
-  return out;
 }
 
 }  // namespace capsim::scenarios

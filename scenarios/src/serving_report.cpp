@@ -83,6 +83,16 @@ des::RunOptions run_options(const Scenario& s) {
 
 }  // namespace
 
+// The Kubernetes resource one pod of a serving pool requests: a MIG slice, or its vendor's
+// whole-accelerator resource (amd.com/gpu on MI300X, google.com/tpu), as the exports request.
+namespace {
+std::string pool_resource(const NodePool& p) {
+  if (p.mig_profile) return "nvidia.com/mig-" + *p.mig_profile;
+  const std::string_view vendor = p.tpu ? std::string_view("google") : std::string_view(p.vendor);
+  return accelerator_resource(vendor).value_or("nvidia.com/gpu");
+}
+}  // namespace
+
 Table serving_node_pool_table(const std::vector<NodePool>& pools) {
   Table t{{"pool", "node type", "GPUs/node", "min nodes", "max nodes", "Kubernetes request per pod"},
           {},
@@ -90,8 +100,7 @@ Table serving_node_pool_table(const std::vector<NodePool>& pools) {
   for (const auto& p : pools)
     t.rows.push_back({p.name, p.instance_type + " (" + p.provider + ")", std::to_string(p.gpus_per_node),
                       std::to_string(p.min_nodes), std::to_string(p.max_nodes),
-                      (p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : std::string("nvidia.com/gpu")) + ": " +
-                          std::to_string(p.gpus_per_pod)});
+                      pool_resource(p) + ": " + std::to_string(p.gpus_per_pod)});
   return t;
 }
 
@@ -525,7 +534,7 @@ std::string serving_sizing_json(const ServingSizingReport& r) {
                                  {"gpus_per_node", p.gpus_per_node},
                                  {"min_nodes", p.min_nodes},
                                  {"max_nodes", p.max_nodes},
-                                 {"resource", p.mig_profile ? "nvidia.com/mig-" + *p.mig_profile : "nvidia.com/gpu"},
+                                 {"resource", pool_resource(p)},
                                  {"per_pod", p.gpus_per_pod}});
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -549,6 +558,7 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
                                                t->cluster.gpus_per_node),
                      d.nodes, false, std::nullopt, d.k8s.count, t->cluster.gpu.vendor == "google", false,
                      d.replicas * pods_per_replica, pods_per_replica});
+    pools.back().vendor = t->cluster.gpu.vendor;
     return pools;
   }
   if (!r.graph || !r.graph->recommended) return Diagnostic{{}, "", "no recommended deployment", ""};
@@ -558,6 +568,7 @@ Result<std::vector<NodePool>> serving_node_pools(const ServingSizingReport& r) {
   NodePool pool{"serve-" + t->cluster.gpu.id, t->provider, t->name, t->cluster.gpu.id, t->cluster.gpus_per_node,
                 d.nodes, std::max(1, d.min_nodes), d.nodes, false, std::nullopt, 1, t->cluster.gpu.vendor == "google",
                 false, 1};
+  pool.vendor = t->cluster.gpu.vendor;
   if (!d.k8s.empty() && d.k8s.front().resource.starts_with("nvidia.com/mig-"))
     pool.mig_profile = d.k8s.front().resource.substr(std::string("nvidia.com/mig-").size());
   if (!d.k8s.empty()) pool.gpus_per_pod = d.k8s.front().count;

@@ -1,9 +1,11 @@
-// capsim-calibrate's hand-written JSON writer: read back with nlohmann-json and with
-// capsim's own importer.
+// capsim-calibrate's profile writer (nlohmann-json, compiled here without CUDA): read back
+// with nlohmann-json and with capsim's own importer, keys and layout pinned.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "capsim/hardware/calibration.hpp"
@@ -66,21 +68,74 @@ Profile sample_profile() {
 
 }  // namespace
 
-TEST_CASE("strings are escaped so any device name survives") {
-  CHECK(json_string("a\"b\\c") == R"("a\"b\\c")");
-  CHECK(json_string("x\ny\tz\r") == R"("x\ny\tz\r")");
-  CHECK(json_string(std::string("\x01\x1f", 2)) == R"("\u0001\u001f")");
-  CHECK(json_string("µs") == "\"µs\"");  // UTF-8 passes through
-  for (const std::string s : {"plain", "q\"uote", "back\\slash", "ctl\x02", "nl\n", "µ"})
-    CHECK(json::parse(json_string(s)).get<std::string>() == s);
+TEST_CASE("strings are escaped so any device or host text survives") {
+  Profile p = sample_profile();
+  const std::vector<std::string> texts = {"plain", "q\"uote", "back\\slash", "ctl\x02\x1f", "nl\n\r\t", "µs", "{\"a\": [1]}"};
+  p.host.clear();
+  for (std::size_t i = 0; i < texts.size(); ++i) p.host.emplace_back("k" + std::to_string(i), texts[i]);
+  const json j = json::parse(write_profile(p));
+  for (std::size_t i = 0; i < texts.size(); ++i) CHECK(j["host"]["k" + std::to_string(i)] == texts[i]);
+  CHECK(j["device"]["name"] == p.device.name);  // quotes, backslash, newline, tab, \x01, µ
 }
 
-TEST_CASE("numbers round-trip exactly and never become NaN or Infinity") {
-  for (double v : {0.0, 1.0, 1.0 / 3.0, 1e-7, 6.02214076e23, 989e12, 2.5e-6})
-    CHECK(json::parse(json_number(v)).get<double>() == v);
-  CHECK(json_number(std::nan("")) == "null");
-  CHECK(json_number(std::numeric_limits<double>::infinity()) == "null");
-  CHECK(json_number(-std::numeric_limits<double>::infinity()) == "null");
+TEST_CASE("a byte that is not UTF-8 becomes U+FFFD, never invalid JSON or an exception") {
+  Profile p = sample_profile();
+  p.device.name = "GPU \xff\xfe name";
+  std::string text;
+  REQUIRE_NOTHROW(text = write_profile(p));
+  CHECK(json::parse(text)["device"]["name"] == "GPU \ufffd\ufffd name");
+  auto parsed = capsim::hardware::parse_calibration_profile(text, "written.json");
+  REQUIRE_MESSAGE(parsed.ok(), capsim::format_diagnostics(parsed.errors()));
+}
+
+TEST_CASE("numbers round-trip exactly") {
+  Profile p = sample_profile();
+  p.measurements.resize(1);
+  const std::vector<double> values = {1.0, 1.0 / 3.0, 1e-7, 6.02214076e23, 989e12, 2.5e-6, 8.541475000000001e-06};
+  for (double v : values) {
+    p.measurements[0].stats = {v, v, v, v, v, 20};
+    const json m = json::parse(write_profile(p))["measurements"][0];
+    for (const char* key : {"median", "min", "max", "q1", "q3"}) CHECK(m[key].get<double>() == v);
+  }
+}
+
+TEST_CASE("the keys are the schema's, in its order, as the hand-written writer wrote them") {
+  Profile p = sample_profile();
+  p.synthetic = true;
+  const std::string text = write_profile(p);
+  // nlohmann::ordered_json keeps the insertion order; parse into one too so it is seen.
+  const auto j = nlohmann::ordered_json::parse(text);
+  const auto keys = [](const nlohmann::ordered_json& o) {
+    std::vector<std::string> out;
+    for (const auto& item : o.items()) out.push_back(item.key());
+    return out;
+  };
+  using Keys = std::vector<std::string>;
+  CHECK(keys(j) == Keys{"schema", "synthetic", "device", "gpu_count", "driver_version", "cuda_runtime_version",
+                        "measured_at", "host", "measurements"});
+  CHECK(keys(j["device"]) == Keys{"name", "memory_bytes", "sm_count", "clock_mhz", "memory_clock_mhz",
+                                  "bus_width_bits", "compute_capability", "l2_cache_bytes"});
+  CHECK(keys(j["host"]) == Keys{"cpu", "os"});
+  const Keys stats = {"median", "min", "max", "q1", "q3", "unit", "repeats"};
+  const auto with_stats = [&](Keys head) {
+    head.insert(head.end(), stats.begin(), stats.end());
+    return head;
+  };
+  const auto& m = j["measurements"];
+  REQUIRE(m.size() == 5);
+  CHECK(keys(m[0]) == with_stats({"kind", "precision", "m", "n", "k"}));
+  CHECK(keys(m[1]) == with_stats({"kind", "bytes", "pinned"}));
+  CHECK(keys(m[2]) == with_stats({"kind", "src", "dst", "bytes"}));
+  CHECK(keys(m[3]) == with_stats({"kind", "ranks", "bytes"}));
+  CHECK(keys(m[4]) == with_stats({"kind", "mode"}));
+  // Integers stay integers (a reader that wants an int gets one), and the file ends in a newline.
+  CHECK(m[0]["m"].is_number_integer());
+  CHECK(m[0]["repeats"].is_number_integer());
+  CHECK(j["device"]["memory_bytes"].is_number_unsigned());
+  CHECK(text.back() == '\n');
+  CHECK(text.starts_with("{\n  \"schema\": \"capsim-calibration/1\",\n"));
+  p.device.l2_cache_bytes = 0;  // unknown: left out
+  CHECK_FALSE(json::parse(write_profile(p))["device"].contains("l2_cache_bytes"));
 }
 
 TEST_CASE("time and version texts") {
@@ -133,6 +188,24 @@ TEST_CASE("capsim's importer accepts what the writer writes") {
   CHECK(parsed->measurements.size() == 5);
   CHECK(parsed->measurements[2].src == 0);
   CHECK(parsed->measurements[2].unit == "s");
+  // Every figure the importer keeps is the one written, to the last bit.
+  const Profile p = sample_profile();
+  CHECK(parsed->gpu_count == p.gpu_count);
+  CHECK(parsed->measured_at == p.measured_at);
+  CHECK(parsed->device.memory_bytes == static_cast<double>(p.device.memory_bytes));
+  CHECK(parsed->device.compute_capability == "9.0");
+  for (std::size_t i = 0; i < p.measurements.size(); ++i) {
+    CAPTURE(i);
+    CHECK(parsed->measurements[i].kind == p.measurements[i].kind);
+    CHECK(parsed->measurements[i].median == p.measurements[i].stats.median);
+    CHECK(parsed->measurements[i].min == p.measurements[i].stats.min);
+    CHECK(parsed->measurements[i].max == p.measurements[i].stats.max);
+    CHECK(parsed->measurements[i].repeats == p.measurements[i].stats.count);
+  }
+  CHECK(parsed->measurements[0].m == 4096);
+  CHECK(parsed->measurements[1].pinned == true);
+  CHECK(parsed->measurements[3].ranks == 2);
+  CHECK(parsed->measurements[4].mode == "queued");
 }
 
 TEST_CASE("non-finite or non-positive measurements are left out, and counted") {

@@ -62,6 +62,26 @@ export function nodePoolValidators({ Ajv, here, qualifiedName }) {
       for (const t of g.taint ?? []) if (!qualifiedName(t.key)) problems.push(`${where}: ${name}: taint key ${t.key} is no qualified name`);
       for (const m of JSON.stringify(g).matchAll(/\$\{var\.([A-Za-z0-9_-]+)\}/g))
         if (!(j.variable ?? {})[m[1]]) problems.push(`${where}: ${name}: var.${m[1]} is not declared`);
+      // A launch template the group names must be one the file declares, by its id (or name)
+      // and a version attribute Terraform exports (id, latest_version).
+      for (const m of JSON.stringify(g).matchAll(/\$\{aws_launch_template\.([A-Za-z0-9_-]+)\.([a-z_]+)\}/g)) {
+        if (!(j.resource.aws_launch_template ?? {})[m[1]]) problems.push(`${where}: ${name}: aws_launch_template.${m[1]} is not declared`);
+        if (!["id", "name", "latest_version", "default_version"].includes(m[2]))
+          problems.push(`${where}: ${name}: aws_launch_template has no attribute ${m[2]}`);
+      }
+    }
+    // EFA interfaces as the EC2 User Guide lays them out: one per network card, the primary on
+    // card 0 at device index 0, every other at device index 1.
+    for (const [name, t] of Object.entries(j.resource.aws_launch_template ?? {})) {
+      for (const m of JSON.stringify(t).matchAll(/\$\{var\.([A-Za-z0-9_-]+)\}/g))
+        if (!(j.variable ?? {})[m[1]]) problems.push(`${where}: launch template ${name}: var.${m[1]} is not declared`);
+      const cards = new Set();
+      for (const n of t.network_interfaces ?? []) {
+        if (cards.has(n.network_card_index)) problems.push(`${where}: launch template ${name}: two interfaces on network card ${n.network_card_index}`);
+        cards.add(n.network_card_index);
+        if (n.device_index !== (n.network_card_index === 0 ? 0 : 1))
+          problems.push(`${where}: launch template ${name}: network card ${n.network_card_index} at device index ${n.device_index}`);
+      }
     }
   }
 

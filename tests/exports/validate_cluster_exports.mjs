@@ -372,6 +372,23 @@ function negativeControls(problems) {
     ["a taint effect Kubernetes spells", tf({ ...group, taint: [{ key: "nvidia.com/gpu", effect: "NoSchedule" }] }), true],
     ["an undeclared variable", tf(group, { node_role_arn: { type: "string" } }), true],
   ];
+  // EFA: a launch template with one EFA per network card, named by the node group.
+  const efa = (interfaces, lt = "g", attribute = "latest_version") => {
+    const j = JSON.parse(tf({ ...group, launch_template: { id: `\${aws_launch_template.${lt}.id}`, version: `\${aws_launch_template.${lt}.${attribute}}` } },
+                            { node_role_arn: { type: "string" }, subnet_ids: { type: "list(string)" }, sg: { type: "list(string)" } }));
+    j.resource.aws_launch_template = { g: { name_prefix: "g-efa-", network_interfaces: interfaces } };
+    return JSON.stringify(j);
+  };
+  const nic = (card, device = card === 0 ? 0 : 1) =>
+    ({ network_card_index: card, device_index: device, interface_type: "efa", delete_on_termination: true, security_groups: "${var.sg}" });
+  eksCases.push(
+    ["a launch template with two EFA interfaces", efa([nic(0), nic(1)]), false],
+    ["an undeclared launch template", efa([nic(0), nic(1)], "other"), true],
+    ["a launch template attribute Terraform does not export", efa([nic(0), nic(1)], "g", "version"), true],
+    ["a second EFA at device index 0", efa([nic(0), nic(1, 0)]), true],
+    ["two EFA interfaces on one network card", efa([nic(0), nic(0)]), true],
+    ["a misspelt interface argument", efa([nic(0), { ...nic(1), interface: "efa" }]), true],
+  );
   for (const [what, text, refuse] of eksCases) {
     const found = [];
     validateEksText(text, "control", found);

@@ -10,6 +10,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTest>
 #include <QTreeWidget>
 #include <QtCharts/QAbstractBarSeries>
 #include <QtCharts/QBarSet>
@@ -350,4 +351,48 @@ TEST_CASE("a cluster scenario opens on the cluster view: packing picture, timeli
                         "workloads:\n  - {name: a, hours: always, service: {gpu: l4, replicas: 1}}\n";
   CHECK_FALSE(w->open_file(QString::fromStdString(bad.string())));
   CHECK(view->message().contains("no node type carries its GPU l4"));
+}
+
+TEST_CASE("a what-if keeps the view the user chose, never jumps to the Catalog") {
+  auto w = window();
+  REQUIRE(w->open_file(example("llama-70b-pretrain"), false));
+  REQUIRE(w->current_tab() == "Sizing");
+  // Typing a GPU count that leaves no plan (one GPU cannot hold 70B), then Return.
+  auto* gpus = w->what_if_panel()->gpus_box();
+  gpus->setFocus();
+  gpus->selectAll();
+  QTest::keyClicks(gpus, "1");
+  QTest::keyClick(gpus, Qt::Key_Return);
+  CHECK(w->status_text().startsWith("Plan check: not computed"));
+  CHECK(w->current_tab() == "Sizing");
+  gpus->selectAll();
+  QTest::keyClicks(gpus, "512");
+  QTest::keyClick(gpus, Qt::Key_Return);
+  REQUIRE(w->analysis());
+  CHECK(w->current_tab() == "Sizing");
+  // A GPU the sizing has no candidate on: a plan without a sizing and, in this scenario, no
+  // other view. Qt's disabling of the shown tab moved the window to the next enabled one,
+  // the Catalog; the window stays on the (greyed) sizing.
+  auto* gpu = w->what_if_panel()->gpu_box();
+  const QString first = gpu->currentText();
+  gpu->setCurrentIndex(gpu->findText("tpu-v4"));
+  REQUIRE(w->analysis());
+  REQUIRE_FALSE(w->analysis()->run.sizing.has_value());
+  CHECK(w->current_tab() == "Sizing");
+  gpu->setCurrentIndex(gpu->findText(first));
+  CHECK(w->current_tab() == "Sizing");
+}
+
+TEST_CASE("a view that does not apply to a what-if comes back when the what-if is undone") {
+  auto w = window();
+  REQUIRE(w->open_file(example("resnet-training-cost-per-run"), false));
+  REQUIRE(w->current_tab() == "Sizing");
+  auto* gpu = w->what_if_panel()->gpu_box();
+  const QString first = gpu->currentText();
+  gpu->setCurrentIndex(gpu->findText("tpu-v4"));
+  REQUIRE_FALSE(w->analysis()->run.sizing.has_value());
+  CHECK(w->current_tab() == "Cost");  // the view that applies
+  gpu->setCurrentIndex(gpu->findText(first));
+  REQUIRE(w->analysis()->run.sizing.has_value());
+  CHECK(w->current_tab() == "Sizing");  // the user's choice, not the window's
 }

@@ -159,9 +159,12 @@ TEST_CASE("accuracy: CNN training and vision inference from the networks' layers
   MESSAGE("vision-inference: " << v.rows << " rows, held-out " << v.held_out << " mean " << v.held_out_mean_abs
                                << " % worst " << v.held_out_max_abs << " %; fit " << v.fit << " mean " << v.fit_mean_abs);
   // TensorRT and ONNX Runtime rows are predicted (engine profiles); the four left are a GPU
-  // the source does not name exactly and networks without a layer list.
+  // the source does not name exactly and networks without a layer list. The first-look rows
+  // of vision_inference_2026.yaml add 154 not predicted (issue 48 item 6; its header names
+  // them): torch.compile (36), PaddlePaddle framework inference (18), TensorFlow XLA (84) and
+  // GPUs the catalog lacks (RTX 5090, RTX PRO 6000 Max-Q, GH200, RTX 2000E Ada: 16).
   CHECK(v.rows >= 39);
-  CHECK(v.not_predicted <= 4);
+  CHECK(v.not_predicted <= 158);
   CHECK(v.held_out >= 32);
   CHECK(v.held_out_mean_abs <= 15.0);
   CHECK(v.max_abs <= 35.0);

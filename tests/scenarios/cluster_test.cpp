@@ -75,17 +75,17 @@ TEST_CASE("cluster: the shipped team estate is packed as worked out by hand") {
   const double week = 21 * on_demand("aws-g5-12xlarge") + 180 * on_demand("aws-g5-xlarge") +
                       168 * on_demand("gcp-a2-highgpu-1g") + (45 + finetune.active_hours) * on_demand("aws-g6-xlarge");
   CHECK(p->weekly_cost.value() == doctest::Approx(week));
-  // Only the A100 type has a committed price; up 168 h it is cheaper committed
-  // (168 x 2.314207 < 168 x 3.673385), and breaks even at 168 x 2.314207 / 3.673385 = 105.8 h.
+  // Every type has a 1-year committed price (GCP's committed use, AWS's reserved instances).
+  // Only the A100 node, up 168 h, is cheaper committed (168 x 2.314207 < 168 x 3.673385; it
+  // breaks even at 168 x 2.314207 / 3.673385 = 105.8 h); the AWS nodes are up fewer hours than
+  // their break-even (g5.xlarge: 168 x 0.63378 / 1.006 = 105.8 h, against 60 h).
   int commits = 0;
   for (const auto& c : p->node_costs) {
-    if (c.node_type != "gcp-a2-highgpu-1g") {
-      CHECK_FALSE(c.committed.has_value());
-      continue;
-    }
-    ++commits;
-    CHECK(c.commit);
-    CHECK(*c.break_even_hours == doctest::Approx(168 * committed("gcp-a2-highgpu-1g") / on_demand("gcp-a2-highgpu-1g")));
+    REQUIRE(c.committed.has_value());
+    CHECK(*c.break_even_hours == doctest::Approx(168 * committed(c.node_type) / on_demand(c.node_type)));
+    CHECK(c.commit == (c.up_hours > *c.break_even_hours));
+    if (c.commit) ++commits;
+    if (c.node_type == "gcp-a2-highgpu-1g") CHECK(c.commit);
   }
   CHECK(commits == 1);
   CHECK(p->best_weekly_cost.value() ==

@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include <nlohmann/json.hpp>
+#include <pugixml.hpp>
 #include <thread>
 
 #include "capsim/core/text.hpp"
@@ -95,6 +96,68 @@ TEST_CASE("every shipped expectation passes and a tightened one fails with its m
   CHECK(junit.find(" file=\"llama.yaml\">") != std::string::npos);
   CHECK(junit.find("type=\"expectation\">llama.yaml:") != std::string::npos);
   CHECK(junit.find(" line=\"") == std::string::npos);
+}
+
+TEST_CASE("issue 53: JUnit XML is written by pugixml: every text escaped, control characters shown, well-formed") {
+  // Names, messages and files with markup, quotes and characters XML 1.0 cannot carry (ESC,
+  // NUL, a right-to-left override): they come from a user's scenario file.
+  RunResult r;
+  r.scenario.name = "a<b>&\"c'";
+  r.scenario.file = "dir/\"odd\" <name>.yaml";
+  r.started_at = "2026-12-07T00:00:00Z";
+  ExpectationResult pass;
+  pass.expectation.text = "mfu > 30 %";
+  pass.expectation.where = SourceLocation{r.scenario.file, 12, 5};
+  pass.passed = true;
+  pass.message = "mfu = 42 %, meets > 30 %";
+  ExpectationResult fail;
+  fail.expectation.text = std::string("x\x1b[31m < 1 d\0z", 14);
+  fail.passed = false;
+  fail.message = "line one\nline \u202e two & <three>";
+  r.expectations = {pass, fail};
+  const std::string xml = junit_xml(r, 1.25);
+  CHECK(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"capsim\" tests=\"2\" "
+                        "failures=\"1\" errors=\"0\" time=\"1.250\">\n"));
+  // No character reference to a C0 control (XML 1.0 forbids even &#27;), no raw ESC or NUL,
+  // no raw override: each is shown as text.
+  CHECK(xml.find("&#27;") == std::string::npos);
+  CHECK(xml.find('\x1b') == std::string::npos);
+  CHECK(xml.find(std::string(1, '\0')) == std::string::npos);
+  CHECK(xml.find("\u202e") == std::string::npos);
+  CHECK(xml.find("x\\x1b[31m &lt; 1 d\\x00z") != std::string::npos);
+  CHECK(xml.find("line \\u202e two &amp; &lt;three&gt;") != std::string::npos);
+  // Read back, every value is the one given (control characters as shown).
+  pugi::xml_document doc;
+  REQUIRE(doc.load_string(xml.c_str()));
+  const pugi::xml_node suite = doc.child("testsuites").child("testsuite");
+  CHECK(std::string(suite.attribute("name").value()) == r.scenario.name);
+  CHECK(std::string(suite.attribute("file").value()) == r.scenario.file);
+  CHECK(std::string(suite.attribute("timestamp").value()) == r.started_at);
+  CHECK(std::string(suite.attribute("time").value()) == "1.250");
+  const pugi::xml_node first = suite.child("testcase");
+  CHECK(std::string(first.attribute("name").value()) == "mfu > 30 %");
+  CHECK(std::string(first.attribute("classname").value()) == r.scenario.name);
+  CHECK(std::string(first.attribute("time").value()) == "0.000");
+  CHECK(std::string(first.child_value("system-out")) == r.scenario.file + ":12:5: mfu = 42 %, meets > 30 %");
+  const pugi::xml_node failure = first.next_sibling("testcase").child("failure");
+  CHECK(std::string(failure.attribute("type").value()) == "expectation");
+  CHECK(std::string(failure.attribute("message").value()) == "line one\nline \\u202e two & <three>");
+  CHECK(std::string(failure.child_value()) == "line one\nline \\u202e two & <three>");
+
+  const std::string bad = junit_error_xml("in<put>.yaml", {Diagnostic{{"in<put>.yaml", 2, 3}, "workload.modle",
+                                                                      "unknown key 'modle'", "did you mean 'model'?"}},
+                                          0.5);
+  pugi::xml_document error_doc;
+  REQUIRE(error_doc.load_string(bad.c_str()));
+  const pugi::xml_node error_suite = error_doc.child("testsuites").child("testsuite");
+  CHECK(std::string(error_suite.attribute("errors").value()) == "1");
+  CHECK(std::string(error_suite.attribute("file").value()) == "in<put>.yaml");
+  CHECK_FALSE(error_suite.attribute("timestamp"));
+  const pugi::xml_node error = error_suite.child("testcase").child("error");
+  CHECK(std::string(error_suite.child("testcase").attribute("name").value()) == "load and run the scenario");
+  CHECK(std::string(error.attribute("type").value()) == "bad input");
+  CHECK(std::string(error.attribute("message").value()).starts_with("in<put>.yaml:2:3: "));
+  CHECK(std::string(error.child_value()).find("unknown key 'modle'") != std::string::npos);
 }
 
 TEST_CASE("the run result JSON carries its schema version and measurements") {

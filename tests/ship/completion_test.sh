@@ -66,6 +66,7 @@ expect "table json" capsim plan c.yaml -f ""
 expect "gke karpenter terraform eks k8s" capsim export ""
 expect "train infer" capsim memory --mode ""
 expect "bash zsh fish" capsim completion ""
+expect "list run size simulate cost plan accuracy compare estimate" capsim schema --output ""
 
 # Catalog lookups: GPU ids, node types, entry ids, and another catalog given on the line.
 expect "$(ids gpus a10)" capsim catalog import-calibration p.json --gpu a10

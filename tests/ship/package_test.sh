@@ -42,6 +42,9 @@ done
 for f in "$src"/scenarios/clusters/*.yaml; do
   [ -f "$root/usr/share/capsim/clusters/$(basename "$f")" ] || fail "the package has no cluster example $(basename "$f")"
 done
+for f in "$src"/docs/scenario.schema.json "$src"/docs/output-schemas/*.schema.json; do
+  cmp -s "$f" "$root/usr/share/capsim/schemas/$(basename "$f")" || fail "the package has no schema $(basename "$f")"
+done
 
 # `man capsim` on the installed pages (MANPATH is the package's), and every command's page.
 export MANPATH="$root/usr/share/man" MANWIDTH=80

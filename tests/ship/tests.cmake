@@ -55,3 +55,15 @@ if(Python3_Interpreter_FOUND)
 else()
   message(STATUS "capsim: no python3; the README rerun test (ship.readme) is not registered")
 endif()
+
+# Issue 53: every JSON output (run, size, simulate, cost, estimate, compare of every shipped
+# example; plan of every cluster; accuracy) validates against its published schema
+# (docs/output-schemas/, `capsim schema --output NAME`) with python3-jsonschema, and documents
+# with a key removed, an unknown key or a wrong type fail. Without python3-jsonschema (./setup.sh
+# test installs it) the test reports itself skipped.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME ship.output-schemas
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/ship/output_schemas_test.py $<TARGET_FILE:capsim>
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(ship.output-schemas PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS ship)
+endif()

@@ -1,6 +1,6 @@
 // capsim-calibrate: measures what this GPU node delivers and writes a JSON profile for
-// `capsim catalog import-calibration`. Needs only the CUDA toolkit (runtime, cuBLASLt,
-// and NCCL when it was found at build time).
+// `capsim catalog import-calibration`. Needs the CUDA toolkit (runtime, cuBLASLt,
+// and NCCL when it was found at build time); nlohmann-json (header-only) at build time.
 //
 //   capsim-calibrate [-o FILE] [--device N] [--quick] [--repeats N] [--warmup N]
 //                    [--sustain SECONDS] [--skip gemm,memory,transfer,p2p,nccl,launch]

@@ -1,82 +1,51 @@
 #include "profile_json.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace capsim::calibration {
 namespace {
 
-void append_field(std::string& out, std::string_view key, const std::string& json_value, bool& first) {
-  out += first ? "" : ", ";
-  first = false;
-  out += json_string(key);
-  out += ": ";
-  out += json_value;
+// Keys in the order the schema (profile_json.hpp) lists them, so a profile reads top-down.
+using ordered_json = nlohmann::ordered_json;
+
+ordered_json measurement_json(const Measurement& m) {
+  ordered_json j;
+  j["kind"] = m.kind;
+  if (!m.precision.empty()) j["precision"] = m.precision;
+  if (m.m) j["m"] = *m.m;
+  if (m.n) j["n"] = *m.n;
+  if (m.k) j["k"] = *m.k;
+  if (m.src) j["src"] = *m.src;
+  if (m.dst) j["dst"] = *m.dst;
+  if (m.ranks) j["ranks"] = *m.ranks;
+  if (m.bytes) j["bytes"] = *m.bytes;
+  if (m.pinned) j["pinned"] = *m.pinned;
+  if (!m.mode.empty()) j["mode"] = m.mode;
+  j["median"] = m.stats.median;
+  j["min"] = m.stats.min;
+  j["max"] = m.stats.max;
+  j["q1"] = m.stats.q1;
+  j["q3"] = m.stats.q3;
+  j["unit"] = m.unit;
+  j["repeats"] = m.stats.count;
+  return j;
 }
 
-std::string integer(std::int64_t v) { return std::to_string(v); }
-
-std::string measurement_json(const Measurement& m) {
-  std::string out = "{";
-  bool first = true;
-  append_field(out, "kind", json_string(m.kind), first);
-  if (!m.precision.empty()) append_field(out, "precision", json_string(m.precision), first);
-  if (m.m) append_field(out, "m", integer(*m.m), first);
-  if (m.n) append_field(out, "n", integer(*m.n), first);
-  if (m.k) append_field(out, "k", integer(*m.k), first);
-  if (m.src) append_field(out, "src", integer(*m.src), first);
-  if (m.dst) append_field(out, "dst", integer(*m.dst), first);
-  if (m.ranks) append_field(out, "ranks", integer(*m.ranks), first);
-  if (m.bytes) append_field(out, "bytes", integer(*m.bytes), first);
-  if (m.pinned) append_field(out, "pinned", *m.pinned ? "true" : "false", first);
-  if (!m.mode.empty()) append_field(out, "mode", json_string(m.mode), first);
-  append_field(out, "median", json_number(m.stats.median), first);
-  append_field(out, "min", json_number(m.stats.min), first);
-  append_field(out, "max", json_number(m.stats.max), first);
-  append_field(out, "q1", json_number(m.stats.q1), first);
-  append_field(out, "q3", json_number(m.stats.q3), first);
-  append_field(out, "unit", json_string(m.unit), first);
-  append_field(out, "repeats", integer(m.stats.count), first);
-  out += "}";
-  return out;
+ordered_json device_json(const DeviceInfo& d) {
+  ordered_json j;
+  j["name"] = d.name;
+  j["memory_bytes"] = d.memory_bytes;
+  j["sm_count"] = d.sm_count;
+  j["clock_mhz"] = d.clock_mhz;
+  j["memory_clock_mhz"] = d.memory_clock_mhz;
+  j["bus_width_bits"] = d.bus_width_bits;
+  j["compute_capability"] = d.compute_capability;
+  if (d.l2_cache_bytes > 0) j["l2_cache_bytes"] = d.l2_cache_bytes;
+  return j;
 }
 
 }  // namespace
-
-std::string json_string(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
-std::string json_number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
 
 std::string utc_iso8601(std::time_t t) {
   std::tm tm{};
@@ -98,49 +67,31 @@ bool is_writable(const Measurement& m) {
 }
 
 std::string write_profile(const Profile& p, int* dropped) {
-  int skipped = 0;
-  std::string out = "{\n";
-  out += "  \"schema\": " + json_string(kSchema) + ",\n";
-  if (p.synthetic) out += "  \"synthetic\": true,\n";
-  const DeviceInfo& d = p.device;
-  std::string device = "{";
-  bool first = true;
-  append_field(device, "name", json_string(d.name), first);
-  append_field(device, "memory_bytes", std::to_string(d.memory_bytes), first);
-  append_field(device, "sm_count", integer(d.sm_count), first);
-  append_field(device, "clock_mhz", integer(d.clock_mhz), first);
-  append_field(device, "memory_clock_mhz", integer(d.memory_clock_mhz), first);
-  append_field(device, "bus_width_bits", integer(d.bus_width_bits), first);
-  append_field(device, "compute_capability", json_string(d.compute_capability), first);
-  if (d.l2_cache_bytes > 0) append_field(device, "l2_cache_bytes", std::to_string(d.l2_cache_bytes), first);
-  device += "}";
-  out += "  \"device\": " + device + ",\n";
-  out += "  \"gpu_count\": " + integer(p.gpu_count) + ",\n";
-  out += "  \"driver_version\": " + json_string(p.driver_version) + ",\n";
-  out += "  \"cuda_runtime_version\": " + json_string(p.cuda_runtime_version) + ",\n";
-  out += "  \"measured_at\": " + json_string(p.measured_at) + ",\n";
+  ordered_json j;
+  j["schema"] = std::string(kSchema);
+  if (p.synthetic) j["synthetic"] = true;
+  j["device"] = device_json(p.device);
+  j["gpu_count"] = p.gpu_count;
+  j["driver_version"] = p.driver_version;
+  j["cuda_runtime_version"] = p.cuda_runtime_version;
+  j["measured_at"] = p.measured_at;
   if (!p.host.empty()) {
-    std::string host = "{";
-    bool first_host = true;
-    for (const auto& [key, value] : p.host) append_field(host, key, json_string(value), first_host);
-    host += "}";
-    out += "  \"host\": " + host + ",\n";
+    ordered_json host = ordered_json::object();
+    for (const auto& [key, value] : p.host) host[key] = value;
+    j["host"] = host;
   }
-  out += "  \"measurements\": [";
-  bool first_measurement = true;
+  j["measurements"] = ordered_json::array();
+  int skipped = 0;
   for (const Measurement& m : p.measurements) {
-    if (!is_writable(m)) {
+    if (is_writable(m))
+      j["measurements"].push_back(measurement_json(m));
+    else
       ++skipped;
-      continue;
-    }
-    out += first_measurement ? "\n    " : ",\n    ";
-    first_measurement = false;
-    out += measurement_json(m);
   }
-  out += first_measurement ? "]\n" : "\n  ]\n";
-  out += "}\n";
   if (dropped) *dropped = skipped;
-  return out;
+  // A byte that is not UTF-8 (a device or host string is whatever the driver or /proc says)
+  // becomes U+FFFD rather than an exception or a file no JSON reader accepts.
+  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace capsim::calibration

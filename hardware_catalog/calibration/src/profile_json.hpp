@@ -1,5 +1,6 @@
-// The calibration profile capsim-calibrate writes, and its hand-written JSON writer (the
-// tool needs nothing but the CUDA toolkit, so no JSON library).
+// The calibration profile capsim-calibrate writes, written with nlohmann-json (header-only,
+// Debian nlohmann-json3-dev: the one thing besides the CUDA toolkit a GPU node needs to build
+// the tool).
 //
 // Schema "capsim-calibration/1" (the importer, hardware/calibration.hpp, checks it):
 //   {"schema": "capsim-calibration/1", "synthetic": bool (optional, default false),
@@ -69,15 +70,6 @@ struct Profile {
   std::vector<Measurement> measurements;
 };
 
-// JSON string literal for `text` with quotes: ", \, control characters (\n, \t, \u00XX...)
-// escaped; other bytes (UTF-8) copied as they are.
-std::string json_string(std::string_view text);
-
-// Shortest text that reads back as the same double; "null" for NaN and infinities (JSON
-// has no spelling for them — callers drop such values before writing; this is the last
-// line of defence, so a broken measurement can never produce invalid JSON).
-std::string json_number(double value);
-
 // "YYYY-MM-DDTHH:MM:SSZ" in UTC.
 std::string utc_iso8601(std::time_t t);
 
@@ -88,9 +80,10 @@ std::string cuda_version_text(int version);
 // measurements are written (write_profile drops the others and counts them).
 bool is_writable(const Measurement& m);
 
-// The whole profile as pretty-printed JSON (2-space indent, one measurement per line),
-// ending with a newline. Measurements that are not writable are left out; `dropped`
-// (optional) receives how many.
+// The whole profile as JSON (nlohmann-json's 2-space indent, keys in the order above, numbers
+// as the shortest text that reads back as the same double), ending with a newline. Measurements
+// that are not writable are left out, so no NaN or infinity reaches the file; `dropped`
+// (optional) receives how many. Bytes that are not UTF-8 in a string are written as U+FFFD.
 std::string write_profile(const Profile& profile, int* dropped = nullptr);
 
 }  // namespace capsim::calibration

@@ -17,6 +17,19 @@
 #include "predictors.hpp"
 
 namespace capsim::scenarios {
+
+Diagnostic accuracy::row_error(const YAML::Node& n, std::string key, std::string message) {
+  const YAML::Mark m = n.Mark();
+  return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
+}
+
+void accuracy::emit_row_header(YAML::Emitter& out, const YAML::Node& row) {
+  out << YAML::Key << "name" << YAML::Value << row["id"].as<std::string>();
+  out << YAML::Key << "description" << YAML::Value
+      << (row["source"] ? row["source"].as<std::string>() : std::string()) +
+             (row["where"] ? "; " + row["where"].as<std::string>() : std::string());
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -227,6 +240,8 @@ Result<AccuracyReport> run_accuracy(const hardware::Catalog& catalog, const fs::
       bad_value(e, "kind");
       continue;
     }
+    // --group KIND: the other kinds' rows are not predicted at all (their groups are theirs).
+    if (predictor_for(group) && group != kind) continue;
     const Predictor predict = predictor_for(kind);
     for (const YAML::Node& r : rows) {
       try {

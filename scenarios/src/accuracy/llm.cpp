@@ -16,11 +16,6 @@
 namespace capsim::scenarios::accuracy {
 namespace {
 
-Diagnostic row_error(const YAML::Node& n, std::string key, std::string message) {
-  const YAML::Mark m = n.Mark();
-  return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
-}
-
 // A row's value copied into the scenario as written (a scalar), under `key`.
 void copy_scalar(YAML::Emitter& out, const YAML::Node& row, const char* row_key, const char* key) {
   if (row[row_key]) out << YAML::Key << key << YAML::Value << row[row_key].Scalar();
@@ -51,10 +46,7 @@ Result<RowScenario> llm_serving_row_scenario(const YAML::Node& row, const hardwa
 
   YAML::Emitter out;
   out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << row["id"].as<std::string>();
-  out << YAML::Key << "description" << YAML::Value
-      << (row["source"] ? row["source"].as<std::string>() : std::string()) +
-             (row["where"] ? "; " + row["where"].as<std::string>() : std::string());
+  emit_row_header(out, row);
   out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << "llm-serving";
   copy_scalar(out, row, "model", "model");

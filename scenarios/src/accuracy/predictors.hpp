@@ -19,6 +19,14 @@
 
 namespace capsim::scenarios::accuracy {
 
+// An error at a row's node: line and column of the node, the key path, the message (the
+// runner adds the file).
+Diagnostic row_error(const YAML::Node& n, std::string key, std::string message);
+
+// The scenario's `name` (the row's id) and `description` (its source; where) into `out`, an
+// open map.
+void emit_row_header(YAML::Emitter& out, const YAML::Node& row);
+
 struct RowPrediction {
   double published = 0;        // the measured figure, in `metric`
   double predicted = 0;        // capsim's figure, same metric and unit

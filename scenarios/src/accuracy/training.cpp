@@ -23,11 +23,6 @@
 namespace capsim::scenarios::accuracy {
 namespace {
 
-Diagnostic row_error(const YAML::Node& n, std::string key, std::string message) {
-  const YAML::Mark m = n.Mark();
-  return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
-}
-
 template <class T>
 T get_or(const YAML::Node& n, const char* key, T fallback) {
   return n && n[key] ? n[key].as<T>() : fallback;
@@ -173,10 +168,7 @@ Result<WrittenRow> write_row(const YAML::Node& row, const hardware::Catalog& cat
 
   YAML::Emitter out;
   out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << row["id"].as<std::string>();
-  out << YAML::Key << "description" << YAML::Value
-      << (row["source"] ? row["source"].as<std::string>() : std::string()) +
-             (row["where"] ? "; " + row["where"].as<std::string>() : std::string());
+  emit_row_header(out, row);
   out << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << "training";
   if (preset) {

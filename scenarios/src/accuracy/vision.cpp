@@ -9,11 +9,6 @@
 namespace capsim::scenarios::accuracy {
 namespace {
 
-Diagnostic row_error(const YAML::Node& n, std::string key, std::string message) {
-  const YAML::Mark m = n.Mark();
-  return Diagnostic{{{}, m.line + 1, m.column + 1}, std::move(key), std::move(message), {}};
-}
-
 // "amp-fp16", "fp16" (TensorFlow's --use_fp16: mixed precision), "amp-bf16", "tf32", "int8", "fp32".
 models::Precision requested_precision(const std::string& p) {
   if (p == "amp-bf16" || p == "bf16") return models::Precision::bf16;

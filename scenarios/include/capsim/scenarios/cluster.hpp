@@ -188,6 +188,18 @@ struct ClusterPlan {
   // when it is the user's own quote; a stale one also has a line in `warnings`.
   std::vector<PriceUsed> prices;
   std::vector<std::string> warnings;
+  // Issue 50: a pool whose GPUs are more than half idle, and the same plan packed again with
+  // a smaller node type of the same GPU allowed (a priced catalog instance, in the plan's
+  // currency, not among cluster.node_types), when that is cheaper per week on demand.
+  struct SmallerNode {
+    std::string pool;           // the mostly idle pool's node type
+    double idle_fraction = 0;   // of its GPU-hours
+    std::string node_type;      // the smaller one tried; empty: the catalog has none
+    int gpus_per_node = 0;
+    std::string provider;
+    Money weekly_cost;          // the plan packed with node_type allowed, on demand
+  };
+  std::vector<SmallerNode> smaller_nodes;
 };
 
 // Sizes every workload and packs them. Errors name the workload: a sub-scenario that does
