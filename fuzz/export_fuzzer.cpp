@@ -361,7 +361,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!nlohmann::json::accept(cluster_plan_json(*plan))) fail("cluster_plan_json is not JSON", cluster_plan_json(*plan));
   const ReportDocument report = cluster_report(*plan);
   check_markdown(report_markdown(report));
-  check_csv(report_csv(report));
+  for (const auto& t : report_tables(report)) check_csv(render_csv(*t.table));  // one CSV per table
   export_plan(*plan, settings.location);
   settings.notes = {{"capsim.dev/cluster-plan", plan->name}};
   export_pools(*plan, settings);

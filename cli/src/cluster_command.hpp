@@ -8,7 +8,8 @@ namespace capsim::cli {
 void add_cluster_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 
 // A loaded cluster scenario planned and printed as `capsim plan FILE` prints it (and its
-// report written, when `report` is not empty); `capsim run` of a cluster file comes here.
+// report written, when `report` is not empty: a .csv report is one file per table, or the one
+// `table` names); `capsim run` of a cluster file comes here.
 int print_cluster_plan(const scenarios::ClusterScenario& scenario, const hardware::Catalog& catalog, Format format,
-                       const std::string& report);
+                       const std::string& report, const std::string& table = {});
 }

@@ -405,8 +405,8 @@ int run_memory(const MemoryOptions& o) {
   }
   scenarios::Table t{{"component", "per GPU"}, {}, {false, true}};
   for (const auto& [name, bytes] : parts)
-    if (bytes.value() > 0) t.rows.push_back({name, to_string(bytes)});
-  t.rows.push_back({"total", to_string(m->total())});
+    if (bytes.value() > 0) t.rows.push_back({name, scenarios::Cell(to_string(bytes), bytes.value(), "B")});
+  t.rows.push_back({"total", scenarios::Cell(to_string(m->total()), m->total().value(), "B")});
   if (o.format == Format::table) {
     std::cout << "Memory per GPU (" << m->rule << " rule" << (o.model.empty() ? "" : ", " + o.model) << ", "
               << (o.mode == "train" ? "training" : "inference") << ")\n\n";

@@ -30,39 +30,14 @@
 namespace capsim::cli {
 namespace {
 
-// The report's tables by name: the section id, "-2", "-3" for a section's further tables.
-std::vector<std::pair<std::string, const scenarios::Table*>> named_tables(const scenarios::ReportDocument& doc) {
-  std::vector<std::pair<std::string, const scenarios::Table*>> out;
-  for (const auto& s : doc.sections)
-    for (std::size_t i = 0; i < s.tables.size(); ++i)
-      out.emplace_back(s.id + (i == 0 ? "" : "-" + std::to_string(i + 1)), &s.tables[i]);
-  return out;
-}
-
-// A CSV report is one table per file, as spreadsheet and dataframe tools read CSV: with
-// --table NAME that table in FILE; without, each table in FILE's stem + "-NAME.csv".
+// A CSV report is one table per file (scenarios::write_csv_report); each file written is named.
 Status write_csv_report(const scenarios::RunResult& run, const hardware::Catalog& catalog, const std::string& path,
                         const std::string& table) {
-  const auto doc = scenarios::build_report(run, catalog);
-  const auto tables = named_tables(doc);
-  std::vector<std::string> names;
-  for (const auto& [name, t] : tables) names.push_back(name);
-  if (!table.empty()) {
-    for (const auto& [name, t] : tables)
-      if (name == table) return write_file_atomically(path, scenarios::render_csv(*t));
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    const std::string hint = did_you_mean(table, names);
-    return {Diagnostic{{}, "--table", "this report has no table '" + table + "'",
-                       hint.empty() ? "its tables: " + list : hint}};
-  }
-  const std::filesystem::path p(path);
-  const auto stem = (p.parent_path() / p.stem()).string();
-  for (const auto& [name, t] : tables) {
-    const std::string file = stem + "-" + name + ".csv";
-    if (auto status = write_file_atomically(file, scenarios::render_csv(*t)); !status.empty()) return status;
-    std::cout << "wrote " << file << "\n";
-  }
+  auto written = scenarios::write_csv_report(scenarios::build_report(run, catalog), path, table);
+  if (!written) return written.errors();
+  // On standard error: standard output carries the run (--format json included).
+  if (table.empty())
+    for (const auto& file : *written) std::cerr << "wrote " << file.string() << "\n";
   return {};
 }
 
@@ -89,14 +64,13 @@ Status print_report(const scenarios::RunResult& run, const hardware::Catalog& ca
   if (format == "csv") {
     // One table per CSV (as files get one each): standard output takes the one --table names.
     const auto doc = scenarios::build_report(run, catalog);
-    const auto tables = named_tables(doc);
     std::string list;
-    for (const auto& [name, t] : tables) {
-      if (name == table) {
-        std::cout << scenarios::render_csv(*t);
+    for (const auto& t : scenarios::report_tables(doc)) {
+      if (t.name == table) {
+        std::cout << scenarios::render_csv(*t.table);
         return {};
       }
-      list += (list.empty() ? "" : ", ") + name;
+      list += (list.empty() ? "" : ", ") + t.name;
     }
     return {Diagnostic{{}, "--table", table.empty() ? "a csv report on standard output is one table: name it with --table"
                                                     : "the report has no table '" + table + "'",
@@ -134,7 +108,6 @@ Status write_report(const scenarios::RunResult& run, const hardware::Catalog& ca
   const std::string ext = std::filesystem::path(path).extension().string();
   const auto doc = scenarios::build_report(run, catalog);
   if (ext == ".md") return write_file_atomically(path, scenarios::report_markdown(doc));
-  if (ext == ".csv") return write_file_atomically(path, scenarios::report_csv(doc));
   if (ext == ".json") return write_file_atomically(path, scenarios::run_json(run));
   return {Diagnostic{{path}, "", "this capsim was built without Qt (CAPSIM_BUILD_GUI=OFF): reports can be .md, .csv "
                                  "or .json, not '" + ext + "'", ""}};
@@ -326,7 +299,9 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
                   "Write JUnit XML, one test case per expectation (on bad input, one <error> test case); - for "
                   "standard output")->option_text("FILE");
   run->add_flag("--no-history", o->no_history, "Do not store the run in the database");
-  run->add_option("--report", o->report, "Also write the sizing report: .html, .pdf, .md, .csv or .json")
+  run->add_option("--report", o->report,
+                  "Also write the sizing report: .html, .pdf, .md, .csv or .json; .csv writes one file per table, "
+                  "FILE-NAME.csv (FILE-plan.csv, FILE-frontier.csv, ...)")
       ->option_text("FILE");
   run->add_option("--set", o->set, "Override a scenario key: KEY=VALUE, e.g. hardware.max_gpus=1024 (repeatable)");
   run->add_option("--sweep", o->sweep,
@@ -343,7 +318,8 @@ void add_run_commands(CLI::App& app, const GlobalOptions& global, int& exit_code
   report->footer("Examples:\n  capsim report scenarios/examples/llama-70b-pretrain.yaml -o report.html\n  capsim report scenarios/examples/ml-services-24x7.yaml -o cost.pdf");
   report->add_option("scenario", rep->file, "Scenario YAML file")->required();
   report->add_option("-o,--output", rep->report,
-                     "Report file; the extension picks the format. '-': standard output, in --format (default md)")
+                     "Report file; the extension picks the format (.csv: one file per table, FILE-NAME.csv). '-': "
+                     "standard output, in --format (default md)")
       ->required();
   auto report_format = std::make_shared<std::string>();
   complete_values(report->add_option("--format,-f", *report_format,

@@ -98,7 +98,7 @@ int run_models(Format format) {
   }
   if (format == Format::json) {
     nlohmann::json names = nlohmann::json::array();
-    for (const auto& row : t.rows) names.push_back(row[0]);
+    for (const auto& row : t.rows) names.push_back(row[0].text);
     std::cout << names.dump() << "\n";
   } else {
     print_table(t, format);

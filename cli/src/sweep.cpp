@@ -73,14 +73,15 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
     const char* header;
     const char* field;
     std::string (*show)(const json&);
+    const char* unit;  // of the JSON's number, which CSV writes whole
   };
   static const PlanColumn plan_columns[] = {
-      {"GPUs", "gpus", [](const json& v) { return std::to_string(v.get<long long>()); }},
-      {"nodes", "nodes", [](const json& v) { return std::to_string(v.get<long long>()); }},
-      {"time", "time_seconds", [](const json& v) { return to_string(Seconds(v.get<double>())); }},
-      {"cost per run (USD)", "cost_per_run", [](const json& v) { return scenarios::human_count(v.get<double>()); }},
-      {"cost per month (USD)", "cost_per_month", [](const json& v) { return scenarios::human_count(v.get<double>()); }},
-      {"p99", "p99_seconds", [](const json& v) { return to_string(Seconds(v.get<double>())); }},
+      {"GPUs", "gpus", [](const json& v) { return std::to_string(v.get<long long>()); }, ""},
+      {"nodes", "nodes", [](const json& v) { return std::to_string(v.get<long long>()); }, ""},
+      {"time", "time_seconds", [](const json& v) { return to_string(Seconds(v.get<double>())); }, "s"},
+      {"cost per run (USD)", "cost_per_run", [](const json& v) { return scenarios::human_count(v.get<double>()); }, "USD"},
+      {"cost per month (USD)", "cost_per_month", [](const json& v) { return scenarios::human_count(v.get<double>()); }, "USD"},
+      {"p99", "p99_seconds", [](const json& v) { return to_string(Seconds(v.get<double>())); }, "s"},
   };
   // Measurements the plan columns already show.
   static const std::vector<std::string> in_plan = {"gpus", "training_time", "cost_per_run", "monthly_cost", "p99_latency"};
@@ -113,7 +114,7 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
     t.right_align.push_back(true);
   }
   for (std::size_t i = 0; i < results.size(); ++i) {
-    std::vector<std::string> row{results[i].label};
+    std::vector<scenarios::Cell> row{results[i].label};
     const auto& j = parsed[i];
     if (!j.is_object() || results[i].exit_code != kExitOk) {
       row.push_back("error: " + results[i].error.substr(0, results[i].error.find('\n')));
@@ -122,7 +123,8 @@ scenarios::Table sweep_table(const std::vector<PointResult>& results) {
       row.push_back(j.value("status", ""));
       for (const auto* c : shown) {
         const bool has = j.contains("plan") && j["plan"].contains(c->field) && !j["plan"][c->field].is_null();
-        row.push_back(has ? c->show(j["plan"][c->field]) : "-");
+        const json* v = has ? &j["plan"][c->field] : nullptr;
+        row.push_back(v ? scenarios::Cell(c->show(*v), v->get<double>(), c->unit) : scenarios::Cell("-"));
       }
       for (const auto& m : metrics)
         row.push_back(j["measurements"].contains(m) ? j["measurements"][m].value("display", "") : "-");

@@ -50,14 +50,14 @@ QVariant CatalogModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid()) return {};
   const auto row = static_cast<std::size_t>(index.row());
   const auto col = static_cast<std::size_t>(index.column());
-  if (role == Qt::DisplayRole) return q(table_.rows[row][col]);
+  if (role == Qt::DisplayRole) return q(table_.rows[row][col].text);
   if (role == Qt::TextAlignmentRole)
     return (col < table_.right_align.size() && table_.right_align[col]) ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                                                                        : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
   if (role == Qt::ToolTipRole) {
     const hardware::FieldValue* v = entries_[row]->find(table_.columns[col]);
     if (v == nullptr || !v->provenance) return {};
-    return q(table_.columns[col]) + " = " + q(table_.rows[row][col]) + "\nsource: " + q(v->provenance->source) +
+    return q(table_.columns[col]) + " = " + q(table_.rows[row][col].text) + "\nsource: " + q(v->provenance->source) +
            "\nas of: " + q(v->provenance->as_of);
   }
   return {};
@@ -226,8 +226,8 @@ void CatalogBrowser::show_detail(int row) {
   detail_->setHorizontalHeaderLabels(headers);
   for (std::size_t r = 0; r < t.rows.size(); ++r)
     for (std::size_t c = 0; c < t.rows[r].size(); ++c) {
-      auto* item = new QTableWidgetItem(q(t.rows[r][c]));
-      item->setToolTip(q(t.rows[r][c]));
+      auto* item = new QTableWidgetItem(q(t.rows[r][c].text));
+      item->setToolTip(q(t.rows[r][c].text));
       detail_->setItem(static_cast<int>(r), static_cast<int>(c), item);
     }
   // field and as_of fit their text; value gets a fair share; source takes the rest.

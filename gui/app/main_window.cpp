@@ -100,8 +100,8 @@ void fill_table(QTableWidget* w, const std::vector<scenarios::Table>& tables) {
     for (const auto& row : t.rows) {
       if (r >= w->rowCount()) w->setRowCount(r + 1);
       for (std::size_t c = 0; c < row.size(); ++c) {
-        auto* item = new QTableWidgetItem(q(row[c]));
-        item->setToolTip(q(row[c]));
+        auto* item = new QTableWidgetItem(q(row[c].text));
+        item->setToolTip(q(row[c].text));
         if (c < t.right_align.size() && t.right_align[c]) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         w->setItem(r, static_cast<int>(c), item);
       }

@@ -110,7 +110,7 @@ std::string table_html(const scenarios::Table& t, Text text) {
     out += "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c) {
       const bool right = c < t.right_align.size() && t.right_align[c];
-      out += std::string(right ? "<td class=\"num\">" : "<td>") + text(row[c]) + "</td>";
+      out += std::string(right ? "<td class=\"num\">" : "<td>") + text(row[c].text) + "</td>";
     }
     out += "</tr>";
   }
@@ -216,13 +216,16 @@ Status write_pdf(const ReportDocument& doc, const std::vector<QImage>& images, c
   return write_file_atomically(file, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
 }
 
-// A document in the format of the file's extension (.md, .csv, .html, .pdf); `source` draws
+// A document in the format of the file's extension (.md, .csv: one file per table, .html, .pdf); `source` draws
 // its charts (a run or a cluster plan).
 template <class Source>
 Status write_document(const ReportDocument& doc, const Source& source, const std::filesystem::path& file) {
   const std::string ext = file.extension().string();
   if (ext == ".md") return write_file_atomically(file, scenarios::report_markdown(doc));
-  if (ext == ".csv") return write_file_atomically(file, scenarios::report_csv(doc));
+  if (ext == ".csv") {  // one file per table, FILE's stem + "-NAME.csv"
+    auto written = scenarios::write_csv_report(doc, file);
+    return written ? Status{} : written.errors();
+  }
   if (ext != ".html" && ext != ".pdf")
     return {Diagnostic{{file.string()}, "", "unknown report format '" + ext + "'", "use .html, .pdf, .md, .csv or .json"}};
   ensure_application();

@@ -92,7 +92,7 @@ Table entities_table(EntityKind kind, const std::vector<const hardware::Entity*>
     t.right_align.push_back(def->is_number());
   }
   for (const auto* e : entities) {
-    std::vector<std::string> row{e->id};
+    std::vector<Cell> row{e->id};
     for (const auto* def : defs) {
       const FieldValue* v = e->find(def->name);
       row.push_back(v ? display_value(*def, *v) : (all_fields ? "" : "-"));

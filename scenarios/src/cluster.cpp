@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <cmath>
 #include <map>
@@ -1130,6 +1131,9 @@ std::string cluster_plan_text(const ClusterPlan& p) {
 
 ReportDocument cluster_report(const ClusterPlan& p) {
   const std::string cur = " " + p.currency_note;
+  // Amounts as cluster_plan_json writes them, in the plan's currency (CSV keeps them whole).
+  auto money = [&](double amount) { return Cell(money_short(amount), amount, p.currency_note); };
+  auto count = [](double n) { return Cell(significant(n, 3), n); };
   ReportDocument doc;
   doc.title = "Cluster plan: " + p.name;
   doc.subtitle = plural(static_cast<long long>(p.workloads.size()), "workload") + " on " +
@@ -1140,7 +1144,8 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   wt.columns = {"name", "kind", "GPU", "demand", "hours", "hours/week", "from"};
   wt.right_align = {false, false, false, false, false, true, false};
   for (const auto& w : p.workloads)
-    wt.rows.push_back({w.name, w.kind, w.gpu, w.demand, w.hours_text, std::to_string(w.active_hours), w.source});
+    wt.rows.push_back({w.name, w.kind, w.gpu, w.demand, w.hours_text, Cell(std::to_string(w.active_hours), w.active_hours),
+                       w.source});
   workloads.tables.push_back(std::move(wt));
   ReportSection pools{"pools", "Node pools and packing", {}, {}, {ChartKind::cluster_packing}, {}};
   pools.paragraphs.push_back("Autoscaling bounds: the fewest and most nodes of each pool up in one hour of the week. "
@@ -1151,8 +1156,9 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   for (const auto& pool : p.packing.pools)
     for (const auto& t : p.problem.node_types)
       if (t.id == pool.node_type)
-        pt.rows.push_back({pool.node_type, std::to_string(t.gpus_per_node), t.gpu.id, std::to_string(pool.min_nodes),
-                           std::to_string(pool.max_nodes)});
+        pt.rows.push_back({pool.node_type, Cell(std::to_string(t.gpus_per_node), t.gpus_per_node), t.gpu.id,
+                           Cell(std::to_string(pool.min_nodes), pool.min_nodes),
+                           Cell(std::to_string(pool.max_nodes), pool.max_nodes)});
   pools.tables.push_back(std::move(pt));
   ReportSection timeline{"timeline", "The week", {"Nodes up in each hour, Monday 00:00 to Sunday 24:00."}, {},
                          {ChartKind::cluster_timeline}, {}};
@@ -1162,28 +1168,33 @@ ReportDocument cluster_report(const ClusterPlan& p) {
   ct.right_align = {true, false, true, true, true, true, false};
   for (std::size_t i = 0; i < p.node_costs.size(); ++i) {
     const auto& c = p.node_costs[i];
-    ct.rows.push_back({std::to_string(i + 1), c.node_type, std::to_string(c.up_hours), money_short(c.on_demand.value()),
-                       c.committed ? money_short(c.committed->value()) : "not priced",
-                       c.break_even_hours ? significant(*c.break_even_hours, 3) : "-", c.commit ? "committed" : "on demand"});
+    const double none = std::numeric_limits<double>::quiet_NaN();  // an empty CSV cell
+    ct.rows.push_back({std::to_string(i + 1), c.node_type, Cell(std::to_string(c.up_hours), c.up_hours),
+                       money(c.on_demand.value()),
+                       c.committed ? money(c.committed->value()) : Cell("not priced", none, p.currency_note),
+                       c.break_even_hours ? count(*c.break_even_hours) : Cell("-", none),
+                       c.commit ? "committed" : "on demand"});
   }
   cost.tables.push_back(std::move(ct));
   const double weeks = p.horizon.value() / (7 * units::day);
   Table et;
   et.columns = {"the estate", "per week" + cur, "over " + significant(weeks, 3) + " weeks" + cur};
   et.right_align = {false, true, true};
-  et.rows.push_back({"each node at the cheaper of on demand and committed", money_short(p.best_weekly_cost.value()),
-                     money_short(p.best_horizon_cost.value())});
-  et.rows.push_back({"all on demand, nodes up only while their pods run", money_short(p.weekly_cost.value()),
-                     money_short(p.horizon_cost.value())});
-  et.rows.push_back({"all on demand, every pool at its maximum 24/7", money_short(p.always_on_weekly_cost.value()),
-                     money_short(p.always_on_horizon_cost.value())});
+  et.rows.push_back({"each node at the cheaper of on demand and committed", money(p.best_weekly_cost.value()),
+                     money(p.best_horizon_cost.value())});
+  et.rows.push_back({"all on demand, nodes up only while their pods run", money(p.weekly_cost.value()),
+                     money(p.horizon_cost.value())});
+  et.rows.push_back({"all on demand, every pool at its maximum 24/7", money(p.always_on_weekly_cost.value()),
+                     money(p.always_on_horizon_cost.value())});
   cost.tables.push_back(std::move(et));
   {
     Table wt{{"pool", "GPU-hours/week", "idle", "idle cost/week" + cur, "of the weekly cost"}, {}, {false, true, true, true, true}};
-    for (const auto& w : pool_waste(p))
-      wt.rows.push_back({w.node_type, significant(w.gpu_hours, 4), significant(100 * w.idle_fraction(), 3) + " %",
-                         money_short(w.idle_cost),
-                         significant(p.weekly_cost.value() > 0 ? 100 * w.idle_cost / p.weekly_cost.value() : 0, 3) + " %"});
+    for (const auto& w : pool_waste(p)) {
+      const double share = 100 * (p.weekly_cost.value() > 0 ? w.idle_cost / p.weekly_cost.value() : 0.0);
+      wt.rows.push_back({w.node_type, Cell(significant(w.gpu_hours, 4), w.gpu_hours),
+                         Cell(significant(100 * w.idle_fraction(), 3) + " %", 100 * w.idle_fraction(), "%"),
+                         money(w.idle_cost), Cell(significant(share, 3) + " %", share, "%")});
+    }
     cost.tables.push_back(std::move(wt));
   }
   if (!p.prices.empty()) {
@@ -1199,15 +1210,15 @@ ReportDocument cluster_report(const ClusterPlan& p) {
                   "servers or nodes", "over the horizon" + cur, "owning pays above", "cash break-even month"};
     ot.right_align = {false, true, true, true, true};
     for (std::size_t i = 0; i < c.options.size(); ++i) {
-      std::string pays, month;
+      Cell pays, month;
       if (i > 0) {
         const auto& u = c.break_even_utilization[i - 1];
         const auto& m = c.break_even_month[i - 1];
-        pays = u ? significant(100 * *u, 3) + " % busy" : "never";
-        month = m ? std::to_string(*m) : "none in 10 years";
+        pays = u ? Cell(significant(100 * *u, 3) + " % busy", 100 * *u, "%") : Cell("never");
+        month = m ? Cell(std::to_string(*m), *m) : Cell("none in 10 years");
       }
-      ot.rows.push_back({c.options[i] + (static_cast<int>(i) == c.cheapest ? " (cheapest)" : ""), std::to_string(c.servers[i]),
-                         money_short(c.totals[i].value()), pays, month});
+      ot.rows.push_back({c.options[i] + (static_cast<int>(i) == c.cheapest ? " (cheapest)" : ""),
+                         Cell(std::to_string(c.servers[i]), c.servers[i]), money(c.totals[i].value()), pays, month});
     }
     cost.tables.push_back(std::move(ot));
   }

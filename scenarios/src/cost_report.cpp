@@ -301,13 +301,15 @@ Table cost_table(const CostReport& r) {
   t.columns.push_back("source");
   for (std::size_t i = 0; i < c.options.size(); ++i) {
     const auto& o = c.options[i];
-    std::vector<std::string> row{o.name + (static_cast<int>(i) == c.cheapest ? " *" : ""),
-                                 std::string(models::option_kind_name(o.kind)), std::to_string(o.nodes),
-                                 o.capex.value() > 0 ? money_short(o.capex.value()) : "-",
-                                 money_short(o.monthly_average(c.horizon).value() * units::month),
-                                 money_short(o.monthly_first_year(c.horizon).value() * units::month),
-                                 money_short(o.monthly_amortized().value() * units::month), money_short(c.totals[i].value())};
-    if (per_unit) row.push_back(money_short(c.per_unit[i].value()));
+    // Each amount as cost_json writes it, in USD (CSV keeps it whole).
+    auto usd = [](double amount) { return Cell(money_short(amount), amount, "USD"); };
+    std::vector<Cell> row{o.name + (static_cast<int>(i) == c.cheapest ? " *" : ""),
+                          std::string(models::option_kind_name(o.kind)), Cell(std::to_string(o.nodes), o.nodes),
+                          o.capex.value() > 0 ? usd(o.capex.value()) : Cell("-", 0.0, "USD"),
+                          usd(o.monthly_average(c.horizon).value() * units::month),
+                          usd(o.monthly_first_year(c.horizon).value() * units::month),
+                          usd(o.monthly_amortized().value() * units::month), usd(c.totals[i].value())};
+    if (per_unit) row.push_back(usd(c.per_unit[i].value()));
     row.push_back(r.option_notes[i]);
     t.rows.push_back(std::move(row));
   }
@@ -334,11 +336,14 @@ Table break_even_table(const CostReport& r) {
 }
 
 Table sensitivity_table(const CostReport& r) {
-  Table t{{"input", "-25 %: cheapest", "+25 %: cheapest", "swing"}, {}, {false, false, false, true}};
+  // The cheapest option and its total apart, so CSV keeps the total as a number.
+  Table t{{"input", "cheapest at -25 %", "total at -25 %", "cheapest at +25 %", "total at +25 %", "swing"},
+          {},
+          {false, false, true, false, true, true}};
   for (const auto& row : r.comparison.sensitivity)
-    t.rows.push_back({row.input, row.low_best + " " + money_short(row.low_total.value()),
-                      row.high_best + " " + money_short(row.high_total.value()),
-                      to_string(ParsedQuantity{100 * row.swing, {}, {}}) + " %"});
+    t.rows.push_back({row.input, row.low_best, Cell(money_short(row.low_total.value()), row.low_total.value(), "USD"),
+                      row.high_best, Cell(money_short(row.high_total.value()), row.high_total.value(), "USD"),
+                      Cell(to_string(ParsedQuantity{100 * row.swing, {}, {}}) + " %", 100 * row.swing, "%")});
   return t;
 }
 

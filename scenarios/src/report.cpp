@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "capsim/core/files.hpp"
+#include "capsim/core/suggest.hpp"
 #include "capsim/core/text.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
@@ -89,30 +91,39 @@ ReportSection plan_section(const RunResult& run) {
   ReportSection sec{"plan", "The plan", {}, {}, {}, {}};
   sec.paragraphs.push_back(p.configuration.empty() ? "No configuration: " + p.reason
                                                    : p.configuration + (p.reason.empty() ? "" : ": " + p.reason) + ".");
-  Table t{{"figure", "value"}, {}, {false, false}};
-  t.rows.push_back({"GPUs", plural(p.gpus, "GPU") + " on " + plural(p.nodes, "node")});
-  if (p.time) t.rows.push_back({"time per run", to_string(*p.time) + " (" + p.time_basis + ")"});
+  // Each figure with its number (as the plan's JSON has it) for CSV; how it was obtained beside.
+  Table t{{"figure", "value", "basis"}, {}, {false, false, false}};
+  t.rows.push_back({"GPUs", Cell(std::to_string(p.gpus), p.gpus), ""});
+  t.rows.push_back({"nodes", Cell(std::to_string(p.nodes), p.nodes), ""});
+  if (p.time) t.rows.push_back({"time per run", Cell(to_string(*p.time), p.time->value(), "s"), p.time_basis});
   const std::string not_measured = "not measured (" + p.not_measured_reason + ")";
-  if (p.throughput) t.rows.push_back({"throughput", human_count(*p.throughput) + " " + p.throughput_unit});
-  else if (!p.measured("throughput")) t.rows.push_back({"throughput", not_measured});
-  if (p.p99) t.rows.push_back({"p99 latency", to_string(*p.p99) + " (" + p.latency_basis + ")"});
-  else if (!p.measured("p99_seconds")) t.rows.push_back({"p99 latency", not_measured});
-  if (p.ttft_p99) t.rows.push_back({"TTFT p99", to_string(*p.ttft_p99) + " (" + p.latency_basis + ")"});
-  else if (!p.measured("ttft_p99_seconds")) t.rows.push_back({"TTFT p99", not_measured});
-  if (p.tpot_p99) t.rows.push_back({"TPOT p99", to_string(*p.tpot_p99) + " (" + p.latency_basis + ")"});
-  else if (!p.measured("tpot_p99_seconds")) t.rows.push_back({"TPOT p99", not_measured});
-  if (p.cost_per_run) t.rows.push_back({"cost per run (USD)", human_count(p.cost_per_run->value())});
-  if (p.cost_per_month) t.rows.push_back({"cost per month (USD)", human_count(p.cost_per_month->value() * units::month)});
-  if (!p.cost_basis.empty()) t.rows.push_back({"cost basis", p.cost_basis});
-  if (p.usd_per_million_input_tokens && p.usd_per_million_output_tokens && p.usd_per_million_tokens) {
-    t.rows.push_back({"cost per million input tokens (USD)", significant(*p.usd_per_million_input_tokens, 3)});
-    t.rows.push_back({"cost per million output tokens (USD)", significant(*p.usd_per_million_output_tokens, 3)});
-    t.rows.push_back({"cost per million tokens, both (USD)", significant(*p.usd_per_million_tokens, 3)});
-    t.rows.push_back({"token cost basis", p.token_cost_basis});
+  if (p.throughput)
+    t.rows.push_back({"throughput", Cell(human_count(*p.throughput) + " " + p.throughput_unit, *p.throughput, p.throughput_unit), ""});
+  else if (!p.measured("throughput")) t.rows.push_back({"throughput", not_measured, ""});
+  auto latency = [&](const char* figure, const std::optional<Seconds>& v, const char* json_name) {
+    if (v) t.rows.push_back({figure, Cell(to_string(*v), v->value(), "s"), p.latency_basis});
+    else if (!p.measured(json_name)) t.rows.push_back({figure, not_measured, ""});
+  };
+  latency("p99 latency", p.p99, "p99_seconds");
+  latency("TTFT p99", p.ttft_p99, "ttft_p99_seconds");
+  latency("TPOT p99", p.tpot_p99, "tpot_p99_seconds");
+  if (p.cost_per_run)
+    t.rows.push_back({"cost per run", Cell(human_count(p.cost_per_run->value()) + " USD", p.cost_per_run->value(), "USD"),
+                      p.cost_basis});
+  if (p.cost_per_month) {
+    const double monthly = p.cost_per_month->value() * units::month;
+    t.rows.push_back({"cost per month", Cell(human_count(monthly) + " USD", monthly, "USD"), p.cost_basis});
   }
-  for (const auto& price : p.prices) t.rows.push_back({"price", price.text()});
-  for (const auto& c : p.conversions) t.rows.push_back({"currency", c});
-  for (const auto& w : p.warnings) t.rows.push_back({"warning", w});
+  if (!p.cost_per_run && !p.cost_per_month && !p.cost_basis.empty()) t.rows.push_back({"cost basis", p.cost_basis, ""});
+  if (p.usd_per_million_input_tokens && p.usd_per_million_output_tokens && p.usd_per_million_tokens) {
+    auto usd = [](double v) { return Cell(significant(v, 3) + " USD", v, "USD"); };
+    t.rows.push_back({"cost per million input tokens", usd(*p.usd_per_million_input_tokens), p.token_cost_basis});
+    t.rows.push_back({"cost per million output tokens", usd(*p.usd_per_million_output_tokens), p.token_cost_basis});
+    t.rows.push_back({"cost per million tokens, both", usd(*p.usd_per_million_tokens), p.token_cost_basis});
+  }
+  for (const auto& price : p.prices) t.rows.push_back({"price", price.text(), ""});
+  for (const auto& c : p.conversions) t.rows.push_back({"currency", c, ""});
+  for (const auto& w : p.warnings) t.rows.push_back({"warning", w, ""});
   sec.tables.push_back(t);
   return sec;
 }
@@ -127,13 +138,15 @@ ReportSection recommendation(const RunResult& run) {
   const auto& c = *r.search.recommended;
   sec.paragraphs.push_back(describe_candidate(r, c) + ": " + r.search.recommendation + ".");
   Table t{{"figure", "value"}, {}, {false, false}};
-  t.rows.push_back({"time to train", to_string(c.total_time)});
-  t.rows.push_back({"cost per run", run.plan.cost_per_run ? human_count(run.plan.cost_per_run->value()) + " USD"
-                                                          : "no catalog price"});
-  t.rows.push_back({"GPU-hours", to_string(ParsedQuantity{c.gpu_hours, {}, {}})});
-  t.rows.push_back({"model FLOPs utilization", pct(c.mfu)});
-  t.rows.push_back({"memory per GPU", to_string(c.memory_per_gpu) + " of " +
-                                          to_string(r.search.node_types[c.node_type].cluster.gpu.memory)});
+  t.rows.push_back({"time to train", Cell(to_string(c.total_time), c.total_time.value(), "s")});
+  t.rows.push_back({"cost per run", run.plan.cost_per_run ? Cell(human_count(run.plan.cost_per_run->value()) + " USD",
+                                                                 run.plan.cost_per_run->value(), "USD")
+                                                          : Cell("no catalog price")});
+  t.rows.push_back({"GPU-hours", Cell(to_string(ParsedQuantity{c.gpu_hours, {}, {}}), c.gpu_hours)});
+  t.rows.push_back({"model FLOPs utilization", Cell(pct(c.mfu), 100 * c.mfu, "%")});
+  t.rows.push_back({"memory per GPU", Cell(to_string(c.memory_per_gpu), c.memory_per_gpu.value(), "B")});
+  t.rows.push_back({"GPU memory", Cell(to_string(r.search.node_types[c.node_type].cluster.gpu.memory),
+                                       r.search.node_types[c.node_type].cluster.gpu.memory.value(), "B")});
   t.rows.push_back({"constraint", std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck)))});
   sec.tables.push_back(t);
   sec.tables.push_back(node_pools_table(r, c));
@@ -160,15 +173,15 @@ ReportSection memory(const RunResult& run) {
           {},
           {false, true, true, true, true, true, true, true}};
   for (const auto& bar : memory_bars(run)) {
-    std::vector<std::string> row{bar.label};
+    std::vector<Cell> row{bar.label};
     double total = 0;
     for (const auto& [name, bytes] : bar.parts) {
       if (name == "kv_cache") continue;
-      row.push_back(to_string(Bytes(bytes)));
+      row.emplace_back(to_string(Bytes(bytes)), bytes, "B");
       total += bytes;
     }
-    row.push_back(to_string(Bytes(total)));
-    row.push_back(to_string(Bytes(bar.capacity)));
+    row.emplace_back(to_string(Bytes(total)), total, "B");
+    row.emplace_back(to_string(Bytes(bar.capacity)), bar.capacity, "B");
     t.rows.push_back(row);
   }
   sec.tables.push_back(t);
@@ -186,7 +199,7 @@ ReportSection simulation(const RunResult& run) {
                                                                 " cores would keep the GPUs fed."
                                                           : "."));
   Table t{{"station or conveyor", "utilization", "constraint"}, {}, {false, true, false}};
-  for (const auto& b : utilization_bars(run)) t.rows.push_back({b.name, pct(b.utilization), b.constraint ? "yes" : ""});
+  for (const auto& b : utilization_bars(run)) t.rows.push_back({b.name, Cell(pct(b.utilization), 100 * b.utilization, "%"), b.constraint ? "yes" : ""});
   sec.tables.push_back(t);
   return sec;
 }
@@ -212,8 +225,8 @@ ReportSection serving_simulation(const RunResult& run) {
                              "sequences, at " + to_string(ParsedQuantity{s.rate, {}, {}}) + " requests/s on " + s.node + ".");
     // A percentile of no completed request is not 0 ms: say it was not measured.
     auto observed = [&](double v, bool seconds = true) {
-      if (s.llm->completed == 0) return std::string("not measured (no request completed)");
-      return seconds ? ms(v) : to_string(ParsedQuantity{v, {}, {}});
+      if (s.llm->completed == 0) return Cell("not measured (no request completed)");
+      return seconds ? Cell(ms(v), v, "s") : Cell(to_string(ParsedQuantity{v, {}, {}}), v);
     };
     t.rows.push_back({"time to first token p99", observed(s.llm->ttft.p99.mean), ms(s.llm_estimate->ttft_unloaded.value()) + " unloaded"});
     t.rows.push_back({"time per output token p99", observed(s.llm->tpot.p99.mean), ms(s.llm_estimate->tpot_single.value()) + " at one sequence"});
@@ -229,16 +242,19 @@ ReportSection serving_simulation(const RunResult& run) {
                              s.node + ": the constraint is " + g.simulation.constraint + ".");
     // No request reached the end of the graph: its rate and latencies were not measured.
     const bool measured = !g.simulation.latency_cdf.empty();
-    auto observed = [&](std::string text) { return measured ? text : std::string("not measured (no request completed)"); };
-    t.rows.push_back({"throughput (requests/s)", observed(to_string(ParsedQuantity{g.simulated_throughput, {}, {}})),
+    auto observed = [&](Cell cell) { return measured ? cell : Cell("not measured (no request completed)"); };
+    t.rows.push_back({"throughput (requests/s)",
+                      observed(Cell(to_string(ParsedQuantity{g.simulated_throughput, {}, {}}), g.simulated_throughput)),
                       to_string(ParsedQuantity{g.analytic.capacity, {}, {}}) + " capacity"});
-    t.rows.push_back({"latency p50", observed(ms(g.latency.p50.mean)), ""});
-    t.rows.push_back({"latency p99", observed(ms(g.latency.p99.mean)), ms(g.analytic.p99_latency.value()) + " (estimate)"});
+    t.rows.push_back({"latency p50", observed(Cell(ms(g.latency.p50.mean), g.latency.p50.mean, "s")), ""});
+    t.rows.push_back({"latency p99", observed(Cell(ms(g.latency.p99.mean), g.latency.p99.mean, "s")),
+                      ms(g.analytic.p99_latency.value()) + " (estimate)"});
     if (!g.analytic_note.empty()) sec.paragraphs.push_back("Note: " + g.analytic_note + ".");
     Table stages{{"stage", "servers", "batch", "utilization"}, {}, {false, true, true, true}};
     for (std::size_t i = 0; i < g.plan.stages.size(); ++i)
       stages.rows.push_back({g.plan.stages[i].name, std::to_string(g.plan.stages[i].servers),
-                             std::to_string(g.plan.stages[i].max_batch_requests), pct(g.stage_utilization[i])});
+                             std::to_string(g.plan.stages[i].max_batch_requests),
+                             Cell(pct(g.stage_utilization[i]), 100 * g.stage_utilization[i], "%")});
     sec.tables.push_back(t);
     sec.tables.push_back(stages);
     return sec;
@@ -423,12 +439,39 @@ std::string report_markdown(const ReportDocument& doc) {
   return out + "---\n" + markdown_block(doc.footer) + "\n";
 }
 
-std::string report_csv(const ReportDocument& doc) {
-  std::string out;
+std::vector<NamedTable> report_tables(const ReportDocument& doc) {
+  std::vector<NamedTable> out;
   for (const auto& s : doc.sections)
-    for (const auto& t : s.tables)
-      out += "# " + shell_comment(s.id + ": " + s.title) + "\r\n" + render_csv(t) + "\r\n";
+    for (std::size_t i = 0; i < s.tables.size(); ++i)
+      out.push_back({s.id + (i == 0 ? "" : "-" + std::to_string(i + 1)), &s.tables[i]});
   return out;
+}
+
+Result<std::vector<std::filesystem::path>> write_csv_report(const ReportDocument& doc, const std::filesystem::path& path,
+                                                            const std::string& table) {
+  const auto tables = report_tables(doc);
+  std::vector<std::filesystem::path> written;
+  if (!table.empty()) {
+    std::vector<std::string> names;
+    for (const auto& t : tables) {
+      if (t.name == table) {
+        if (auto status = write_file_atomically(path, render_csv(*t.table)); !status.empty()) return status;
+        return std::vector<std::filesystem::path>{path};
+      }
+      names.push_back(t.name);
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string hint = did_you_mean(table, names);
+    return Diagnostic{{}, "--table", "this report has no table '" + table + "'", hint.empty() ? "its tables: " + list : hint};
+  }
+  const auto stem = (path.parent_path() / path.stem()).string();
+  for (const auto& t : tables) {
+    const std::filesystem::path file = stem + "-" + t.name + ".csv";
+    if (auto status = write_file_atomically(file, render_csv(*t.table)); !status.empty()) return status;
+    written.push_back(file);
+  }
+  return written;
 }
 
 }  // namespace capsim::scenarios

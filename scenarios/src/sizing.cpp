@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -205,12 +206,21 @@ Table candidates_table(const SizingReport& r, const std::vector<Candidate>& list
            "memory/GPU", "constraint"},
           {},
           {true, true, true, false, false, true, true, true, true, false}};
-  for (const auto& c : list)
-    t.rows.push_back({duration_days(c.total_time), money_text(c.cost), std::to_string(gpus_used(c)),
+  // Each number as sizing_json writes it (CSV keeps it whole): seconds, the cost, per-GPU FLOP/s
+  // in TFLOP/s, MFU in percent, bytes.
+  const std::string per_s = transformer ? "tokens/s" : "samples/s";
+  for (const auto& c : list) {
+    const Cell cost = c.cost ? Cell(money_text(c.cost), c.cost->value(), std::string(currency_code(c.cost->currency())))
+                             : Cell("-", std::numeric_limits<double>::quiet_NaN(), "USD");
+    t.rows.push_back({Cell(duration_days(c.total_time), c.total_time.value(), "s"), cost,
+                      Cell(std::to_string(gpus_used(c)), gpus_used(c)),
                       std::to_string(c.nodes) + " x " + node_display(r.search.node_types[c.node_type]), layout(c, transformer),
-                      human_count(c.throughput), fixed(c.achieved_flops_per_gpu.value() / 1e12, 0),
-                      fixed(100 * c.mfu, 0) + " %", to_string(c.memory_per_gpu),
+                      Cell(human_count(c.throughput), c.throughput, per_s),
+                      Cell(fixed(c.achieved_flops_per_gpu.value() / 1e12, 0), c.achieved_flops_per_gpu.value() / 1e12),
+                      Cell(fixed(100 * c.mfu, 0) + " %", 100 * c.mfu, "%"),
+                      Cell(to_string(c.memory_per_gpu), c.memory_per_gpu.value(), "B"),
                       std::string(models::bottleneck_name(static_cast<models::Bottleneck>(c.bottleneck)))});
+  }
   return t;
 }
 

@@ -658,6 +658,33 @@ TEST_CASE("issue 21: a CSV report is one table per file, or the table --table na
   CHECK(bad.err == "error: --table: this report has no table 'fronteir' (did you mean 'frontier'?)\n");
 }
 
+TEST_CASE("issue 53: capsim plan --report FILE.csv is one table per file too, --table picks one, JSON stays clean") {
+  const std::string example = "'" CAPSIM_TEST_SOURCE_DIR "/../scenarios/clusters/team-ml-estate.yaml'";
+  const auto dir = scratch() / "plan-csv-report";
+  fs::create_directories(dir);
+  auto all = capsim("plan --format json --report '" + (dir / "estate.csv").string() + "' " + example);
+  REQUIRE_MESSAGE(all.exit_code == 0, all.err);
+  CHECK(nlohmann::json::parse(all.out).at("schema") == "capsim-cluster-plan/1");  // the notices are on stderr
+  CHECK_FALSE(fs::exists(dir / "estate.csv"));
+  for (const char* name : {"estate-workloads.csv", "estate-pools.csv", "estate-cost.csv", "estate-cost-2.csv"}) {
+    CAPTURE(name);
+    CHECK(all.err.find("wrote " + (dir / name).string() + "\n") != std::string::npos);
+    const std::string text = read(dir / name);
+    REQUIRE_FALSE(text.empty());
+    CHECK(text.find("# ") == std::string::npos);  // one table, no section lines
+  }
+  auto one = capsim("plan --report '" + (dir / "cost.csv").string() + "' --table cost-2 " + example);
+  REQUIRE(one.exit_code == 0);
+  CHECK(read(dir / "cost.csv") == read(dir / "estate-cost-2.csv"));
+  auto bad = capsim("plan --report '" + (dir / "x.csv").string() + "' --table costs " + example);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("error: --table: this report has no table 'costs'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "x.csv"));
+  auto alone = capsim("plan --table cost " + example);  // no report to pick from
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err.find("error: --table: --table picks one table of a .csv report") != std::string::npos);
+}
+
 TEST_CASE("capsim plan packs the shipped cluster, in text and JSON, and bad clusters exit 2 with file:line:column") {
   const std::string example = "'" CAPSIM_TEST_SOURCE_DIR "/../scenarios/clusters/team-ml-estate.yaml'";
   auto text = capsim("plan " + example);

@@ -295,7 +295,7 @@ void issue47_injection_cases(std::vector<BadInput>& c) {
   c.push_back({"47.1: a workload named =HYPERLINK(...) in the CSV report (written as text, not a formula)",
                {{"c.yaml", cluster_with("  - name: '=HYPERLINK(\"http://example.com\",\"x\")'\n"
                                         "    service: {gpu: a100-sxm-40gb, replicas: 1}\n    hours: always\n")}},
-               "plan c.yaml --report r.csv", false, "", 0, "r.csv", "HYPERLINK"});
+               "plan c.yaml --report r.csv", false, "", 0, "r-workloads.csv", "HYPERLINK"});
   c.push_back({"47.1: a cost option named =cmd|' /C calc'!A0 in the CSV report",
                {{"bad.yaml", cost_with("    - {name: \"=cmd|' /C calc'!A0\", instance: aws-p4d-24xlarge}\n")}},
                "report bad.yaml -o r.csv --table cost", false, "", 0, "r.csv", "cmd"});

@@ -381,9 +381,12 @@ TEST_CASE("a serving run that completes no request measures no throughput: every
       CHECK(sim.at("throughput").is_null());
       CHECK(sim.at("latency_s").is_null());
     }
-    // CSV (the report's tables) and JUnit.
-    const std::string csv = report_csv(build_report(*r, testing::shipped_catalog()));
-    CHECK(csv.find("throughput,not measured (no request completed in the simulated window)") != std::string::npos);
+    // CSV (the report's plan table) and JUnit.
+    const auto doc = build_report(*r, testing::shipped_catalog());
+    const auto tables = report_tables(doc);
+    REQUIRE(tables.at(1).name == "plan");
+    const std::string csv = render_csv(*tables.at(1).table);
+    CHECK(csv.find("throughput,not measured (no request completed in the simulated window),") != std::string::npos);
     const std::string junit = junit_xml(*r, 0.0);
     CHECK(junit.find("failures=\"" + std::to_string(r->expectations.size()) + "\"") != std::string::npos);
     CHECK(junit.find("throughput was not measured by this run") != std::string::npos);

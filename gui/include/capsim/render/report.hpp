@@ -2,7 +2,7 @@
 //   .html  one self-contained file, charts embedded as PNG images
 //   .pdf   the same document through Qt's PDF writer
 //   .md    Markdown (tables, no charts)
-//   .csv   every table, each under a "# section: title" line
+//   .csv   one file per table: FILE's stem + "-NAME.csv" (scenarios::write_csv_report)
 //   .json  the run result (docs/run-result.md)
 // Charts are the Qt Charts the desktop app shows, drawn headless. The file is written to a
 // temporary name and renamed, so an interrupted run leaves the previous report intact.

@@ -9,6 +9,7 @@
 // the catalog hash.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,22 @@ struct ReportDocument {
 ReportDocument build_report(const RunResult& run, const hardware::Catalog& catalog);
 
 std::string report_markdown(const ReportDocument& doc);
-std::string report_csv(const ReportDocument& doc);  // every table, each under a "# section: title" line
+
+// A report's tables by the names CSV files and `--table` give them: the section id, then
+// "-2", "-3" for a section's further tables ("frontier", "frontier-2"). Pointers into `doc`.
+struct NamedTable {
+  std::string name;
+  const Table* table = nullptr;
+};
+std::vector<NamedTable> report_tables(const ReportDocument& doc);
+
+// A CSV report is one table per file, as spreadsheet and dataframe tools read CSV: with
+// `table` (a name of report_tables) that table in `path`; without, each table in path's stem
+// + "-NAME.csv" beside it ("r.csv" -> "r-plan.csv", "r-frontier.csv", ...). Each file is
+// written to a temporary name and renamed. Returns the files written, in table order; an
+// unknown `table` is an error (key "--table", the names, a "did you mean") and writes nothing.
+Result<std::vector<std::filesystem::path>> write_csv_report(const ReportDocument& doc, const std::filesystem::path& path,
+                                                            const std::string& table = {});
 
 // Data of the charts, shared by the writers and the Qt charts.
 struct MemoryBar {
