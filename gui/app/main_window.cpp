@@ -161,10 +161,12 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   serving_view_ = new_chart_view("servingChart");
   latency_view_ = new_chart_view("latencyChart");
   throughput_view_ = new_chart_view("throughputChart");
+  timeline_view_ = new_chart_view("servingTimelineChart");
   serving_text_ = new_text_view();
   auto* serving_lower = new QSplitter(Qt::Horizontal);
   serving_lower->addWidget(latency_view_);
   serving_lower->addWidget(serving_view_);
+  serving_lower->addWidget(timeline_view_);
   auto* serving = new QSplitter(Qt::Vertical);
   serving->addWidget(throughput_view_);
   serving->addWidget(serving_lower);
@@ -289,6 +291,7 @@ MainWindow::MainWindow(scenarios::Workspace workspace, QWidget* parent)
   show_placeholder(serving_view_, "Serving utilization appears with an inference deployment.");
   show_placeholder(latency_view_, "Latency against the SLO appears with an inference deployment.");
   show_placeholder(throughput_view_, "Throughput against the request rate appears with an inference deployment.");
+  show_placeholder(timeline_view_, "The running batch and KV cache over time appear with an LLM serving plan.");
   show_placeholder(simulation_view_, "Station utilization appears after a run of a scenario with simulate:.");
   QSettings settings;
   restoreState(settings.value("window/state").toByteArray());
@@ -541,6 +544,7 @@ QChart* MainWindow::cost_chart() const { return cost_view_->chart(); }
 QChart* MainWindow::serving_chart() const { return serving_view_->chart(); }
 QChart* MainWindow::latency_chart() const { return latency_view_->chart(); }
 QChart* MainWindow::throughput_chart() const { return throughput_view_->chart(); }
+QChart* MainWindow::timeline_chart() const { return timeline_view_->chart(); }
 QChart* MainWindow::simulation_chart() const { return simulation_view_->chart(); }
 
 void MainWindow::show_analysis() {
@@ -652,6 +656,8 @@ void MainWindow::show_serving() {
     show_placeholder(latency_view_, a.run.plan.not_measured.empty() ? "No simulated latency for this plan."
                                                                     : "Latency not measured: " + q(a.run.plan.not_measured_reason));
   }
+  if (QChart* timeline = llm_timeline_chart(a)) set_chart(timeline_view_, timeline);
+  else show_placeholder(timeline_view_, "No simulated LLM serving run for this plan.");
   if (QChart* curve = throughput_curve_chart(a)) set_chart(throughput_view_, curve);
   else show_placeholder(throughput_view_, "No throughput curve: see the problems in the key results.");
   QString text = "The plan (live):\n";

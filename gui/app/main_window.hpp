@@ -71,6 +71,7 @@ class MainWindow : public QMainWindow {
   QChart* serving_chart() const;
   QChart* latency_chart() const;
   QChart* throughput_chart() const;
+  QChart* timeline_chart() const;  // serving: running sequences and KV cache over the run
   QChart* simulation_chart() const;
   QString status_text() const;
   // True when the Simulation view shows a run of other values than the current ones
@@ -114,6 +115,7 @@ class MainWindow : public QMainWindow {
   QChartView* serving_view_;
   QChartView* latency_view_;
   QChartView* throughput_view_;
+  QChartView* timeline_view_;
   QPlainTextEdit* serving_text_;
   QChartView* simulation_view_;
   QPlainTextEdit* run_summary_;

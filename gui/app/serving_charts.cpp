@@ -199,4 +199,41 @@ QChart* llm_load_chart(const Analysis& a) {
   return chart;
 }
 
+QChart* llm_timeline_chart(const Analysis& a) {
+  const auto& sim = a.run.serving_simulation;
+  if (!sim || !sim->llm || sim->llm->timeline.size() < 2) return nullptr;
+  const auto& timeline = sim->llm->timeline;
+  auto* chart = new_chart("Running sequences and KV cache over the run (simulated, one engine)");
+  auto* running = new QLineSeries;
+  running->setName("running sequences");
+  auto* kv = new QLineSeries;
+  kv->setName("KV cache in use (%)");
+  kv->setColor(kGreen);
+  double most = 1, last = 0;
+  for (const auto& point : timeline) {
+    running->append(point.t, point.running);
+    kv->append(point.t, 100 * point.kv_used);
+    most = std::max(most, static_cast<double>(point.running));
+    last = std::max(last, point.t);
+  }
+  chart->addSeries(running);
+  chart->addSeries(kv);
+  auto* x = new QValueAxis;
+  x->setTitleText("time (s)");
+  x->setRange(timeline.front().t, std::max(last, timeline.front().t + 1e-9));
+  x->applyNiceNumbers();
+  auto* y = new QValueAxis;
+  y->setTitleText("sequences");
+  y->setRange(0, most * 1.1);
+  y->applyNiceNumbers();
+  attach_axes(chart, x, y, {running});
+  auto* percent = new QValueAxis;
+  percent->setTitleText("% of the KV cache");
+  percent->setRange(0, 100);
+  chart->addAxis(percent, Qt::AlignRight);
+  kv->attachAxis(x);
+  kv->attachAxis(percent);
+  return chart;
+}
+
 }  // namespace capsim::gui

@@ -25,4 +25,8 @@ QChart* throughput_curve_chart(const Analysis& a);
 // KV cache admits; red where the plan breaks its SLO. nullptr when not LLM serving.
 QChart* llm_load_chart(const Analysis& a);
 
+// LLM serving, simulated: the running sequences (left axis) and the KV cache in use (right
+// axis, %) over the run, one engine, from the plan's simulation. nullptr without one.
+QChart* llm_timeline_chart(const Analysis& a);
+
 }  // namespace capsim::gui

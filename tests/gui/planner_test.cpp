@@ -159,8 +159,23 @@ TEST_CASE("serving: latency against the SLO, throughput against the request rate
   CHECK(ttft->selectedBars().isEmpty());  // inside the SLO: no red bar
   REQUIRE(bar_set_starting(w->serving_chart(), "within the SLO") != nullptr);
 
+  // The running batch and the KV cache over the simulated run (issue 51).
+  QXYSeries* running = series_starting(w->timeline_chart(), "running sequences");
+  REQUIRE(running != nullptr);
+  REQUIRE(series_starting(w->timeline_chart(), "KV cache in use") != nullptr);
+  CHECK(running->count() >= 50);
+  const auto running_before = running->points();
+
   // Request rate: the plan's marker moves and turns red, the curve is the same sweep.
   w->what_if_panel()->rate_box()->setValue(15);
+  // Five times the load: a fuller batch over the run.
+  running = series_starting(w->timeline_chart(), "running sequences");
+  REQUIRE(running != nullptr);
+  CHECK(running->points() != running_before);
+  double busiest_before = 0, busiest_after = 0;
+  for (const auto& p : running_before) busiest_before = std::max(busiest_before, p.y());
+  for (const auto& p : running->points()) busiest_after = std::max(busiest_after, p.y());
+  CHECK(busiest_after > busiest_before);
   REQUIRE(series_starting(w->throughput_chart(), "plan at 15 req/s, SLO broken") != nullptr);
   CHECK(series_starting(w->throughput_chart(), "throughput")->points() == curve_before);
   ttft = bar_set_starting(w->latency_chart(), "TTFT");
