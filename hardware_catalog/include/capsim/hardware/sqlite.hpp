@@ -3,6 +3,10 @@
 // connection calls the stores need. sqlite3.h stays out of this header (SQLite's handles are
 // only declared), so the stores' users never see the C API.
 //
+// Ownership: a Statement owns its sqlite3_stmt, never the connection; it must go before the
+// connection closes (SQLite does not close a connection with statements left). Neither type is
+// thread-safe: use them on the thread that uses the connection (one Store per thread).
+//
 // Read an error's text (errmsg) before anything else runs on the connection: a ROLLBACK or
 // another statement replaces it.
 #pragma once
