@@ -1,5 +1,7 @@
 #include "capsim/hardware/store.hpp"
 
+#include "capsim/hardware/sqlite.hpp"
+
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
@@ -49,38 +51,12 @@ CREATE TABLE IF NOT EXISTS runs(
 // ROLLBACK) replaces it.
 Diagnostic db_error(sqlite3* db, const std::filesystem::path& path, const std::string& what) {
   return environment_failure(
-      Diagnostic{{path.string()}, "", what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), ""});
+      Diagnostic{{path.string()}, "", what + ": " + sqlite::errmsg(db), ""});
 }
 
-// A prepared statement that finalizes itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return stmt_ != nullptr; }
-  sqlite3_stmt* get() const { return stmt_; }
-  void bind(int i, const std::string& s) { sqlite3_bind_text(stmt_, i, s.c_str(), -1, SQLITE_TRANSIENT); }
-  void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
-  void bind(int i, int v) { sqlite3_bind_int(stmt_, i, v); }
-  void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
-  int step() { return sqlite3_step(stmt_); }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string text(int col) const {
-    const auto* p = sqlite3_column_text(stmt_, col);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-  double number(int col) const { return sqlite3_column_double(stmt_, col); }
-  int integer(int col) const { return sqlite3_column_int(stmt_, col); }
-  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
+using sqlite::Statement;
+using sqlite::Step;
+using sqlite::exec;
 
 std::string dim_text(Dim d) {
   std::ostringstream out;
@@ -109,17 +85,15 @@ std::vector<std::string> split_lines(const std::string& s) {
   return out;
 }
 
-bool exec(sqlite3* db, const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
-
 // Runs a query whose rows are one text column each; nullopt (SQLite's message left in the
 // connection) when a step fails: a corrupt page is an error, never the end of the data.
 std::optional<std::vector<std::string>> text_rows(sqlite3* db, const char* sql) {
   Statement q(db, sql);
   if (!q.ok()) return std::nullopt;
   std::vector<std::string> rows;
-  int rc;
-  while ((rc = q.step()) == SQLITE_ROW) rows.push_back(q.text(0));
-  if (rc != SQLITE_DONE) return std::nullopt;
+  Step rc;
+  while ((rc = q.step()) == Step::row) rows.push_back(q.text(0));
+  if (rc != Step::done) return std::nullopt;
   return rows;
 }
 
@@ -128,8 +102,8 @@ std::optional<std::vector<std::string>> text_rows(sqlite3* db, const char* sql) 
 // I/O error, a full disk): that file is never moved aside, the error is reported instead.
 std::string quick_check(sqlite3* db, bool* cannot_check) {
   auto rows = text_rows(db, "PRAGMA quick_check(3);");
-  *cannot_check = !rows && (sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT;
-  if (!rows) return sqlite3_errmsg(db);
+  *cannot_check = !rows && sqlite::primary_errcode(db) != SQLITE_CORRUPT;
+  if (!rows) return sqlite::errmsg(db);
   std::string out;
   for (const auto& r : *rows) out += (out.empty() ? "" : "; ") + r;
   return out;
@@ -242,7 +216,7 @@ std::string immutable_uri(const std::filesystem::path& path) {
 // index beside the database (read-only folder or mount, full disk), as opposed to a damaged
 // or foreign file.
 bool needs_side_files(sqlite3* db) {
-  const int primary = sqlite3_errcode(db) & 0xff;
+  const int primary = sqlite::primary_errcode(db);
   return primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_IOERR;
 }
 
@@ -259,21 +233,19 @@ Diagnostic newer_schema(const std::filesystem::path& path, int version) {
 // in one transaction.
 Status migrate(sqlite3* db, const std::filesystem::path& path, int version) {
   if (version == kSchemaVersion) return {};
-  if (!exec(db, "BEGIN IMMEDIATE;")) return {db_error(db, path, "cannot start a transaction")};
-  auto fail = [&](const std::string& what) {
-    Status s{db_error(db, path, what)};
-    exec(db, "ROLLBACK;");
-    return s;
-  };
+  // The error is read before the transaction's ROLLBACK (on return) can replace it.
+  sqlite::Transaction transaction(db);
+  if (!transaction.active()) return {db_error(db, path, "cannot start a transaction")};
+  auto fail = [&](const std::string& what) { return Status{db_error(db, path, what)}; };
   if (!exec(db, kSchema)) return fail("cannot create the tables (is this a capsim database?)");
   // Version 2: runs carry the sweep point they belong to.
   bool has_sweep = false;
   {
     Statement columns(db, "PRAGMA table_info(runs);");
     if (!columns.ok()) return fail("cannot read the run history's columns");
-    int rc;
-    while ((rc = columns.step()) == SQLITE_ROW) has_sweep = has_sweep || columns.text(1) == "sweep";
-    if (rc != SQLITE_DONE) return fail("cannot read the run history's columns");
+    Step rc;
+    while ((rc = columns.step()) == Step::row) has_sweep = has_sweep || columns.text(1) == "sweep";
+    if (rc != Step::done) return fail("cannot read the run history's columns");
   }
   if (!has_sweep && !exec(db, "ALTER TABLE runs ADD COLUMN sweep TEXT NOT NULL DEFAULT '';"))
     return fail("cannot migrate the run history");
@@ -283,9 +255,9 @@ Status migrate(sqlite3* db, const std::filesystem::path& path, int version) {
   {
     Statement columns(db, "PRAGMA table_info(field_values);");
     if (!columns.ok()) return fail("cannot read the catalog's columns");
-    int rc;
-    while ((rc = columns.step()) == SQLITE_ROW) has_overlay = has_overlay || columns.text(1) == "overlay";
-    if (rc != SQLITE_DONE) return fail("cannot read the catalog's columns");
+    Step rc;
+    while ((rc = columns.step()) == Step::row) has_overlay = has_overlay || columns.text(1) == "overlay";
+    if (rc != Step::done) return fail("cannot read the catalog's columns");
   }
   if (!has_overlay && !exec(db,
                             "ALTER TABLE field_values ADD COLUMN overlay TEXT; "
@@ -294,8 +266,8 @@ Status migrate(sqlite3* db, const std::filesystem::path& path, int version) {
   Statement write_version(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?1);");
   if (!write_version.ok()) return fail("cannot write the schema version");
   write_version.bind(1, std::to_string(kSchemaVersion));
-  if (write_version.step() != SQLITE_DONE) return fail("cannot write the schema version");
-  if (!exec(db, "COMMIT;")) return fail("cannot commit the schema");
+  if (write_version.step() != Step::done) return fail("cannot write the schema version");
+  if (!transaction.commit()) return fail("cannot commit the schema");
   return {};
 }
 
@@ -473,12 +445,9 @@ std::string Store::stored_catalog_hash() const {
 }
 
 Status Store::save_catalog(const Catalog& catalog) {
-  if (!exec(db_, "BEGIN IMMEDIATE;")) return {db_error(db_, path_, "cannot start a transaction")};
-  auto fail = [&](const std::string& what) {
-    Status s{db_error(db_, path_, what)};
-    exec(db_, "ROLLBACK;");
-    return s;
-  };
+  sqlite::Transaction transaction(db_);
+  if (!transaction.active()) return {db_error(db_, path_, "cannot start a transaction")};
+  auto fail = [&](const std::string& what) { return Status{db_error(db_, path_, what)}; };
   if (!exec(db_, "DELETE FROM field_values; DELETE FROM entities;")) return fail("cannot clear the catalog");
   Statement entity(db_, "INSERT INTO entities(id, kind, ord, file, line, col) VALUES(?1, ?2, ?3, ?4, ?5, ?6);");
   Statement field(db_,
@@ -495,7 +464,7 @@ Status Store::save_catalog(const Catalog& catalog) {
       entity.bind(4, e.where.file);
       entity.bind(5, e.where.line);
       entity.bind(6, e.where.column);
-      if (entity.step() != SQLITE_DONE) return fail("cannot store entity '" + e.id + "'");
+      if (entity.step() != Step::done) return fail("cannot store entity '" + e.id + "'");
       for (const auto& [name, v] : e.fields) {
         field.reset();
         field.bind(1, e.id);
@@ -517,14 +486,14 @@ Status Store::save_catalog(const Catalog& catalog) {
         field.bind(12, v.where.column);
         if (v.provenance && v.provenance->from_overlay()) field.bind(13, v.provenance->overlay);
         else field.bind_null(13);
-        if (field.step() != SQLITE_DONE) return fail("cannot store " + e.id + "." + name);
+        if (field.step() != Step::done) return fail("cannot store " + e.id + "." + name);
       }
     }
   }
   Statement hash(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('catalog_hash', ?1);");
   hash.bind(1, catalog.content_hash);
-  if (!hash.ok() || hash.step() != SQLITE_DONE) return fail("cannot store the catalog hash");
-  if (!exec(db_, "COMMIT;")) return fail("cannot commit the catalog");
+  if (!hash.ok() || hash.step() != Step::done) return fail("cannot store the catalog hash");
+  if (!transaction.commit()) return fail("cannot commit the catalog");
   return {};
 }
 
@@ -539,8 +508,8 @@ Result<Catalog> Store::load_catalog() const {
                    "FROM field_values WHERE entity_id = ?1;");
   if (!entities.ok() || !fields.ok()) return db_error(db_, path_, "cannot read the catalog");
   std::map<EntityKind, std::vector<Entity>> by_kind;
-  int entity_rc;
-  while ((entity_rc = entities.step()) == SQLITE_ROW) {
+  Step entity_rc;
+  while ((entity_rc = entities.step()) == Step::row) {
     Entity e;
     e.id = entities.text(0);
     const std::string kind = entities.text(1);
@@ -549,12 +518,12 @@ Result<Catalog> Store::load_catalog() const {
     e.where = {entities.text(2), entities.integer(3), entities.integer(4)};
     fields.reset();
     fields.bind(1, e.id);
-    int field_rc;
-    while ((field_rc = fields.step()) == SQLITE_ROW) {
+    Step field_rc;
+    while ((field_rc = fields.step()) == Step::row) {
       FieldValue v;
       v.type = static_cast<FieldType>(fields.integer(1));
       v.text = fields.text(2);
-      v.number = fields.number(3);
+      v.number = fields.real(3);
       v.dim = dim_from_text(fields.text(4));
       v.currency = static_cast<Currency>(fields.integer(5));
       v.items = split_lines(fields.text(6));
@@ -563,10 +532,10 @@ Result<Catalog> Store::load_catalog() const {
       v.where = {fields.is_null(11) ? e.where.file : fields.text(11), fields.integer(9), fields.integer(10)};
       e.fields.emplace(fields.text(0), std::move(v));
     }
-    if (field_rc != SQLITE_DONE) return db_error(db_, path_, "cannot read the catalog entry '" + e.id + "'");
+    if (field_rc != Step::done) return db_error(db_, path_, "cannot read the catalog entry '" + e.id + "'");
     by_kind[e.kind].push_back(std::move(e));
   }
-  if (entity_rc != SQLITE_DONE) return db_error(db_, path_, "cannot read the catalog");
+  if (entity_rc != Step::done) return db_error(db_, path_, "cannot read the catalog");
   Catalog catalog;
   for (auto k : kAllKinds)
     for (auto& e : by_kind[k]) catalog.add(std::move(e));
@@ -577,12 +546,9 @@ Result<Catalog> Store::load_catalog() const {
 
 Result<long long> Store::import_calibration(const CalibrationProfile& profile, const std::string& profile_json,
                                             const std::string& gpu_id) {
-  if (!exec(db_, "BEGIN IMMEDIATE;")) return db_error(db_, path_, "cannot start a transaction");
-  auto fail = [&](const std::string& what) -> Result<long long> {
-    Diagnostic d = db_error(db_, path_, what);
-    exec(db_, "ROLLBACK;");
-    return d;
-  };
+  sqlite::Transaction transaction(db_);
+  if (!transaction.active()) return db_error(db_, path_, "cannot start a transaction");
+  auto fail = [&](const std::string& what) -> Result<long long> { return db_error(db_, path_, what); };
   Statement insert(db_,
                    "INSERT INTO calibration_profiles(gpu_id, device_name, measured_at, imported_at, profile_json) "
                    "VALUES(?1, ?2, ?3, ?4, ?5);");
@@ -592,23 +558,23 @@ Result<long long> Store::import_calibration(const CalibrationProfile& profile, c
   insert.bind(3, profile.measured_at);
   insert.bind(4, utc_now());
   insert.bind(5, profile_json);
-  if (insert.step() != SQLITE_DONE) return fail("cannot store the calibration profile");
-  const long long id = sqlite3_last_insert_rowid(db_);
+  if (insert.step() != Step::done) return fail("cannot store the calibration profile");
+  const long long id = sqlite::last_insert_rowid(db_);
   Statement row(db_,
                 "INSERT INTO calibration_measurements(profile_id, kind, parameters, median, spread, unit) "
                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6);");
   if (!row.ok()) return fail("cannot prepare the measurement insert");
   for (const auto& m : profile.measurements) {
     row.reset();
-    sqlite3_bind_int64(row.get(), 1, id);
+    row.bind(1, static_cast<std::int64_t>(id));
     row.bind(2, m.kind);
     row.bind(3, parameters_json(m));
     row.bind(4, m.median);
     row.bind(5, m.max - m.min);
     row.bind(6, m.unit);
-    if (row.step() != SQLITE_DONE) return fail("cannot store a calibration measurement");
+    if (row.step() != Step::done) return fail("cannot store a calibration measurement");
   }
-  if (!exec(db_, "COMMIT;")) return fail("cannot commit the calibration profile");
+  if (!transaction.commit()) return fail("cannot commit the calibration profile");
   return id;
 }
 
@@ -618,7 +584,7 @@ std::optional<MeasuredFigures> Store::calibration_for(std::string_view gpu_id) c
               "ORDER BY measured_at DESC, id DESC LIMIT 1;");
   if (!q.ok()) return std::nullopt;
   q.bind(1, std::string(gpu_id));
-  if (q.step() != SQLITE_ROW) return std::nullopt;  // read errors: attach_calibrations checks first
+  if (q.step() != Step::row) return std::nullopt;  // read errors: attach_calibrations checks first
   auto profile = parse_calibration_profile(q.text(0));
   if (!profile) return std::nullopt;  // validated on import; only a hand-edited database fails here
   return measured_figures(*profile);

@@ -1,10 +1,10 @@
 #include "capsim/scenarios/history.hpp"
 
 #include "capsim/core/text.hpp"
-
-#include <sqlite3.h>
+#include "capsim/hardware/sqlite.hpp"
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <sstream>
 
@@ -13,34 +13,26 @@
 namespace capsim::scenarios {
 namespace {
 
+using hardware::sqlite::Statement;
+using hardware::sqlite::Step;
+
 // SQLite's own message, read before anything (a ROLLBACK, a finalize) can replace it.
 Diagnostic db_error(const hardware::Store& store, const std::string& what) {
   return environment_failure(
-      Diagnostic{{store.path().string()}, "", what + ": " + sqlite3_errmsg(store.handle()), ""});
+      Diagnostic{{store.path().string()}, "", what + ": " + hardware::sqlite::errmsg(store.handle()), ""});
 }
 
 
-std::string column(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);
-  return p ? reinterpret_cast<const char*>(p) : "";
-}
-
-RunRecord read_row(sqlite3_stmt* s) {
-  return {sqlite3_column_int64(s, 0), column(s, 1), column(s, 2), column(s, 3), column(s, 4),
-          column(s, 5),              column(s, 6), column(s, 7), column(s, 8)};
+RunRecord read_row(const Statement& s) {
+  return {s.int64(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), s.text(7), s.text(8)};
 }
 
 // Steps through every row; a step that fails (a corrupt page) is an error, never the end.
-Result<std::vector<RunRecord>> read_rows(const hardware::Store& store, sqlite3_stmt* s) {
+Result<std::vector<RunRecord>> read_rows(const hardware::Store& store, Statement& s) {
   std::vector<RunRecord> out;
-  int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) out.push_back(read_row(s));
-  if (rc != SQLITE_DONE) {
-    auto error = db_error(store, "cannot read the run history");
-    sqlite3_finalize(s);
-    return error;
-  }
-  sqlite3_finalize(s);
+  Step rc;
+  while ((rc = s.step()) == Step::row) out.push_back(read_row(s));
+  if (rc != Step::done) return db_error(store, "cannot read the run history");
   return out;
 }
 
@@ -85,46 +77,37 @@ std::string line_diff(const std::string& a_text, const std::string& b_text) {
 }  // namespace
 
 Result<long long> record_run(const hardware::Store& store, const RunResult& run, const std::string& sweep) {
-  sqlite3* db = store.handle();
-  sqlite3_stmt* s = nullptr;
   const char* sql =
       "INSERT INTO runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, results_json, "
       "sweep) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);";
-  if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) return db_error(store, "cannot record the run");
+  Statement s(store.handle(), sql);
+  if (!s.ok()) return db_error(store, "cannot record the run");
   const std::string json = run_json(run);
   const std::string status = run.status();
   const std::string fields[] = {run.started_at, run.scenario.name, run.scenario.text, run.catalog_hash,
                                 CAPSIM_VERSION,  status,            json,                sweep};
-  for (int i = 0; i < 8; ++i) sqlite3_bind_text(s, i + 1, fields[i].c_str(), -1, SQLITE_TRANSIENT);
+  for (int i = 0; i < 8; ++i) s.bind(i + 1, fields[i]);
   // One statement is one transaction; with WAL and the store's busy timeout, concurrent
   // writers queue instead of failing.
-  const int rc = sqlite3_step(s);
-  if (rc != SQLITE_DONE) {
-    auto error = db_error(store, "cannot record the run");
-    sqlite3_finalize(s);
-    return error;
-  }
-  sqlite3_finalize(s);
-  return static_cast<long long>(sqlite3_last_insert_rowid(db));
+  if (s.step() != Step::done) return db_error(store, "cannot record the run");
+  return static_cast<long long>(hardware::sqlite::last_insert_rowid(store.handle()));
 }
 
 Result<std::vector<RunRecord>> list_runs(const hardware::Store& store, int limit, const std::string& scenario) {
-  sqlite3_stmt* s = nullptr;
   const std::string sql = std::string("SELECT ") + kColumns + " FROM runs" +
                           (scenario.empty() ? "" : " WHERE scenario = ?2") + " ORDER BY id DESC LIMIT ?1;";
-  if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-    return db_error(store, "cannot read the run history");
-  sqlite3_bind_int(s, 1, limit);
-  if (!scenario.empty()) sqlite3_bind_text(s, 2, scenario.c_str(), -1, SQLITE_TRANSIENT);
+  Statement s(store.handle(), sql);
+  if (!s.ok()) return db_error(store, "cannot read the run history");
+  s.bind(1, limit);
+  if (!scenario.empty()) s.bind(2, scenario);
   return read_rows(store, s);
 }
 
 Result<RunRecord> get_run(const hardware::Store& store, long long id) {
-  sqlite3_stmt* s = nullptr;
   const std::string sql = std::string("SELECT ") + kColumns + " FROM runs WHERE id = ?1;";
-  if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-    return db_error(store, "cannot read the run history");
-  sqlite3_bind_int64(s, 1, id);
+  Statement s(store.handle(), sql);
+  if (!s.ok()) return db_error(store, "cannot read the run history");
+  s.bind(1, static_cast<std::int64_t>(id));
   auto rows = read_rows(store, s);
   if (!rows) return rows.errors();
   std::optional<RunRecord> found;
@@ -134,12 +117,10 @@ Result<RunRecord> get_run(const hardware::Store& store, long long id) {
 }
 
 Result<std::vector<RunRecord>> list_sweep_runs(const hardware::Store& store, const std::string& spec) {
-  sqlite3_stmt* s = nullptr;
   const std::string sql = std::string("SELECT ") + kColumns + " FROM runs WHERE sweep LIKE ?1 ORDER BY id DESC;";
-  if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-    return db_error(store, "cannot read the run history");
-  const std::string pattern = spec + " | %";
-  sqlite3_bind_text(s, 1, pattern.c_str(), -1, SQLITE_TRANSIENT);
+  Statement s(store.handle(), sql);
+  if (!s.ok()) return db_error(store, "cannot read the run history");
+  s.bind(1, spec + " | %");
   return read_rows(store, s);
 }
 
@@ -147,31 +128,26 @@ Result<int> merge_runs(const hardware::Store& store, const std::filesystem::path
   if (!std::filesystem::is_regular_file(shard))
     return Diagnostic{{shard.string()}, "", "no such shard database", ""};
   sqlite3* db = store.handle();
-  sqlite3_stmt* attach = nullptr;
-  if (sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS shard;", -1, &attach, nullptr) != SQLITE_OK)
-    return db_error(store, "cannot open the shard " + shard.string());
-  sqlite3_bind_text(attach, 1, shard.string().c_str(), -1, SQLITE_TRANSIENT);
-  const int rc = sqlite3_step(attach);
-  if (rc != SQLITE_DONE) {
-    auto error = db_error(store, "cannot open the shard " + shard.string());
-    sqlite3_finalize(attach);
-    return error;
+  {
+    Statement attach(db, "ATTACH DATABASE ?1 AS shard;");
+    if (!attach.ok()) return db_error(store, "cannot open the shard " + shard.string());
+    attach.bind(1, shard.string());
+    if (attach.step() != Step::done) return db_error(store, "cannot open the shard " + shard.string());
   }
-  sqlite3_finalize(attach);
-  auto detach = [&] { sqlite3_exec(db, "DETACH DATABASE shard;", nullptr, nullptr, nullptr); };
+  auto detach = [&] { hardware::sqlite::exec(db, "DETACH DATABASE shard;"); };
   const char* copy =
       "BEGIN IMMEDIATE;"
       "INSERT INTO main.runs(started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, "
       "results_json, sweep) SELECT started_at, scenario, scenario_resolved, catalog_hash, capsim_version, status, "
       "results_json, sweep FROM shard.runs;"
       "COMMIT;";
-  if (sqlite3_exec(db, copy, nullptr, nullptr, nullptr) != SQLITE_OK) {
+  if (!hardware::sqlite::exec(db, copy)) {
     auto error = db_error(store, "cannot merge the shard " + shard.string());
-    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+    hardware::sqlite::exec(db, "ROLLBACK;");
     detach();
     return error;
   }
-  const int copied = sqlite3_changes(db);
+  const int copied = hardware::sqlite::changes(db);
   detach();
   return copied;
 }
