@@ -7,6 +7,7 @@
 #include "capsim/core/files.hpp"
 #include "capsim/core/suggest.hpp"
 #include "capsim/core/text.hpp"
+#include "capsim/core/units.hpp"
 #include "capsim/models/memory.hpp"
 #include "capsim/models/performance.hpp"
 #include "capsim/scenarios/catalog_views.hpp"
@@ -307,7 +308,12 @@ ReportSection sources(const RunResult& run, const hardware::Catalog& catalog) {
     for (const auto& def : hardware::fields_of(e->kind)) {
       const auto* v = e->find(def.name);
       if (v == nullptr || !v->provenance) continue;
-      t.rows.push_back({id + " " + std::string(def.name), display_value(def, *v),
+      // The figure as the catalog holds it (SI units, as `capsim catalog show --format json`
+      // writes it) beside its display, so CSV keeps every digit.
+      Cell value = display_value(def, *v);
+      if (v->type == hardware::FieldType::quantity) value = Cell(value.text, v->number, si_unit(v->dim, v->currency));
+      else if (v->type == hardware::FieldType::integer) value = Cell(value.text, v->number);
+      t.rows.push_back({id + " " + std::string(def.name), value,
                         (v->provenance->from_overlay() ? "your quote (" + v->provenance->overlay + "): " : std::string()) +
                             v->provenance->source,
                         v->provenance->as_of});

@@ -17,7 +17,10 @@ inline void gui_application() {
   static int argc = 1;
   static char name[] = "capsim_gui_tests";
   static char* argv[] = {name, nullptr};
-  static QApplication app(argc, argv);
+  // Never destroyed: QTest's input devices would otherwise outlive it at exit (a crash in
+  // ~QInputDevice when the static application went first).
+  static QApplication* app = new QApplication(argc, argv);
+  (void)app;
   QApplication::setOrganizationName("capsim-tests");
   QApplication::setApplicationName("capsim-gui-tests");
 }

@@ -211,6 +211,28 @@ void check_cost(const std::vector<NamedTable>& tables, const json& cost) {
   }
 }
 
+// The sources table: each catalog figure the run relied on, as `capsim catalog show --format
+// json` writes it (the catalog's number, in SI units), whole.
+void check_sources(const std::vector<NamedTable>& tables, const hardware::Catalog& catalog) {
+  const auto sources = csv_table(table_named(tables, "sources"));
+  int numbers = 0;
+  for (const auto& row : sources.rows) {
+    const std::string& figure = row.at("figure");
+    const auto space = figure.find(' ');
+    REQUIRE(space != std::string::npos);
+    const hardware::Entity* e = catalog.find(figure.substr(0, space));
+    REQUIRE(e != nullptr);
+    const hardware::FieldValue* v = e->find(figure.substr(space + 1));
+    REQUIRE(v != nullptr);
+    if (v->type != hardware::FieldType::quantity && v->type != hardware::FieldType::integer) continue;
+    INFO(figure);
+    CHECK(number(row.at("value")) == v->number);
+    ++numbers;
+    ++checked;
+  }
+  CHECK(numbers > 0);
+}
+
 std::vector<fs::path> yaml_files(const fs::path& dir) {
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
@@ -260,6 +282,7 @@ TEST_CASE("CSV round-trips every key figure of the JSON exactly, for every shipp
     const auto doc = build_report(*run, catalog);
     const auto tables = report_tables(doc);
     check_plan(csv_table(table_named(tables, "plan")), j.at("plan"));
+    check_sources(tables, catalog);
     if (j.contains("sizing")) {
       check_sizing(tables, j.at("sizing"));
       ++sizings;
