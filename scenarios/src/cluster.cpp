@@ -1003,6 +1003,7 @@ std::vector<ClusterPlan::SmallerNode> try_smaller_nodes(const ClusterScenario& s
     if (!pool) continue;
     ClusterPlan::SmallerNode best{w.node_type, w.idle_fraction(), "", 0, "", plan.weekly_cost};
     for (const auto& e : catalog.all(hardware::EntityKind::instance)) {
+      if (e.text("gpu") != pool->gpu.id || e.integer("gpu_count").value_or(0) >= pool->gpus_per_node) continue;
       if (std::find(s.node_types.begin(), s.node_types.end(), e.id) != s.node_types.end()) continue;
       auto nt = models::node_type_by_id(catalog, e.id);
       if (!nt || !nt->price || nt->price->currency() != plan.weekly_cost.currency()) continue;
