@@ -226,10 +226,13 @@ QChart* llm_timeline_chart(const Analysis& a) {
   y->setTitleText("sequences");
   y->setRange(0, most * 1.1);
   y->applyNiceNumbers();
+  y->setLabelFormat("%.0f");  // whole sequences: labels short enough never to be cut
+  x->setLabelFormat("%.0f");
   attach_axes(chart, x, y, {running});
   auto* percent = new QValueAxis;
   percent->setTitleText("% of the KV cache");
   percent->setRange(0, 100);
+  percent->setLabelFormat("%.0f");
   chart->addAxis(percent, Qt::AlignRight);
   kv->attachAxis(x);
   kv->attachAxis(percent);
