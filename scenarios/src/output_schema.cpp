@@ -68,6 +68,15 @@ const std::vector<OutputSchemaName>& output_schema_names() {
       {"accuracy", "capsim accuracy --format json"},
       {"compare", "capsim compare --format json SCENARIO"},
       {"estimate", "capsim estimate --format json SCENARIO"},
+      {"memory", "capsim memory --format json ..."},
+      {"models", "capsim models --format json"},
+      {"validate", "capsim validate --format json FILE..."},
+      {"history-list", "capsim history list --format json (history show ID --format json: run)"},
+      {"history-diff", "capsim history diff --format json A B"},
+      {"catalog-list", "capsim catalog list [SECTION] --format json"},
+      {"catalog-show", "capsim catalog show --format json ID"},
+      {"catalog-check", "capsim catalog check --format json"},
+      {"catalog-validate", "capsim catalog validate --format json [DIR]"},
   };
   return names;
 }
