@@ -8,7 +8,12 @@ schema and equals docs/output-schemas/NAME.schema.json. Then every shipped examp
 (scenarios/examples/*.yaml) goes through run, size, simulate, cost, estimate and compare with
 --format json, every cluster (scenarios/clusters/*.yaml) through plan, and the validation
 corpus through accuracy (plus `size --fabric simgrid` and `history show` of a stored run);
-each document that a command prints (exit 0) must validate against
+the other commands that print JSON go through their own inputs: memory (the rules, a preset, a
+shape, inference), models, validate (every example and cluster, and an invalid scenario),
+history list and diff (stored runs), catalog list (the summary and every section), catalog show
+(the first entry of every section, and a GPU with an imported calibration profile), catalog
+check and catalog validate. Each document that a command prints (exit 0, or the exit code it
+documents: 1 for stale prices, 2 for an invalid scenario) must validate against
 its schema with python3-jsonschema (Debian's). A command that does not apply to a scenario
 exits 2 and prints no JSON. Negative controls: each kind of document with a required key
 removed, an unknown key added, or a value of the wrong type must fail, at the top and inside
@@ -61,7 +66,9 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
         schema = json.loads(printed.stdout)
         jsonschema.Draft202012Validator.check_schema(schema)
         validators[name] = jsonschema.Draft202012Validator(schema)
-    for name in ("run", "size", "simulate", "cost", "plan", "accuracy", "compare", "estimate"):
+    for name in ("run", "size", "simulate", "cost", "plan", "accuracy", "compare", "estimate", "memory", "models",
+                 "validate", "history-list", "history-diff", "catalog-list", "catalog-show", "catalog-check",
+                 "catalog-validate"):
         if name not in validators:
             fail(f"no output schema '{name}'")
     # A name that is not an output: exit 2, the usual error with a "did you mean".
@@ -83,6 +90,40 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     jobs.append(("accuracy", ["accuracy", "--format", "json"]))
     # The keys only some options add: the SimGrid fabric's figures beside the analytic ones.
     jobs.append(("size", ["size", "--fabric", "simgrid", "--format", "json", "scenarios/examples/lora-7b-one-node.yaml"]))
+    # The commands that take no scenario (their exit codes other than 0 are in `documented`).
+    for memory in (["--params", "7B", "--mode", "train"], ["--params", "70B", "--mode", "infer"],
+                   ["--model", "llama-3.1-405b", "--tp", "8", "--pp", "16", "--dp", "64", "--sp", "--seq-len", "8192",
+                    "--zero", "1"],
+                   ["--model", "llama-2-70b", "--mode", "infer", "--tp", "4", "--batch", "8", "--context", "4096"],
+                   ["--model", "mixtral-8x7b", "--ep", "8", "--fine-tuning", "lora"],
+                   ["--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab", "32000", "--seq-len", "4096",
+                    "--attention", "eager"]):
+        jobs.append(("memory", ["memory", "--format", "json"] + memory))
+    jobs.append(("models", ["models", "--format", "json"]))
+    every_input = [str(p.relative_to(src)) for d in ("examples", "clusters")
+                   for p in sorted((src / "scenarios" / d).glob("*.yaml"))]
+    jobs.append(("validate", ["validate", "--format", "json"] + every_input))
+    invalid = os.path.join(scratch, "invalid.yaml")
+    with open(invalid, "w") as f:
+        f.write("name: invalid\nworkload:\n  kind: trainng\n")
+    jobs.append(("validate", ["validate", "--format", "json", invalid, "scenarios/examples/lora-7b-one-node.yaml"]))
+    jobs.append(("catalog-list", ["catalog", "list", "--format", "json"]))
+    sections = json.loads(capsim_run(["catalog", "list", "--format", "json"], env).stdout)
+    for section in sections:
+        jobs.append(("catalog-list", ["catalog", "list", section, "--format", "json"]))
+    jobs.append(("catalog-list", ["catalog", "list", "gpus", "--where", "memory>=80 GB", "--sort", "memory_bandwidth",
+                                  "--desc", "--format", "json"]))
+    for section in sections:  # the first entry of every section
+        first = json.loads(capsim_run(["catalog", "list", section, "--format", "json"], env).stdout)
+        if first:
+            jobs.append(("catalog-show", ["catalog", "show", first[0]["id"], "--format", "json"]))
+    jobs.append(("catalog-show", ["catalog", "show", "aws-p5-48xlarge", "--format", "json"]))
+    jobs.append(("catalog-check", ["catalog", "check", "--format", "json"]))
+    jobs.append(("catalog-check", ["catalog", "check", "--max-age", "1mo", "--format", "json"]))  # stale rows for sure
+    jobs.append(("catalog-validate", ["catalog", "validate", "--format", "json"]))
+    jobs.append(("catalog-validate", ["catalog", "validate", "data/catalog/gpus.yaml", "--format", "json"]))
+    # The exit codes a command documents beside 0, with JSON still printed.
+    documented = {("validate", invalid): 2, ("catalog-check", "--format"): (0, 1)}
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: (job, capsim_run(job[1], env)), jobs))
@@ -93,14 +134,35 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
         fail(f"capsim run (stored in the history): exit {stored.returncode}: {stored.stderr}")
     results.append((("run", ["history", "show", "1", "--format", "json"]),
                     capsim_run(["history", "show", "1", "--format", "json"], env)))
+    # A second stored run, listed and compared with the first; and a calibration profile, so that
+    # catalog show of its GPU has "measured".
+    stored = capsim_run(["run", "scenarios/examples/llama-70b-pretrain.yaml"], env)
+    if stored.returncode != 0:
+        fail(f"capsim run (a second run in the history): exit {stored.returncode}: {stored.stderr}")
+    for name, args in [("history-list", ["history", "list", "--format", "json"]),
+                       ("history-list", ["history", "list", "--scenario", "lora-7b-one-node", "--format", "json"]),
+                       ("history-diff", ["history", "diff", "1", "2", "--format", "json"]),
+                       ("history-diff", ["history", "diff", "1", "1", "--format", "json"])]:
+        results.append(((name, args), capsim_run(args, env)))
+    imported = capsim_run(["catalog", "import-calibration", "data/calibration/h100-sxm-80gb-2026-11-26.json"], env)
+    if imported.returncode != 0:
+        fail(f"capsim catalog import-calibration: exit {imported.returncode}: {imported.stderr}")
+    args = ["catalog", "show", "h100-sxm-80gb", "--format", "json"]
+    results.append((("catalog-show", args), capsim_run(args, env)))
 
     validated = {name: 0 for name in validators}
     samples = {}
     for (name, args), result in results:
         what = "capsim " + " ".join(args)
-        if result.returncode == 2 and name not in ("run", "size", "plan", "accuracy"):
+        allowed = next((codes for (n, arg), codes in documented.items() if n == name and arg in args), 0)
+        allowed = allowed if isinstance(allowed, tuple) else (allowed,)
+        if name not in ("run", "size", "simulate", "cost", "plan", "accuracy", "compare", "estimate"):
+            if result.returncode not in allowed:
+                fail(f"{what}: exit {result.returncode} (expected {allowed}): {result.stderr.strip()}")
+                continue
+        elif result.returncode == 2 and name not in ("run", "size", "plan", "accuracy"):
             continue  # the command does not apply to this scenario (no cost: section, ...)
-        if result.returncode != 0:
+        elif result.returncode != 0:
             fail(f"{what}: exit {result.returncode}: {result.stderr.strip()}")
             continue
         document = json.loads(result.stdout)
@@ -127,6 +189,8 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
 
     for name, documents in samples.items():
         for document in documents[:3]:
+            if not isinstance(document, dict):
+                continue  # models, catalog list SECTION: arrays, their controls are below
             required = validators[name].schema.get("required", [])
             for key in required:
                 broken = copy.deepcopy(document)
@@ -177,6 +241,83 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     broken = copy.deepcopy(accuracy)
     broken["rows"][0]["error_percent" if "error_percent" in broken["rows"][0] else "id"] = "12 %"
     must_fail("accuracy", broken, "rows[0] with a number as text")
+
+    # The other commands' documents, inside their objects and arrays.
+    def controls(name, pick, changes):
+        document = next((d for d in samples.get(name, []) if pick(d)), None)
+        if document is None:
+            fail(f"{name}: no document to break")
+            return
+        for how, change in changes:
+            broken = copy.deepcopy(document)
+            change(broken)
+            must_fail(name, broken, how)
+
+    controls("memory", lambda d: d["model"] is not None, [
+        ("components.kv_cache removed", lambda d: d["components"].pop("kv_cache")),
+        ("components with an unknown key", lambda d: d["components"].__setitem__("lora", 1.0)),
+        ("total_bytes as text", lambda d: d.__setitem__("total_bytes", "79 GB")),
+        ("rule not a rule", lambda d: d.__setitem__("rule", "exact")),
+        ("formulas[0] a number", lambda d: d["formulas"].__setitem__(0, 1)),
+    ])
+    controls("models", lambda d: len(d) > 1, [
+        ("an id a number", lambda d: d.__setitem__(0, 7)),
+        ("an id twice", lambda d: d.append(d[0])),
+        ("an object in the list", lambda d: d.append({"id": "x"})),
+    ])
+    controls("validate", lambda d: not d["valid"], [
+        ("errors removed", lambda d: d.pop("errors")),
+        ("valid as text", lambda d: d.__setitem__("valid", "false")),
+        ("errors a list", lambda d: d.__setitem__("errors", ["workload.kind"])),
+    ])
+    if not any(d["valid"] for d in samples.get("validate", [])) or not any(
+            not d["valid"] and d["errors"] > 0 for d in samples.get("validate", [])):
+        fail("validate: expected both a valid run (every example and cluster) and an invalid one with errors")
+    controls("history-list", lambda d: len(d["runs"]) > 1, [
+        ("runs[0].sweep removed", lambda d: d["runs"][0].pop("sweep")),
+        ("runs[0] with an unknown key", lambda d: d["runs"][0].__setitem__("wall_seconds", 1)),
+        ("runs[1].id as text", lambda d: d["runs"][1].__setitem__("id", "1")),
+    ])
+    controls("history-diff", lambda d: d["outputs"], [
+        ("a.id removed", lambda d: d["a"].pop("id")),
+        ("b with an unknown key", lambda d: d["b"].__setitem__("sweep", "")),
+        ("outputs[0].before an object", lambda d: d["outputs"][0].__setitem__("before", {"value": 1})),
+        ("outputs[0] with an unknown key", lambda d: d["outputs"][0].__setitem__("unit", "s")),
+        ("inputs[0] a number", lambda d: d["inputs"].__setitem__(0, 1) if d["inputs"] else d["inputs"].append(1)),
+    ])
+    controls("catalog-list", lambda d: isinstance(d, dict), [
+        ("gpus removed", lambda d: d.pop("gpus")),
+        ("an unknown section", lambda d: d.__setitem__("tpus", 1)),
+        ("a count as text", lambda d: d.__setitem__("cpus", "8")),
+    ])
+    def first_field(d, test):
+        entity = next(e for e in d if any(test(v) for v in e["fields"].values()))
+        return entity["fields"], next(k for k, v in entity["fields"].items() if test(v))
+    quantity = lambda v: isinstance(v, dict) and "unit" in v
+    controls("catalog-list", lambda d: isinstance(d, list) and d and d[0]["kind"] == "gpu", [
+        ("[0].kind a section name", lambda d: d[0].__setitem__("kind", "gpus")),
+        ("[0] with an unknown key", lambda d: d[0].__setitem__("notes", "")),
+        ("[0].id removed", lambda d: d[0].pop("id")),
+        ("a quantity without its unit", lambda d: (lambda f, k: f[k].pop("unit"))(*first_field(d, quantity))),
+        ("a quantity's value as text", lambda d: (lambda f, k: f[k].__setitem__("value", "80 GB"))(*first_field(d, quantity))),
+        ("a quantity with source but no as_of", lambda d: (lambda f, k: f[k].pop("as_of"))(*first_field(d, quantity))),
+        ("a field a bare number", lambda d: (lambda f, k: f.__setitem__(k, 80e9))(*first_field(d, quantity))),
+    ])
+    controls("catalog-show", lambda d: "measured" in d, [
+        ("measured.figures[0].measured removed", lambda d: d["measured"]["figures"][0].pop("measured")),
+        ("measured with an unknown key", lambda d: d["measured"].__setitem__("profile_id", 1)),
+        ("measured.synthetic as text", lambda d: d["measured"].__setitem__("synthetic", "no")),
+        ("fields removed", lambda d: d.pop("fields")),
+    ])
+    controls("catalog-check", lambda d: d["stale"], [
+        ("stale[0].age_months as text", lambda d: d["stale"][0].__setitem__("age_months", "12 months")),
+        ("stale[0] with an unknown key", lambda d: d["stale"][0].__setitem__("currency", "USD")),
+        ("stale[0].your_quote removed", lambda d: d["stale"][0].pop("your_quote")),
+    ])
+    controls("catalog-validate", lambda d: True, [
+        ("valid false", lambda d: d.__setitem__("valid", False)),
+        ("entries as text", lambda d: d.__setitem__("entries", "219")),
+    ])
 
 if failures:
     print(f"output_schemas_test: {len(failures)} failures", file=sys.stderr)
