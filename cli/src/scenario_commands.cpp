@@ -116,7 +116,7 @@ int run_schema(Format format, const std::string& output) {
   if (format == Format::md)
     return report_errors({{{}, "--format", "the output schemas are JSON only", "leave --format out with --output"}});
   if (output == "list") {
-    for (const auto& n : scenarios::output_schema_names()) std::cout << fmt::format("{:<18}{}\n", n.name, n.command);
+    for (const auto& n : scenarios::output_schema_names()) std::cout << fmt::format("{:<28}{}\n", n.name, n.command);
     return kExitOk;
   }
   auto schema = scenarios::output_json_schema(output);

@@ -77,6 +77,8 @@ const std::vector<OutputSchemaName>& output_schema_names() {
       {"catalog-show", "capsim catalog show --format json ID"},
       {"catalog-check", "capsim catalog check --format json"},
       {"catalog-validate", "capsim catalog validate --format json [DIR]"},
+      {"catalog-import-calibration", "capsim catalog import-calibration --format json PROFILE"},
+      {"sweep", "capsim run --sweep SPEC --format json SCENARIO; capsim history merge --format json"},
   };
   return names;
 }

@@ -12,7 +12,9 @@ the other commands that print JSON go through their own inputs: memory (the rule
 shape, inference), models, validate (every example and cluster, and an invalid scenario),
 history list and diff (stored runs), catalog list (the summary and every section), catalog show
 (the first entry of every section, and a GPU with an imported calibration profile), catalog
-check and catalog validate. Each document that a command prints (exit 0, or the exit code it
+check and catalog validate, catalog import-calibration, and sweeps (run --sweep, whole, sharded
+and with a failing point, and history merge of the shards; each point's run against run's
+schema). Each document that a command prints (exit 0, or the exit code it
 documents: 1 for stale prices, 2 for an invalid scenario) must validate against
 its schema with python3-jsonschema (Debian's). A command that does not apply to a scenario
 exits 2 and prints no JSON. Negative controls: each kind of document with a required key
@@ -68,7 +70,7 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
         validators[name] = jsonschema.Draft202012Validator(schema)
     for name in ("run", "size", "simulate", "cost", "plan", "accuracy", "compare", "estimate", "memory", "models",
                  "validate", "history-list", "history-diff", "catalog-list", "catalog-show", "catalog-check",
-                 "catalog-validate"):
+                 "catalog-validate", "catalog-import-calibration", "sweep"):
         if name not in validators:
             fail(f"no output schema '{name}'")
     # A name that is not an output: exit 2, the usual error with a "did you mean".
@@ -123,7 +125,7 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     jobs.append(("catalog-validate", ["catalog", "validate", "--format", "json"]))
     jobs.append(("catalog-validate", ["catalog", "validate", "data/catalog/gpus.yaml", "--format", "json"]))
     # The exit codes a command documents beside 0, with JSON still printed.
-    documented = {("validate", invalid): 2, ("catalog-check", "--format"): (0, 1)}
+    documented = {("validate", invalid): 2, ("catalog-check", "--format"): (0, 1), ("sweep", "hardware.max_gpus=0,8"): 2}
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: (job, capsim_run(job[1], env)), jobs))
@@ -144,9 +146,20 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
                        ("history-diff", ["history", "diff", "1", "2", "--format", "json"]),
                        ("history-diff", ["history", "diff", "1", "1", "--format", "json"])]:
         results.append(((name, args), capsim_run(args, env)))
-    imported = capsim_run(["catalog", "import-calibration", "data/calibration/h100-sxm-80gb-2026-11-26.json"], env)
-    if imported.returncode != 0:
-        fail(f"capsim catalog import-calibration: exit {imported.returncode}: {imported.stderr}")
+    args = ["catalog", "import-calibration", "data/calibration/h100-sxm-80gb-2026-11-26.json", "--format", "json"]
+    results.append((("catalog-import-calibration", args), capsim_run(args, env)))
+    # Sweeps: whole (one point fails: max_gpus 0 is bad input), and in two shards merged.
+    lora = "scenarios/examples/lora-7b-one-node.yaml"
+    sweep = "hardware.max_gpus=1,8"
+    for args in (["run", lora, "--sweep", "hardware.max_gpus=0,8", "--jobs", "2", "--format", "json"],
+                 ["run", lora, "--sweep", sweep, "--jobs", "2", "--format", "json"]):
+        results.append((("sweep", args), capsim_run(args, env)))
+    shards = [os.path.join(scratch, f"shard-{i}.db") for i in range(2)]
+    for i, shard in enumerate(shards):
+        args = ["--db", shard, "run", lora, "--sweep", sweep, "--shard", f"{i}/2", "--jobs", "1", "--format", "json"]
+        results.append((("sweep", args), capsim_run(args, env)))
+    args = ["--db", os.path.join(scratch, "merged.db"), "history", "merge"] + shards + ["--format", "json"]
+    results.append((("sweep", args), capsim_run(args, env)))
     args = ["catalog", "show", "h100-sxm-80gb", "--format", "json"]
     results.append((("catalog-show", args), capsim_run(args, env)))
 
@@ -172,6 +185,14 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
             fail(f"{what}: /{path}: {error.message[:300]}")
         validated[name] += 1
         samples.setdefault(name, []).append(document)
+        if name == "sweep":  # each point's run is a run document
+            for point in document["points"]:
+                if point["run"] is not None:
+                    for error in list(validators["run"].iter_errors(point["run"]))[:3]:
+                        fail(f"{what}: point {point['point']}: /{'/'.join(map(str, error.absolute_path))}: {error.message[:300]}")
+    failed_points = [p for d in samples.get("sweep", []) for p in d["points"] if p["run"] is None and p["error"]]
+    if not failed_points:
+        fail("sweep: no failing point (run null, error text) was validated")
     examples = len(list((src / "scenarios" / "examples").glob("*.yaml")))
     print("validated: " + ", ".join(f"{n} {c}" for n, c in validated.items()))
     # run and size apply to every example; the others to some (a cost: section, a deployment, ...).
@@ -313,6 +334,21 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
         ("stale[0].age_months as text", lambda d: d["stale"][0].__setitem__("age_months", "12 months")),
         ("stale[0] with an unknown key", lambda d: d["stale"][0].__setitem__("currency", "USD")),
         ("stale[0].your_quote removed", lambda d: d["stale"][0].pop("your_quote")),
+    ])
+    controls("catalog-import-calibration", lambda d: True, [
+        ("profile_id as text", lambda d: d.__setitem__("profile_id", "1")),
+        ("gemm_curves removed", lambda d: d.pop("gemm_curves")),
+    ])
+    controls("sweep", lambda d: "shard" in d and d["shard"] is None, [
+        ("points[0].exit_code removed", lambda d: d["points"][0].pop("exit_code")),
+        ("points[0] with an unknown key", lambda d: d["points"][0].__setitem__("label", "x")),
+        ("points[0].run a string", lambda d: d["points"][0].__setitem__("run", "{}")),
+        ("shard and merged_runs both", lambda d: d.__setitem__("merged_runs", 2)),
+        ("shard not I/N", lambda d: d.__setitem__("shard", "first")),
+    ])
+    controls("sweep", lambda d: "merged_runs" in d, [
+        ("shard_databases removed", lambda d: d.pop("shard_databases")),
+        ("merged_runs as text", lambda d: d.__setitem__("merged_runs", "2")),
     ])
     controls("catalog-validate", lambda d: True, [
         ("valid false", lambda d: d.__setitem__("valid", False)),
