@@ -78,6 +78,7 @@ const std::vector<OutputSchemaName>& output_schema_names() {
       {"catalog-check", "capsim catalog check --format json"},
       {"catalog-validate", "capsim catalog validate --format json [DIR]"},
       {"catalog-import-calibration", "capsim catalog import-calibration --format json PROFILE"},
+      {"catalog-import-skypilot", "capsim catalog import-skypilot --format json -o FILE DIR (without -o: on stderr)"},
       {"sweep", "capsim run --sweep SPEC --format json SCENARIO; capsim history merge --format json"},
   };
   return names;

@@ -12,7 +12,7 @@ the other commands that print JSON go through their own inputs: memory (the rule
 shape, inference), models, validate (every example and cluster, and an invalid scenario),
 history list and diff (stored runs), catalog list (the summary and every section), catalog show
 (the first entry of every section, and a GPU with an imported calibration profile), catalog
-check and catalog validate, catalog import-calibration, and sweeps (run --sweep, whole, sharded
+check and catalog validate, catalog import-calibration and import-skypilot (the test fixtures), and sweeps (run --sweep, whole, sharded
 and with a failing point, and history merge of the shards; each point's run against run's
 schema). Each document that a command prints (exit 0, or the exit code it
 documents: 1 for stale prices, 2 for an invalid scenario) must validate against
@@ -70,7 +70,7 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
         validators[name] = jsonschema.Draft202012Validator(schema)
     for name in ("run", "size", "simulate", "cost", "plan", "accuracy", "compare", "estimate", "memory", "models",
                  "validate", "history-list", "history-diff", "catalog-list", "catalog-show", "catalog-check",
-                 "catalog-validate", "catalog-import-calibration", "sweep"):
+                 "catalog-validate", "catalog-import-calibration", "catalog-import-skypilot", "sweep"):
         if name not in validators:
             fail(f"no output schema '{name}'")
     # A name that is not an output: exit 2, the usual error with a "did you mean".
@@ -123,6 +123,8 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     jobs.append(("catalog-check", ["catalog", "check", "--format", "json"]))
     jobs.append(("catalog-check", ["catalog", "check", "--max-age", "1mo", "--format", "json"]))  # stale rows for sure
     jobs.append(("catalog-validate", ["catalog", "validate", "--format", "json"]))
+    jobs.append(("catalog-import-skypilot", ["catalog", "import-skypilot", "tests/hardware/fixtures/skypilot", "--commit",
+                                             "0" * 40, "-o", os.path.join(scratch, "skypilot.yaml"), "--format", "json"]))
     jobs.append(("catalog-validate", ["catalog", "validate", "data/catalog/gpus.yaml", "--format", "json"]))
     # The exit codes a command documents beside 0, with JSON still printed.
     documented = {("validate", invalid): 2, ("catalog-check", "--format"): (0, 1), ("sweep", "hardware.max_gpus=0,8"): 2}
@@ -349,6 +351,11 @@ with tempfile.TemporaryDirectory(prefix="capsim-output-schemas-") as scratch:
     controls("sweep", lambda d: "merged_runs" in d, [
         ("shard_databases removed", lambda d: d.pop("shard_databases")),
         ("merged_runs as text", lambda d: d.__setitem__("merged_runs", "2")),
+    ])
+    controls("catalog-import-skypilot", lambda d: d["refused"], [
+        ("refused[0].line as text", lambda d: d["refused"][0].__setitem__("line", "13")),
+        ("refused[0] with an unknown key", lambda d: d["refused"][0].__setitem__("column", 1)),
+        ("clouds a string", lambda d: d.__setitem__("clouds", "aws")),
     ])
     controls("catalog-validate", lambda d: True, [
         ("valid false", lambda d: d.__setitem__("valid", False)),
