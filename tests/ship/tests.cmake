@@ -57,7 +57,8 @@ else()
 endif()
 
 # Issue 53: every JSON output (run, size, simulate, cost, estimate, compare of every shipped
-# example; plan of every cluster; accuracy) validates against its published schema
+# example; plan of every cluster; accuracy; memory, models, validate, history, catalog and sweeps)
+# validates against its published schema
 # (docs/output-schemas/, `capsim schema --output NAME`) with python3-jsonschema, and documents
 # with a key removed, an unknown key or a wrong type fail. Without python3-jsonschema (./setup.sh
 # test installs it) the test reports itself skipped.
