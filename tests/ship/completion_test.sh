@@ -66,7 +66,7 @@ expect "table json" capsim plan c.yaml -f ""
 expect "gke karpenter terraform eks k8s" capsim export ""
 expect "train infer" capsim memory --mode ""
 expect "bash zsh fish" capsim completion ""
-expect "list run size simulate cost plan accuracy compare estimate" capsim schema --output ""
+expect "list run size simulate cost plan accuracy compare estimate memory models validate history-list history-diff catalog-list catalog-show catalog-check catalog-validate catalog-import-calibration catalog-import-skypilot sweep" capsim schema --output ""
 
 # Catalog lookups: GPU ids, node types, entry ids, and another catalog given on the line.
 expect "$(ids gpus a10)" capsim catalog import-calibration p.json --gpu a10
