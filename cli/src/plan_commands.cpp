@@ -79,7 +79,7 @@ int run_size(const GlobalOptions& g, const SizeOptions& o) {
                                 : "a service states its GPUs (workload.gpus); there is nothing to size";
     if (o.format == Format::json) {
       std::cout << with_schema(
-          scenarios::with_plan(nlohmann::json{{"sizing", nullptr}, {"why", why}}.dump(), *plan), "capsim-size/1");
+          scenarios::with_plan(nlohmann::json{{"sizing", nullptr}, {"why", why}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), *plan), "capsim-size/1");
     } else {
       std::cout << scenarios::plan_figures_text(plan->plan) << "\nNo sizing: " << why << ".\n";
     }

@@ -252,7 +252,7 @@ int run_history_list(const GlobalOptions& g, const HistoryOptions& o) {
     for (const auto& r : *runs)
       runs_json.push_back({{"id", r.id}, {"started_at", r.started_at}, {"scenario", r.scenario}, {"status", r.status},
                            {"catalog_hash", r.catalog_hash}, {"capsim_version", r.capsim_version}, {"sweep", r.sweep}});
-    std::cout << nlohmann::json{{"schema", "capsim-history/1"}, {"runs", runs_json}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"schema", "capsim-history/1"}, {"runs", runs_json}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   scenarios::Table t{{"id", "started (UTC)", "scenario", "status", "catalog", "capsim"}, {}, {true}};

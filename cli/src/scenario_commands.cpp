@@ -99,7 +99,7 @@ int run_models(Format format) {
   if (format == Format::json) {
     nlohmann::json names = nlohmann::json::array();
     for (const auto& row : t.rows) names.push_back(row[0].text);
-    std::cout << names.dump() << "\n";
+    std::cout << names.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_table(t, format);
   }

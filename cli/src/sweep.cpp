@@ -148,7 +148,7 @@ std::string sweep_json(const std::string& spec, const std::vector<PointResult>& 
   nlohmann::json out{{"schema", "capsim-sweep/1"}, {"sweep", spec.empty() ? nlohmann::json() : nlohmann::json(spec)}};
   out.update(extra);
   out["points"] = std::move(points);
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 // A point's outcome from its process's wait status and the files its output went to. A point

@@ -759,3 +759,20 @@ TEST_CASE("issue 53: expect: takes the units capsim prints (GPUs, requests/s, to
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("'gpus' is a count: write a plain number or one in GPUs") != std::string::npos);
 }
+
+// A scenario name that is not UTF-8 (a byte a Latin-1 editor wrote) is stored as given; the
+// JSON writers show it with U+FFFD instead of throwing (history list aborted on it).
+TEST_CASE("history list --format json takes a scenario name that is not UTF-8") {
+  const auto file = scratch() / "latin1.yaml";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << "name: \"caf\xe9 run\"\nworkload:\n  type: training\n  model: resnet-50\n  samples: 1.28M\n"
+           "  epochs: 1\n  precision: fp32\nhardware:\n  gpus: [t4]\n  max_gpus: 1\n";
+  }
+  REQUIRE(capsim("run '" + file.string() + "'", "latin1.db").exit_code == 0);
+  auto list = capsim("history list --format json", "latin1.db");
+  REQUIRE(list.exit_code == 0);
+  const auto j = nlohmann::json::parse(list.out);
+  REQUIRE(j["runs"].size() == 1);
+  CHECK(j["runs"][0]["scenario"] == "caf\xef\xbf\xbd run");
+}
