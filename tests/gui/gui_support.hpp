@@ -10,6 +10,12 @@
 
 namespace capsim::testing {
 
+// The tests' QApplication, made by gui_application().
+inline QApplication*& test_application() {
+  static QApplication* app = nullptr;
+  return app;
+}
+
 inline void gui_application() {
   if (QCoreApplication::instance() != nullptr) return;
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -17,10 +23,10 @@ inline void gui_application() {
   static int argc = 1;
   static char name[] = "capsim_gui_tests";
   static char* argv[] = {name, nullptr};
-  // Never destroyed: QTest's input devices would otherwise outlive it at exit (a crash in
-  // ~QInputDevice when the static application went first).
-  static QApplication* app = new QApplication(argc, argv);
-  (void)app;
+  // Deleted by the listener in window_test.cpp when the run ends, before static destruction:
+  // as a function-local static it went after Qt's own statics, and deleting QTest's input
+  // devices then crashed (~QInputDevice at exit).
+  test_application() = new QApplication(argc, argv);
   QApplication::setOrganizationName("capsim-tests");
   QApplication::setApplicationName("capsim-gui-tests");
 }
