@@ -143,7 +143,7 @@ void add_scenario_commands(CLI::App& app, const GlobalOptions& global, int& exit
   std::string output_names;
   std::vector<std::string> output_choices{"list"};
   for (const auto& n : scenarios::output_schema_names()) {
-    output_names += (output_names.empty() ? "" : "|") + n.name;
+    output_names += (output_names.empty() ? "" : ", ") + n.name;  // ", ": a man page can break the line
     output_choices.push_back(n.name);
   }
   complete_values(schema->add_option("--output", *schema_output,
