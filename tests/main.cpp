@@ -8,24 +8,15 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "support/listener.hpp"
+
 namespace {
 
 std::atomic<int> g_cases_started{0};
 
-struct CountingListener : doctest::IReporter {
-  explicit CountingListener(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
+struct CountingListener : capsim::testing::QuietListener {
+  using QuietListener::QuietListener;
   void test_case_start(const doctest::TestCaseData&) override { ++g_cases_started; }
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 
 }  // namespace

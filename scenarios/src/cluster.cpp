@@ -1001,7 +1001,7 @@ std::vector<ClusterPlan::SmallerNode> try_smaller_nodes(const ClusterScenario& s
     for (const auto& t : plan.problem.node_types)
       if (t.id == w.node_type) pool = &t;
     if (!pool) continue;
-    ClusterPlan::SmallerNode best{w.node_type, w.idle_fraction(), "", 0, "", plan.weekly_cost};
+    ClusterPlan::SmallerNode best{w.node_type, pool->gpu.id, w.idle_fraction(), "", 0, "", plan.weekly_cost};
     for (const auto& e : catalog.all(hardware::EntityKind::instance)) {
       if (e.text("gpu") != pool->gpu.id || e.integer("gpu_count").value_or(0) >= pool->gpus_per_node) continue;
       if (std::find(s.node_types.begin(), s.node_types.end(), e.id) != s.node_types.end()) continue;
@@ -1012,7 +1012,7 @@ std::vector<ClusterPlan::SmallerNode> try_smaller_nodes(const ClusterScenario& s
       wider.node_types.push_back(e.id);
       auto again = pack_cluster(wider, catalog);
       if (!again || !(again->weekly_cost.value() < best.weekly_cost.value())) continue;
-      best = {w.node_type, w.idle_fraction(), e.id, nt->cluster.gpus_per_node, nt->provider, again->weekly_cost};
+      best = {w.node_type, pool->gpu.id, w.idle_fraction(), e.id, nt->cluster.gpus_per_node, nt->provider, again->weekly_cost};
     }
     out.push_back(std::move(best));
   }
@@ -1054,18 +1054,13 @@ std::string cluster_plan_text(const ClusterPlan& p) {
                      money_short(w.idle_cost), cur,
                      significant(p.weekly_cost.value() > 0 ? 100 * w.idle_cost / p.weekly_cost.value() : 0, 3));
   for (const auto& n : p.smaller_nodes) {
-    const std::string gpu = [&] {
-      for (const auto& t : p.problem.node_types)
-        if (t.id == n.pool) return t.gpu.id;
-      return std::string();
-    }();
     if (n.node_type.empty())
       t += fmt::format("  {} is {} % idle; no smaller priced node type of {} in the catalog packs the plan for less\n", n.pool,
-                       significant(100 * n.idle_fraction, 3), gpu);
+                       significant(100 * n.idle_fraction, 3), n.gpu);
     else
       t += fmt::format("  {} is {} % idle; with {} ({} x {}, {}) allowed the plan costs {}{}/week instead of {}{} (add it to "
                        "cluster.node_types)\n",
-                       n.pool, significant(100 * n.idle_fraction, 3), n.node_type, n.gpus_per_node, gpu, n.provider,
+                       n.pool, significant(100 * n.idle_fraction, 3), n.node_type, n.gpus_per_node, n.gpu, n.provider,
                        money_short(n.weekly_cost.value()), cur, money_short(p.weekly_cost.value()), cur);
   }
   t += "\nPacking (node by node; GPU: pods)\n";

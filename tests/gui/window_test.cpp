@@ -26,6 +26,7 @@
 #include "compare_view.hpp"
 #include "gui/gui_support.hpp"
 #include "main_window.hpp"
+#include "support/listener.hpp"
 #include "scenario_editor.hpp"
 #include "simulation_runner.hpp"
 #include "whatif_panel.hpp"
@@ -35,23 +36,12 @@ using namespace capsim;
 namespace {
 
 // Deletes the tests' QApplication when the run ends, while Qt's statics still exist.
-struct DeleteApplication : doctest::IReporter {
-  explicit DeleteApplication(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
+struct DeleteApplication : testing::QuietListener {
+  using QuietListener::QuietListener;
   void test_run_end(const doctest::TestRunStats&) override {
     delete testing::test_application();
     testing::test_application() = nullptr;
   }
-  void test_case_start(const doctest::TestCaseData&) override {}
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 
 }  // namespace

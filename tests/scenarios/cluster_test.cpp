@@ -313,3 +313,28 @@ TEST_CASE("cluster: the shipped clusters' workload scenarios are the shipped exa
   }
   CHECK(copies == 3);
 }
+
+// Issue 50: a pool mostly idle tries the smaller node types of its GPU. aws-batch-and-serving
+// keeps a p4d (8 x A100 40 GB) up all week for four MIG slices: the catalog's 1 x A100 40 GB
+// instance packs the whole plan again for less, and the plan says so with the repacked cost.
+TEST_CASE("cluster: a mostly idle p4d pool is repacked with the smaller A100 node type, which costs less") {
+  auto s = load_cluster_file(testing::cluster_scenario("aws-batch-and-serving"), catalog());
+  REQUIRE_MESSAGE(s.ok(), format_diagnostics(s.errors()));
+  auto p = plan_cluster(*s, catalog());
+  REQUIRE_MESSAGE(p.ok(), format_diagnostics(p.errors()));
+  REQUIRE(p->smaller_nodes.size() == 1);
+  const auto& n = p->smaller_nodes[0];
+  CHECK(n.pool == "aws-p4d-24xlarge");
+  CHECK(n.gpu == "a100-sxm-40gb");
+  CHECK(n.idle_fraction > 0.9);
+  CHECK(n.node_type == "gcp-a2-highgpu-1g");
+  CHECK(n.gpus_per_node == 1);
+  CHECK(n.weekly_cost.value() < p->weekly_cost.value());
+  // The same plan with that node type allowed costs what the proposal says.
+  auto wider = *s;
+  wider.node_types.push_back(n.node_type);
+  auto again = plan_cluster(wider, catalog());
+  REQUIRE(again.ok());
+  CHECK(again->weekly_cost.value() == doctest::Approx(n.weekly_cost.value()));
+  CHECK(cluster_plan_text(*p).find("aws-p4d-24xlarge is 92.9 % idle; with gcp-a2-highgpu-1g") != std::string::npos);
+}

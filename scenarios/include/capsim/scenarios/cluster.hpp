@@ -193,6 +193,7 @@ struct ClusterPlan {
   // currency, not among cluster.node_types), when that is cheaper per week on demand.
   struct SmallerNode {
     std::string pool;           // the mostly idle pool's node type
+    std::string gpu;            // its GPU (and the smaller node type's)
     double idle_fraction = 0;   // of its GPU-hours
     std::string node_type;      // the smaller one tried; empty: the catalog has none
     int gpus_per_node = 0;
